@@ -1,0 +1,42 @@
+#include <catch2/catch.hpp>
+
+#include "sim/core/input_error.hpp"
+#include "sim/core/yaml_reader.hpp"
+
+using namespace tilesim;
+
+namespace {
+YamlMap parse(const char* text) { return YamlMap(YAML::Load(text), "x.yaml", ""); }
+}  // namespace
+
+TEST_CASE("unknown keys name the file, line and key path") {
+  auto root = parse("a: 1\nattention:\n  seq_len: 1K\n  sequence: 3\n");
+  auto att = root.map("attention");
+  try {
+    att.allow_only({"seq_len"});
+    FAIL("expected an InputError");
+  } catch (const InputError& e) {
+    CHECK(e.file() == "x.yaml");
+    CHECK(e.line() == 4);
+    CHECK(e.key() == "attention.sequence");
+  }
+}
+
+TEST_CASE("typed readers reject values in the wrong unit") {
+  auto root = parse("bw: 450GB\nt: 2us\nn: 256K\n");
+  CHECK_THROWS_AS(root.bandwidth_bytes_per_s("bw"), InputError);
+  CHECK(root.time_s("t") == Approx(2e-6));
+  CHECK(root.tokens("n") == 262144);
+  try {
+    root.bandwidth_bytes_per_s("bw");
+  } catch (const InputError& e) {
+    CHECK(e.line() == 1);
+    CHECK(std::string(e.what()).find("450GB/s") != std::string::npos);
+  }
+}
+
+TEST_CASE("missing keys and bad choices are errors") {
+  auto root = parse("kind: rung\n");
+  CHECK_THROWS_AS(root.string("name"), InputError);
+  CHECK_THROWS_AS(root.choice("kind", {"ring", "mesh"}), InputError);
+}
