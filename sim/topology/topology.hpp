@@ -6,13 +6,19 @@
 // node-major order (GPU k of node n has index n * gpus_per_node + k). NVSwitch
 // fabrics are one switch vertex per node (non-blocking, as in DGX/HGX), so a
 // GPU-to-GPU NVLink route is gpu -> nvswitch -> gpu.
+//
+// Link properties live in a flat vector indexed by LinkId (and are mirrored on
+// the Boost edges), so a Topology can be copied and moved freely.
 #pragma once
 
 #include <boost/graph/adjacency_list.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "sim/core/units.hpp"
@@ -64,6 +70,7 @@ class Topology {
   std::string name;          // from the YAML `name`
   std::string gpu_model;     // e.g. "H100-SXM"; selects the default calibration
   int gpus_per_node = 0;
+  int node_count = 0;        // number of nodes (copies of the node template)
 
   int gpu_count() const { return static_cast<int>(gpu_vertices_.size()); }
   VertexId gpu_vertex(int gpu) const { return gpu_vertices_.at(static_cast<std::size_t>(gpu)); }
@@ -74,27 +81,68 @@ class Topology {
   VertexId link_target(LinkId id) const;
   const TopologyGraph& graph() const { return graph_; }
   const Device& device(VertexId v) const { return graph_[v]; }
+  int device_count() const { return static_cast<int>(boost::num_vertices(graph_)); }
+  // Vertex of the device with this exact name, if any (linear scan).
+  std::optional<VertexId> find_device(std::string_view device_name) const;
 
  private:
   TopologyGraph graph_;
   std::vector<VertexId> gpu_vertices_;
-  std::vector<TopologyGraph::edge_descriptor> links_;
+  std::vector<Link> links_;
+  std::vector<std::pair<VertexId, VertexId>> link_ends_;  // (source, target) per LinkId
 };
 
 // Shortest routes between GPUs, computed on demand and cached.
 // Cost of a path = sum of link latencies, then hop count, then the smaller
 // vertex id at the first difference: deterministic for equal-cost paths.
+//
+// Algorithm: Dijkstra backwards from the destination (cost-to-destination for
+// every vertex, stopped as soon as the source is settled), then a forward walk
+// from the source that always takes the smallest next vertex id (then smallest
+// link id) still on a cheapest path; that walk yields exactly the
+// first-difference tie-break. The search state for the last destination is
+// kept, so further sources towards the same destination resume it. The
+// topology must outlive the router and not change while it is in use.
 class Router {
  public:
   explicit Router(const Topology& topology);
   // Throws std::runtime_error if dst is unreachable (the loader rejects
-  // disconnected topologies, so this indicates a bug).
+  // disconnected topologies, so this indicates a bug) and std::out_of_range
+  // for a GPU index outside [0, gpu_count). src == dst gives an empty route.
+  // The returned reference stays valid for the lifetime of the router.
   const Route& route(int src_gpu, int dst_gpu);
+  std::size_t cached_routes() const { return cache_.size(); }
 
  private:
+  struct Cost {
+    Picoseconds latency_ps = 0;
+    int hops = 0;
+    friend auto operator<=>(const Cost&, const Cost&) = default;
+  };
+  struct HeapEntry {
+    Cost cost;
+    std::uint32_t vertex = 0;
+    friend auto operator<=>(const HeapEntry&, const HeapEntry&) = default;
+  };
+
+  void start_search(std::uint32_t dst);
+  void search_until_settled(std::uint32_t src);
+  bool settled(std::uint32_t v) const { return settled_gen_[v] == generation_; }
+  Route walk(std::uint32_t src, std::uint32_t dst) const;
+
   const Topology* topology_;
-  struct Cache;
-  std::vector<std::vector<std::pair<int, Route>>> cache_;  // per src gpu, small
+  // Compressed adjacency: out-links and in-links of vertex v are
+  // out_links_[out_begin_[v] .. out_begin_[v+1]) (same for in_).
+  std::vector<std::uint32_t> out_begin_, out_links_, in_begin_, in_links_;
+  std::vector<std::uint32_t> link_source_, link_target_;
+  std::vector<Picoseconds> link_latency_ps_;
+  // Search scratch, reused across queries (generation stamps avoid clearing).
+  std::vector<Cost> dist_;
+  std::vector<std::uint32_t> seen_gen_, settled_gen_;
+  std::vector<HeapEntry> heap_;  // min-heap via std::push_heap with greater<>
+  std::uint32_t generation_ = 0;
+  std::optional<std::uint32_t> search_dst_;
+  std::unordered_map<std::uint64_t, Route> cache_;  // key: src_gpu << 32 | dst_gpu
 };
 
 }  // namespace tilesim

@@ -1,0 +1,42 @@
+#include "sim/plan/attention_shape.hpp"
+
+namespace tilesim {
+
+std::string_view to_string(DType dtype) {
+  switch (dtype) {
+    case DType::bf16: return "bf16";
+    case DType::fp16: return "fp16";
+    case DType::fp32: return "fp32";
+  }
+  return "?";
+}
+
+std::string_view to_string(PassSelection pass) {
+  switch (pass) {
+    case PassSelection::forward: return "forward";
+    case PassSelection::backward: return "backward";
+    case PassSelection::both: return "both";
+  }
+  return "?";
+}
+
+int element_bytes(DType dtype) { return dtype == DType::fp32 ? 4 : 2; }
+
+double AttentionShape::q_bytes(std::int64_t tokens) const {
+  return static_cast<double>(batch) * static_cast<double>(tokens) * heads * head_dim *
+         element_bytes(dtype);
+}
+
+double AttentionShape::kv_bytes(std::int64_t tokens) const {
+  return 2.0 * batch * static_cast<double>(tokens) * kv_heads * head_dim * element_bytes(dtype);
+}
+
+double AttentionShape::o_accumulator_bytes(std::int64_t tokens) const {
+  return static_cast<double>(batch) * static_cast<double>(tokens) * heads * head_dim * 4.0;
+}
+
+double AttentionShape::lse_bytes(std::int64_t tokens) const {
+  return static_cast<double>(batch) * static_cast<double>(tokens) * heads * 4.0;
+}
+
+}  // namespace tilesim

@@ -1,0 +1,164 @@
+#include "sim/plan/plan.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace tilesim {
+
+std::string_view to_string(Tensor tensor) {
+  switch (tensor) {
+    case Tensor::q: return "Q";
+    case Tensor::kv: return "KV";
+    case Tensor::o: return "O";
+    case Tensor::lse: return "LSE";
+    case Tensor::d_o: return "dO";
+    case Tensor::delta: return "D";
+    case Tensor::dq: return "dQ";
+    case Tensor::dkv: return "dKV";
+  }
+  return "?";
+}
+
+std::string_view to_string(OpKind kind) {
+  switch (kind) {
+    case OpKind::compute: return "compute";
+    case OpKind::send: return "send";
+    case OpKind::recv: return "recv";
+    case OpKind::merge: return "merge";
+    case OpKind::free: return "free";
+  }
+  return "?";
+}
+
+std::string_view to_string(Pass pass) { return pass == Pass::fwd ? "fwd" : "bwd"; }
+
+bool is_accumulator(Tensor tensor) {
+  return tensor == Tensor::o || tensor == Tensor::lse || tensor == Tensor::dq ||
+         tensor == Tensor::dkv;
+}
+
+bool reduces_over_kv(Tensor tensor) { return tensor != Tensor::dkv; }
+
+namespace {
+std::uint16_t narrow_count(std::size_t n) {
+  if (n > 0xffff) throw std::length_error("too many references on one op");
+  return static_cast<std::uint16_t>(n);
+}
+}  // namespace
+
+int RankProgram::add(Op op, std::span<const int> reads, std::span<const int> writes,
+                     std::span<const int> after) {
+  op.refs_begin = static_cast<std::uint32_t>(refs_.size());
+  op.read_count = narrow_count(reads.size());
+  op.write_count = narrow_count(writes.size());
+  op.after_count = narrow_count(after.size());
+  refs_.insert(refs_.end(), reads.begin(), reads.end());
+  refs_.insert(refs_.end(), writes.begin(), writes.end());
+  refs_.insert(refs_.end(), after.begin(), after.end());
+  ops_.push_back(op);
+  return static_cast<int>(ops_.size()) - 1;
+}
+
+std::span<const int> RankProgram::reads(int index) const {
+  const Op& o = op(index);
+  return {refs_.data() + o.refs_begin, o.read_count};
+}
+
+std::span<const int> RankProgram::writes(int index) const {
+  const Op& o = op(index);
+  return {refs_.data() + o.refs_begin + o.read_count, o.write_count};
+}
+
+std::span<const int> RankProgram::after(int index) const {
+  const Op& o = op(index);
+  return {refs_.data() + o.refs_begin + o.read_count + o.write_count, o.after_count};
+}
+
+void RankProgram::set_refs(int index, std::span<const int> reads, std::span<const int> writes,
+                           std::span<const int> after) {
+  Op& o = mutable_op(index);
+  o.refs_begin = static_cast<std::uint32_t>(refs_.size());
+  o.read_count = narrow_count(reads.size());
+  o.write_count = narrow_count(writes.size());
+  o.after_count = narrow_count(after.size());
+  refs_.insert(refs_.end(), reads.begin(), reads.end());
+  refs_.insert(refs_.end(), writes.begin(), writes.end());
+  refs_.insert(refs_.end(), after.begin(), after.end());
+}
+
+void RankProgram::remove(int index) {
+  RankProgram rebuilt;
+  for (int i = 0; i < static_cast<int>(ops_.size()); ++i) {
+    if (i == index) continue;
+    std::vector<int> after_shifted;
+    for (int a : after(i)) {
+      if (a == index) continue;
+      after_shifted.push_back(a > index ? a - 1 : a);
+    }
+    rebuilt.add(op(i), reads(i), writes(i), after_shifted);
+  }
+  *this = std::move(rebuilt);
+}
+
+std::size_t Plan::op_count() const {
+  std::size_t n = 0;
+  for (const auto& p : programs) n += p.size();
+  return n;
+}
+
+int Plan::add_object(DataObject object) {
+  objects.push_back(std::move(object));
+  return static_cast<int>(objects.size()) - 1;
+}
+
+double Plan::unmasked_pairs(int q_chunk, int kv_chunk) const {
+  double pairs = 0.0;
+  for (int qb : chunks[static_cast<std::size_t>(q_chunk)].blocks) {
+    for (int kb : chunks[static_cast<std::size_t>(kv_chunk)].blocks) {
+      pairs += layout.unmasked_pairs(qb, kb, shape.causal);
+    }
+  }
+  return pairs;
+}
+
+double Plan::compute_flops(const Op& op) const {
+  if (op.kind != OpKind::compute) return 0.0;
+  const double per_pair = op.pass == Pass::fwd ? shape.flops_per_pair_forward()
+                                               : shape.flops_per_pair_backward();
+  return per_pair * unmasked_pairs(op.q_chunk, op.kv_chunk);
+}
+
+std::string Plan::describe(OpId id) const {
+  const RankProgram& program = programs.at(static_cast<std::size_t>(id.rank));
+  const Op& op = program.op(id.index);
+  auto name = [&](int obj) { return objects.at(static_cast<std::size_t>(obj)).name; };
+  std::string head = fmt::format("rank {} op {}: {}", id.rank, id.index, to_string(op.kind));
+  switch (op.kind) {
+    case OpKind::compute:
+      return fmt::format("{} chunk {} x chunk {} {}", head, op.q_chunk, op.kv_chunk,
+                         to_string(op.pass));
+    case OpKind::send:
+      return fmt::format("{} {} to rank {}", head,
+                         program.reads(id.index).empty() ? "?" : name(program.reads(id.index)[0]),
+                         op.peer);
+    case OpKind::recv:
+      return fmt::format("{} {} from rank {}", head,
+                         program.writes(id.index).empty() ? "?" : name(program.writes(id.index)[0]),
+                         op.peer);
+    case OpKind::merge:
+    case OpKind::free: {
+      std::string objs;
+      for (int w : program.writes(id.index)) objs += " " + name(w);
+      if (op.kind == OpKind::merge) {
+        objs += " <-";
+        for (int r : program.reads(id.index)) objs += " " + name(r);
+      }
+      return head + objs;
+    }
+  }
+  return head;
+}
+
+}  // namespace tilesim

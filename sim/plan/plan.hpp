@@ -1,0 +1,127 @@
+// The plan IR: what both the simulator and the runtime execute.
+//
+// A plan holds, for P ranks, the token chunks, the data objects and one ordered
+// program per rank. Data objects are global ids; a copy of object X can be on
+// several ranks (a KV chunk travelling round a ring). Ops read and write objects:
+//   compute(q chunk x kv chunk, pass)  reads Q/KV (and dO, D... for backward),
+//                                      accumulates into its writes (O+LSE, dQ, dKV)
+//   send(X, to) reads X; recv(X, from) writes X; merge reads partials and writes
+//   the target accumulator; free(X) drops this rank's copy of X.
+// Execution semantics (shared by validator, simulator and runtime):
+//   * compute and merge run in program order on the rank's compute stream;
+//   * send and recv run on the rank's comm stream in groups: consecutive comm ops
+//     with the same `group` are posted together (one NCCL group); a group is
+//     posted when the previous group has completed and all its ops are ready;
+//     the k-th send a->b matches the k-th recv b<-a;
+//   * an op is ready when its `after` ops are done and every earlier op of the
+//     rank that touches one of its objects, with either side writing, is done
+//     (read-after-write, write-after-read, write-after-write); free counts as a
+//     write; free completes as soon as it is ready.
+// Op ids are (rank, index in that rank's program) and appear in every trace.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/plan/attention_shape.hpp"
+#include "sim/plan/token_layout.hpp"
+
+namespace tilesim {
+
+enum class Tensor : std::uint8_t { q, kv, o, lse, d_o, delta, dq, dkv };
+enum class OpKind : std::uint8_t { compute, send, recv, merge, free };
+enum class Pass : std::uint8_t { fwd, bwd };
+
+std::string_view to_string(Tensor tensor);
+std::string_view to_string(OpKind kind);
+std::string_view to_string(Pass pass);
+
+// True for tensors that compute ops accumulate into (their contributions are
+// tracked by the validator until they reach their owner).
+bool is_accumulator(Tensor tensor);
+// Accumulators reduce over kv chunks (o, lse, dq) or over q chunks (dkv).
+bool reduces_over_kv(Tensor tensor);
+
+struct Chunk {
+  std::vector<int> blocks;  // block indices of the token layout
+  int owner = 0;            // rank that owns this chunk's inputs and outputs
+  std::int64_t tokens = 0;
+};
+
+struct DataObject {
+  Tensor tensor = Tensor::q;
+  int chunk = 0;          // token chunk it belongs to
+  int home_rank = 0;      // rank holding it at the start (inputs) or creating it
+  double bytes = 0.0;
+  bool input = false;     // present on home_rank before the program starts
+  bool output = false;    // must end complete on home_rank (final O, LSE, dQ, dKV)
+  std::string name;       // e.g. "KV[3]", "O[2]@5"
+};
+
+struct OpId {
+  int rank = 0;
+  int index = 0;
+  friend bool operator==(OpId, OpId) = default;
+};
+
+struct Op {
+  OpKind kind = OpKind::compute;
+  Pass pass = Pass::fwd;
+  std::int32_t peer = -1;      // send: destination, recv: source
+  std::int32_t q_chunk = -1;   // compute
+  std::int32_t kv_chunk = -1;  // compute
+  std::int32_t group = -1;     // send/recv: comm group
+  std::uint32_t refs_begin = 0;
+  std::uint16_t read_count = 0;
+  std::uint16_t write_count = 0;
+  std::uint16_t after_count = 0;
+};
+
+// One rank's program. Object and op references live in one pool per rank to
+// keep a plan of millions of ops compact.
+class RankProgram {
+ public:
+  int add(Op op, std::span<const int> reads, std::span<const int> writes,
+          std::span<const int> after);
+
+  std::size_t size() const { return ops_.size(); }
+  const Op& op(int index) const { return ops_[static_cast<std::size_t>(index)]; }
+  Op& mutable_op(int index) { return ops_[static_cast<std::size_t>(index)]; }
+  std::span<const int> reads(int index) const;
+  std::span<const int> writes(int index) const;
+  std::span<const int> after(int index) const;
+  // Replaces an op's references (used by tests that corrupt plans).
+  void set_refs(int index, std::span<const int> reads, std::span<const int> writes,
+                std::span<const int> after);
+  void remove(int index);  // later ops' `after` indices are shifted
+  const std::vector<Op>& ops() const { return ops_; }
+
+ private:
+  std::vector<Op> ops_;
+  std::vector<std::int32_t> refs_;
+};
+
+struct Plan {
+  std::string schedule;  // e.g. "ring", "mesh"
+  int tile_a = 1;        // Q-group size (mesh); ring is 1 x P
+  int tile_b = 1;        // KV-group size
+  int ranks = 0;
+  AttentionShape shape;
+  TokenLayout layout;
+  std::vector<Chunk> chunks;
+  std::vector<DataObject> objects;
+  std::vector<RankProgram> programs;
+
+  std::size_t op_count() const;
+  int add_object(DataObject object);
+  const DataObject& object(int id) const { return objects[static_cast<std::size_t>(id)]; }
+  // Pairs of (query, key) tokens that attend in a q chunk x kv chunk block.
+  double unmasked_pairs(int q_chunk, int kv_chunk) const;
+  double compute_flops(const Op& op) const;
+  std::string describe(OpId id) const;  // "rank 2 op 7: compute Q[2] x KV[1] fwd"
+};
+
+}  // namespace tilesim

@@ -1,0 +1,303 @@
+#include "sim/plan/plan_tracker.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <map>
+#include <unordered_map>
+#include <utility>
+
+namespace tilesim {
+namespace {
+
+bool on_compute_stream(OpKind kind) { return kind == OpKind::compute || kind == OpKind::merge; }
+bool on_comm_stream(OpKind kind) { return kind == OpKind::send || kind == OpKind::recv; }
+
+// Per-object hazard state while scanning one rank's program.
+struct Hazard {
+  int last_writer = -1;
+  std::vector<int> readers_since_write;
+};
+
+}  // namespace
+
+PlanTracker::PlanTracker(const Plan& plan) : plan_(&plan) {
+  ranks_.resize(static_cast<std::size_t>(plan.ranks));
+  for (int r = 0; r < plan.ranks; ++r) build_rank(r);
+  match_comm();
+  for (int id = 0; id < static_cast<int>(plan.objects.size()); ++id) {
+    const DataObject& obj = plan.object(id);
+    if (obj.input) allocate(obj.home_rank, id);
+  }
+  for (auto& rs : ranks_) rs.peak_bytes = rs.live_bytes;
+  for (int r = 0; r < plan.ranks; ++r) {
+    auto& rs = ranks_[static_cast<std::size_t>(r)];
+    rs.peak_breakdown = rs.live_by_tensor;
+    for (std::size_t i = 0; i < rs.pending.size(); ++i) {
+      if (rs.pending[i] == 0) worklist_.push_back({r, static_cast<int>(i)});
+    }
+  }
+}
+
+void PlanTracker::build_rank(int rank) {
+  const RankProgram& program = plan_->programs[static_cast<std::size_t>(rank)];
+  RankState& rs = ranks_[static_cast<std::size_t>(rank)];
+  const int n = static_cast<int>(program.size());
+  total_ops_ += static_cast<std::size_t>(n);
+  rs.pending.assign(static_cast<std::size_t>(n), 0);
+  rs.state.assign(static_cast<std::size_t>(n), State::waiting);
+  rs.group_of_op.assign(static_cast<std::size_t>(n), -1);
+  rs.partner.assign(static_cast<std::size_t>(n), OpId{-1, -1});
+
+  std::vector<std::pair<int, int>> edges;  // (pred, succ)
+  std::unordered_map<int, Hazard> hazards;
+  std::vector<int> preds;
+  int last_compute = -1;
+  int last_group_id = -1;
+  std::unordered_set<int> closed_groups;
+  for (int i = 0; i < n; ++i) {
+    const Op& op = program.op(i);
+    preds.clear();
+    for (int a : program.after(i)) {
+      if (a < 0 || a >= i) {
+        throw PlanError({rank, i}, fmt::format("{}: 'after' names op {}, which is not earlier",
+                                               plan_->describe({rank, i}), a));
+      }
+      preds.push_back(a);
+    }
+    if (on_compute_stream(op.kind)) {
+      if (last_compute >= 0) preds.push_back(last_compute);
+      last_compute = i;
+    }
+    for (int obj : program.reads(i)) {
+      Hazard& h = hazards[obj];
+      if (h.last_writer >= 0) preds.push_back(h.last_writer);
+    }
+    for (int obj : program.writes(i)) {
+      Hazard& h = hazards[obj];
+      if (h.last_writer >= 0) preds.push_back(h.last_writer);
+      preds.insert(preds.end(), h.readers_since_write.begin(), h.readers_since_write.end());
+    }
+    for (int obj : program.reads(i)) hazards[obj].readers_since_write.push_back(i);
+    for (int obj : program.writes(i)) {
+      Hazard& h = hazards[obj];
+      h.last_writer = i;
+      h.readers_since_write.clear();
+    }
+    std::sort(preds.begin(), preds.end());
+    preds.erase(std::unique(preds.begin(), preds.end()), preds.end());
+    preds.erase(std::remove(preds.begin(), preds.end(), i), preds.end());
+    for (int p : preds) edges.emplace_back(p, i);
+    rs.pending[static_cast<std::size_t>(i)] = static_cast<std::uint32_t>(preds.size());
+
+    if (on_comm_stream(op.kind)) {
+      if (op.group != last_group_id || rs.groups.empty()) {
+        if (closed_groups.count(op.group) != 0) {
+          throw PlanError({rank, i},
+                          fmt::format("{}: comm group {} is not consecutive in the program",
+                                      plan_->describe({rank, i}), op.group));
+        }
+        if (!rs.groups.empty()) closed_groups.insert(last_group_id);
+        Group g;
+        g.begin = g.end = static_cast<std::uint32_t>(rs.comm_ops.size());
+        rs.groups.push_back(g);
+        last_group_id = op.group;
+      }
+      rs.group_of_op[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(rs.groups.size() - 1);
+      rs.comm_ops.push_back(i);
+      Group& g = rs.groups.back();
+      g.end = static_cast<std::uint32_t>(rs.comm_ops.size());
+      ++g.pending;
+      ++g.remaining;
+    }
+  }
+  for (std::size_t g = 1; g < rs.groups.size(); ++g) ++rs.groups[g].pending;
+
+  // Successor lists in CSR form, each sorted by successor index.
+  rs.succ_begin.assign(static_cast<std::size_t>(n) + 1, 0);
+  for (auto [p, s] : edges) ++rs.succ_begin[static_cast<std::size_t>(p) + 1];
+  for (int i = 0; i < n; ++i) {
+    rs.succ_begin[static_cast<std::size_t>(i) + 1] += rs.succ_begin[static_cast<std::size_t>(i)];
+  }
+  rs.succ.resize(edges.size());
+  std::vector<std::uint32_t> fill(rs.succ_begin.begin(), rs.succ_begin.end() - 1);
+  std::stable_sort(edges.begin(), edges.end());
+  for (auto [p, s] : edges) rs.succ[fill[static_cast<std::size_t>(p)]++] = s;
+}
+
+void PlanTracker::match_comm() {
+  // k-th send a->b matches the k-th recv b<-a.
+  std::map<std::pair<int, int>, std::vector<int>> sends;  // (src, dst) -> send op indices
+  std::map<std::pair<int, int>, std::vector<int>> recvs;  // (src, dst) -> recv op indices
+  for (int r = 0; r < plan_->ranks; ++r) {
+    const RankProgram& program = plan_->programs[static_cast<std::size_t>(r)];
+    for (int i = 0; i < static_cast<int>(program.size()); ++i) {
+      const Op& op = program.op(i);
+      if (!on_comm_stream(op.kind)) continue;
+      if (op.peer < 0 || op.peer >= plan_->ranks || op.peer == r) {
+        throw PlanError({r, i}, fmt::format("{}: invalid peer rank {}",
+                                            plan_->describe({r, i}), op.peer));
+      }
+      if (op.kind == OpKind::send) {
+        sends[{r, op.peer}].push_back(i);
+      } else {
+        recvs[{op.peer, r}].push_back(i);
+      }
+    }
+  }
+  auto unmatched = [&](OpId id) {
+    return PlanError(id, fmt::format("{} has no matching {}", plan_->describe(id),
+                                     plan_->programs[static_cast<std::size_t>(id.rank)]
+                                                 .op(id.index)
+                                                 .kind == OpKind::send
+                                         ? "recv"
+                                         : "send"));
+  };
+  for (const auto& [pair, send_ops] : sends) {
+    auto it = recvs.find(pair);
+    const std::size_t matched = it == recvs.end() ? 0 : it->second.size();
+    for (std::size_t k = 0; k < send_ops.size(); ++k) {
+      const OpId s{pair.first, send_ops[k]};
+      if (k >= matched) throw unmatched(s);
+      const OpId rv{pair.second, it->second[k]};
+      const int s_obj = plan_->programs[static_cast<std::size_t>(s.rank)].reads(s.index)[0];
+      const int r_obj = plan_->programs[static_cast<std::size_t>(rv.rank)].writes(rv.index)[0];
+      if (s_obj != r_obj) {
+        throw PlanError(s, fmt::format("{} is matched with {}, which expects another object",
+                                       plan_->describe(s), plan_->describe(rv)));
+      }
+      ranks_[static_cast<std::size_t>(s.rank)].partner[static_cast<std::size_t>(s.index)] = rv;
+      ranks_[static_cast<std::size_t>(rv.rank)].partner[static_cast<std::size_t>(rv.index)] = s;
+    }
+  }
+  for (const auto& [pair, recv_ops] : recvs) {
+    auto it = sends.find(pair);
+    const std::size_t matched = it == sends.end() ? 0 : it->second.size();
+    if (recv_ops.size() > matched) throw unmatched({pair.second, recv_ops[matched]});
+  }
+}
+
+void PlanTracker::allocate(int rank, int object) {
+  RankState& rs = ranks_[static_cast<std::size_t>(rank)];
+  if (!rs.present.insert(object).second) return;
+  const DataObject& obj = plan_->object(object);
+  rs.live_bytes += obj.bytes;
+  rs.live_by_tensor[static_cast<std::size_t>(obj.tensor)] += obj.bytes;
+  if (rs.live_bytes > rs.peak_bytes) {
+    rs.peak_bytes = rs.live_bytes;
+    rs.peak_breakdown = rs.live_by_tensor;
+  }
+}
+
+void PlanTracker::release(int rank, int object) {
+  RankState& rs = ranks_[static_cast<std::size_t>(rank)];
+  if (rs.present.erase(object) == 0) return;
+  const DataObject& obj = plan_->object(object);
+  rs.live_bytes -= obj.bytes;
+  rs.live_by_tensor[static_cast<std::size_t>(obj.tensor)] -= obj.bytes;
+}
+
+void PlanTracker::post_group(int rank, int group) {
+  RankState& rs = ranks_[static_cast<std::size_t>(rank)];
+  const RankProgram& program = plan_->programs[static_cast<std::size_t>(rank)];
+  const Group& g = rs.groups[static_cast<std::size_t>(group)];
+  for (std::uint32_t k = g.begin; k < g.end; ++k) {
+    const int i = rs.comm_ops[k];
+    rs.state[static_cast<std::size_t>(i)] = State::posted;
+    const Op& op = program.op(i);
+    if (op.kind == OpKind::recv) allocate(rank, program.writes(i)[0]);
+    const OpId partner = rs.partner[static_cast<std::size_t>(i)];
+    const auto& ps = ranks_[static_cast<std::size_t>(partner.rank)];
+    if (ps.state[static_cast<std::size_t>(partner.index)] == State::posted) {
+      if (op.kind == OpKind::send) {
+        pending_transfers_.push_back({{rank, i}, partner, program.reads(i)[0]});
+      } else {
+        pending_transfers_.push_back({partner, {rank, i}, program.writes(i)[0]});
+      }
+    }
+  }
+}
+
+void PlanTracker::make_ready(OpId id) {
+  RankState& rs = ranks_[static_cast<std::size_t>(id.rank)];
+  const RankProgram& program = plan_->programs[static_cast<std::size_t>(id.rank)];
+  const Op& op = program.op(id.index);
+  switch (op.kind) {
+    case OpKind::compute:
+    case OpKind::merge:
+      rs.state[static_cast<std::size_t>(id.index)] = State::posted;
+      for (int obj : program.writes(id.index)) allocate(id.rank, obj);
+      pending_compute_.push_back(id);
+      break;
+    case OpKind::free:
+      for (int obj : program.writes(id.index)) release(id.rank, obj);
+      complete(id);
+      break;
+    case OpKind::send:
+    case OpKind::recv: {
+      rs.state[static_cast<std::size_t>(id.index)] = State::ready;
+      const int g = rs.group_of_op[static_cast<std::size_t>(id.index)];
+      if (--rs.groups[static_cast<std::size_t>(g)].pending == 0) post_group(id.rank, g);
+      break;
+    }
+  }
+}
+
+void PlanTracker::complete(OpId id) {
+  RankState& rs = ranks_[static_cast<std::size_t>(id.rank)];
+  const auto i = static_cast<std::size_t>(id.index);
+  rs.state[i] = State::done;
+  ++done_ops_;
+  for (std::uint32_t k = rs.succ_begin[i]; k < rs.succ_begin[i + 1]; ++k) {
+    const int s = rs.succ[k];
+    if (--rs.pending[static_cast<std::size_t>(s)] == 0) worklist_.push_back({id.rank, s});
+  }
+  const int g = rs.group_of_op[i];
+  if (g >= 0 && --rs.groups[static_cast<std::size_t>(g)].remaining == 0) {
+    const auto next = static_cast<std::size_t>(g) + 1;
+    if (next < rs.groups.size() && --rs.groups[next].pending == 0) {
+      post_group(id.rank, static_cast<int>(next));
+    }
+  }
+}
+
+void PlanTracker::poll(std::vector<OpId>& compute_ready, std::vector<Transfer>& transfers_ready) {
+  while (worklist_head_ < worklist_.size()) {
+    const OpId id = worklist_[worklist_head_++];
+    make_ready(id);
+  }
+  worklist_.clear();
+  worklist_head_ = 0;
+  compute_ready.insert(compute_ready.end(), pending_compute_.begin(), pending_compute_.end());
+  transfers_ready.insert(transfers_ready.end(), pending_transfers_.begin(),
+                         pending_transfers_.end());
+  pending_compute_.clear();
+  pending_transfers_.clear();
+}
+
+void PlanTracker::finish(OpId op) { complete(op); }
+
+void PlanTracker::finish_transfer(const Transfer& transfer) {
+  complete(transfer.send);
+  complete(transfer.recv);
+}
+
+bool PlanTracker::is_done(OpId op) const {
+  return ranks_[static_cast<std::size_t>(op.rank)].state[static_cast<std::size_t>(op.index)] ==
+         State::done;
+}
+
+std::vector<OpId> PlanTracker::first_blocked(std::size_t limit) const {
+  std::vector<OpId> out;
+  for (int r = 0; r < plan_->ranks && out.size() < limit; ++r) {
+    const auto& rs = ranks_[static_cast<std::size_t>(r)];
+    for (std::size_t i = 0; i < rs.state.size(); ++i) {
+      if (rs.state[i] != State::done) {
+        out.push_back({r, static_cast<int>(i)});
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace tilesim

@@ -1,0 +1,112 @@
+// Executes the plan semantics of plan.hpp as a dependency state machine, with
+// no notion of time: the caller (validator dry run, simulator) decides when the
+// ops it is handed finish.
+//
+// Each op waits on a counter of unfinished prerequisites: its `after` ops, the
+// earlier ops of its rank that conflict on an object (RAW, WAR, WAW; free counts
+// as a write) and, for compute/merge, the previous compute-stream op. Comm ops
+// are posted a group at a time: group g of a rank posts when group g-1 has
+// completed and every op in g is ready. A matched send/recv pair becomes a
+// Transfer once both sides are posted. Memory: inputs are live from the start,
+// a recv allocates when posted, a compute or merge allocates the objects it
+// writes (if absent) when it starts, free releases.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <stdexcept>
+#include <unordered_set>
+#include <vector>
+
+#include "sim/plan/plan.hpp"
+
+namespace tilesim {
+
+// A plan that cannot be executed (unmatched send, object mismatch...).
+class PlanError : public std::runtime_error {
+ public:
+  PlanError(OpId op, const std::string& message) : std::runtime_error(message), op_(op) {}
+  OpId op() const { return op_; }
+
+ private:
+  OpId op_;
+};
+
+struct Transfer {
+  OpId send;
+  OpId recv;
+  int object = -1;
+};
+
+inline constexpr int kTensorKinds = 8;
+using TensorBytes = std::array<double, kTensorKinds>;  // indexed by Tensor
+
+class PlanTracker {
+ public:
+  // Throws PlanError for unmatched or mismatched send/recv pairs and for comm
+  // groups that are not consecutive in a rank's program.
+  explicit PlanTracker(const Plan& plan);
+
+  // Hands out everything that became possible: compute/merge ops to start, and
+  // transfers whose two sides are posted. Free ops complete inside.
+  void poll(std::vector<OpId>& compute_ready, std::vector<Transfer>& transfers_ready);
+  void finish(OpId op);
+  void finish_transfer(const Transfer& transfer);
+
+  bool all_done() const { return done_ops_ == total_ops_; }
+  std::size_t done_ops() const { return done_ops_; }
+  std::size_t total_ops() const { return total_ops_; }
+  bool is_done(OpId op) const;
+  // The first unfinished op of each rank that has one (for deadlock reports).
+  std::vector<OpId> first_blocked(std::size_t limit) const;
+
+  double live_bytes(int rank) const { return ranks_[static_cast<std::size_t>(rank)].live_bytes; }
+  double peak_bytes(int rank) const { return ranks_[static_cast<std::size_t>(rank)].peak_bytes; }
+  // Live bytes per tensor kind at the moment of the rank's peak.
+  const TensorBytes& peak_breakdown(int rank) const {
+    return ranks_[static_cast<std::size_t>(rank)].peak_breakdown;
+  }
+
+ private:
+  enum class State : std::uint8_t { waiting, ready, posted, done };
+  struct Group {
+    std::uint32_t begin = 0;  // into RankState::comm_ops
+    std::uint32_t end = 0;
+    std::uint32_t pending = 0;
+    std::uint32_t remaining = 0;
+  };
+  struct RankState {
+    std::vector<std::uint32_t> pending;
+    std::vector<State> state;
+    std::vector<std::uint32_t> succ_begin;
+    std::vector<std::int32_t> succ;
+    std::vector<std::int32_t> group_of_op;
+    std::vector<std::int32_t> comm_ops;
+    std::vector<Group> groups;
+    std::vector<OpId> partner;
+    std::unordered_set<int> present;
+    double live_bytes = 0.0;
+    double peak_bytes = 0.0;
+    TensorBytes live_by_tensor{};
+    TensorBytes peak_breakdown{};
+  };
+
+  void build_rank(int rank);
+  void match_comm();
+  void make_ready(OpId op);
+  void post_group(int rank, int group);
+  void complete(OpId op);
+  void allocate(int rank, int object);
+  void release(int rank, int object);
+
+  const Plan* plan_;
+  std::vector<RankState> ranks_;
+  std::vector<OpId> worklist_;
+  std::size_t worklist_head_ = 0;
+  std::vector<OpId> pending_compute_;
+  std::vector<Transfer> pending_transfers_;
+  std::size_t done_ops_ = 0;
+  std::size_t total_ops_ = 0;
+};
+
+}  // namespace tilesim

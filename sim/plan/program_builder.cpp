@@ -1,0 +1,52 @@
+#include "sim/plan/program_builder.hpp"
+
+#include <vector>
+
+namespace tilesim {
+
+int ProgramBuilder::compute(int rank, int q_chunk, int kv_chunk, Pass pass,
+                            std::span<const int> reads, std::span<const int> writes,
+                            std::span<const int> after) {
+  Op op;
+  op.kind = OpKind::compute;
+  op.pass = pass;
+  op.q_chunk = q_chunk;
+  op.kv_chunk = kv_chunk;
+  return program(rank).add(op, reads, writes, after);
+}
+
+int ProgramBuilder::send(int rank, int object, int to, int group, std::span<const int> after) {
+  Op op;
+  op.kind = OpKind::send;
+  op.peer = to;
+  op.group = group;
+  const int reads[] = {object};
+  return program(rank).add(op, reads, {}, after);
+}
+
+int ProgramBuilder::recv(int rank, int object, int from, int group, std::span<const int> after) {
+  Op op;
+  op.kind = OpKind::recv;
+  op.peer = from;
+  op.group = group;
+  const int writes[] = {object};
+  return program(rank).add(op, {}, writes, after);
+}
+
+int ProgramBuilder::merge(int rank, std::span<const int> partials, std::span<const int> targets,
+                          std::span<const int> after) {
+  Op op;
+  op.kind = OpKind::merge;
+  // A merge reads the targets' current contents as well as the partials.
+  std::vector<int> reads(partials.begin(), partials.end());
+  return program(rank).add(op, reads, targets, after);
+}
+
+int ProgramBuilder::free(int rank, int object, std::span<const int> after) {
+  Op op;
+  op.kind = OpKind::free;
+  const int writes[] = {object};
+  return program(rank).add(op, {}, writes, after);
+}
+
+}  // namespace tilesim

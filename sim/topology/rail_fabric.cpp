@@ -1,0 +1,92 @@
+// Rail-optimised fat tree generation (see rail_fabric.hpp for the model).
+#include "sim/topology/rail_fabric.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "sim/topology/node_template.hpp"
+
+namespace tilesim {
+
+int RailFabricSpec::spine_count() const {
+  if (spines > 0) return spines;
+  return std::max(1, static_cast<int>(std::ceil(nodes_per_leaf / oversubscription - 1e-9)));
+}
+
+double RailFabricSpec::leaf_spine_bandwidth_bytes_per_s() const {
+  return nodes_per_leaf * port_bandwidth_bytes_per_s / oversubscription / spine_count();
+}
+
+RailFabricSpec parse_rail_fabric(const YamlMap& fabric) {
+  fabric.allow_only(
+      {"port_bandwidth", "nodes_per_leaf", "switch_latency", "oversubscription", "spines", "class"});
+  RailFabricSpec spec;
+  spec.port_bandwidth_bytes_per_s = fabric.bandwidth_bytes_per_s("port_bandwidth");
+  if (!(spec.port_bandwidth_bytes_per_s > 0.0)) {
+    fabric.fail("port_bandwidth", "expected a positive bandwidth such as 400Gb/s");
+  }
+  const std::int64_t per_leaf = fabric.integer("nodes_per_leaf");
+  if (per_leaf < 1 || per_leaf > 100000) fabric.fail("nodes_per_leaf", "expected a positive integer");
+  spec.nodes_per_leaf = static_cast<int>(per_leaf);
+  spec.switch_latency_ps = s_to_ps(fabric.time_s("switch_latency"));
+  if (fabric.has("oversubscription")) {
+    spec.oversubscription = fabric.number("oversubscription");
+    if (!(spec.oversubscription >= 1.0) || !std::isfinite(spec.oversubscription)) {
+      fabric.fail("oversubscription", "expected a ratio >= 1 (1 = non-blocking)");
+    }
+  }
+  if (fabric.has("spines")) {
+    const std::int64_t spines = fabric.integer("spines");
+    if (spines < 1 || spines > 100000) fabric.fail("spines", "expected a positive integer");
+    spec.spines = static_cast<int>(spines);
+  }
+  if (fabric.has("class")) {
+    spec.cls = parse_link_class(fabric, "class");
+    if (spec.cls != LinkClass::ib && spec.cls != LinkClass::ethernet) {
+      fabric.fail("class", "expected ib or ethernet");
+    }
+  }
+  return spec;
+}
+
+void add_rail_fabric(Topology& topology, const RailFabricSpec& spec,
+                     const std::vector<std::vector<VertexId>>& nics_per_node) {
+  if (nics_per_node.empty() || nics_per_node.front().empty()) {
+    throw std::invalid_argument("add_rail_fabric: no NICs");
+  }
+  const int nodes = static_cast<int>(nics_per_node.size());
+  const int rails = static_cast<int>(nics_per_node.front().size());
+  const int groups = (nodes + spec.nodes_per_leaf - 1) / spec.nodes_per_leaf;
+  const Picoseconds half_switch_ps = spec.switch_latency_ps / 2;
+
+  std::vector<VertexId> leaves;  // rail-major: leaves[r * groups + g]
+  for (int r = 0; r < rails; ++r) {
+    for (int g = 0; g < groups; ++g) {
+      leaves.push_back(
+          topology.add_device({fmt::format("leaf.r{}.{}", r, g), DeviceKind::ib_switch, -1, -1}));
+    }
+  }
+  for (int n = 0; n < nodes; ++n) {
+    if (static_cast<int>(nics_per_node[static_cast<std::size_t>(n)].size()) != rails) {
+      throw std::invalid_argument("add_rail_fabric: nodes differ in NIC count");
+    }
+    const int g = n / spec.nodes_per_leaf;
+    for (int r = 0; r < rails; ++r) {
+      topology.connect(nics_per_node[static_cast<std::size_t>(n)][static_cast<std::size_t>(r)],
+                       leaves[static_cast<std::size_t>(r * groups + g)],
+                       spec.port_bandwidth_bytes_per_s, half_switch_ps, spec.cls);
+    }
+  }
+  const double uplink = spec.leaf_spine_bandwidth_bytes_per_s();
+  for (int s = 0; s < spec.spine_count(); ++s) {
+    const VertexId spine =
+        topology.add_device({fmt::format("spine.{}", s), DeviceKind::ib_switch, -1, -1});
+    for (VertexId leaf : leaves) {
+      topology.connect(leaf, spine, uplink, spec.switch_latency_ps, spec.cls);
+    }
+  }
+}
+
+}  // namespace tilesim

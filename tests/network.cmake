@@ -1,0 +1,3 @@
+tilesim_test(test_network
+  SOURCES test_flow_network.cpp test_flow_network_max_min.cpp test_flow_network_incremental.cpp
+  LIBS tilesim_network)

@@ -1,0 +1,206 @@
+// FlowNetwork scenarios with hand-computed finish times (picoseconds).
+// Time to move b bytes at x bytes/s is b * 1e12 / x ps, rounded up.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <stdexcept>
+#include <vector>
+
+#include "sim/network/flow_network.hpp"
+
+using namespace tilesim;
+
+namespace {
+
+FlowSpec spec(std::vector<int> links, double bytes, double cap_bytes_per_s = 0.0) {
+  return FlowSpec{std::move(links), bytes, cap_bytes_per_s};
+}
+
+}  // namespace
+
+TEST_CASE("a single flow takes bytes / capacity") {
+  FlowNetwork net({50e9});
+  // 1e9 B at 50e9 B/s = 0.02 s = 2e10 ps, from t = 1000 ps.
+  const FlowId id = net.start(spec({0}, 1e9), 1000);
+  CHECK(net.rate_bytes_per_s(id) == 0.0);  // until settled
+  CHECK_FALSE(net.next_finish_ps());
+  net.settle(1000);
+  CHECK(net.rate_bytes_per_s(id) == 50e9);
+  CHECK(net.next_finish_ps() == 1000 + 20'000'000'000);
+  CHECK(net.take_finished(1000 + 19'999'999'999).empty());
+  CHECK(net.take_finished(1000 + 20'000'000'000) == std::vector<FlowId>{id});
+  CHECK(net.active_flows() == 0);
+  CHECK_FALSE(net.contains(id));
+
+  // 1000 B at 3e9 B/s = 333333.33.. ps -> rounded up to 333334.
+  FlowNetwork thirds({3e9});
+  thirds.start(spec({0}, 1000), 0);
+  thirds.settle(0);
+  CHECK(thirds.next_finish_ps() == 333'334);
+}
+
+TEST_CASE("two flows share a link, and the survivor speeds up") {
+  // Link 1e9 B/s. A = 1000 B, B = 3000 B, both from t = 0: 5e8 B/s each.
+  // A: 1000 / 5e8 = 2e-6 s -> 2,000,000 ps. By then B moved 1000 B, 2000 left,
+  // now alone at 1e9 B/s: 2e-6 s more -> 4,000,000 ps.
+  FlowNetwork net({1e9});
+  const FlowId a = net.start(spec({0}, 1000), 0);
+  const FlowId b = net.start(spec({0}, 3000), 0);
+  net.settle(0);
+  CHECK(net.rate_bytes_per_s(a) == 5e8);
+  CHECK(net.rate_bytes_per_s(b) == 5e8);
+  CHECK(net.next_finish_ps() == 2'000'000);
+  CHECK(net.projected_finish_ps(b) == 6'000'000);  // at the shared rate
+  CHECK(net.take_finished(2'000'000) == std::vector<FlowId>{a});
+  net.settle(2'000'000);
+  CHECK(net.rate_bytes_per_s(b) == 1e9);
+  CHECK(net.next_finish_ps() == 4'000'000);
+  CHECK(net.take_finished(4'000'000) == std::vector<FlowId>{b});
+  net.settle(4'000'000);
+  CHECK_FALSE(net.next_finish_ps());
+}
+
+TEST_CASE("a late flow joins: both end together and come back in id order") {
+  // Link 1e9 B/s. A = 2000 B from t = 0 alone; at t = 1e6 ps it has 1000 B left.
+  // B = 1000 B joins at 1e6: both at 5e8 B/s, both need 2e6 ps -> both at 3e6.
+  FlowNetwork net({1e9});
+  const FlowId a = net.start(spec({0}, 2000), 0);
+  net.settle(0);
+  CHECK(net.next_finish_ps() == 2'000'000);
+  const FlowId b = net.start(spec({0}, 1000), 1'000'000);
+  net.settle(1'000'000);
+  CHECK(net.projected_finish_ps(a) == 3'000'000);
+  CHECK(net.projected_finish_ps(b) == 3'000'000);
+  CHECK(net.take_finished(3'000'000) == std::vector<FlowId>{a, b});
+}
+
+TEST_CASE("classic max-min example through the network, with link loads") {
+  // A = link 0 (10 GB/s), B = link 1 (4 GB/s): flow 1 on A+B, flow 2 on A,
+  // flow 3 on B -> 2, 8, 2 GB/s; A carries 2 + 8 = 10, B carries 2 + 2 = 4.
+  FlowNetwork net({10e9, 4e9});
+  const FlowId f1 = net.start(spec({0, 1}, 1e9), 0);
+  const FlowId f2 = net.start(spec({0}, 1e9), 0);
+  const FlowId f3 = net.start(spec({1}, 1e9), 0);
+  net.settle(0);
+  CHECK(net.rate_bytes_per_s(f1) == 2e9);
+  CHECK(net.rate_bytes_per_s(f2) == 8e9);
+  CHECK(net.rate_bytes_per_s(f3) == 2e9);
+  CHECK(net.link_load_bytes_per_s(0) == 10e9);
+  CHECK(net.link_load_bytes_per_s(1) == 4e9);
+  // f2: 1e9 B at 8e9 B/s = 0.125 s.
+  CHECK(net.next_finish_ps() == 125'000'000'000);
+}
+
+TEST_CASE("a capped flow runs at its cap and leaves the rest to the others") {
+  // 10 GB/s link. Flow c capped at 2 GB/s, flow d uncapped: c = 2, d = 8.
+  // c: 4e9 B / 2e9 = 2 s. d: 4e9 B / 8e9 = 0.5 s.
+  FlowNetwork net({10e9});
+  const FlowId c = net.start(spec({0}, 4e9, 2e9), 0);
+  const FlowId d = net.start(spec({0}, 4e9), 0);
+  net.settle(0);
+  CHECK(net.rate_bytes_per_s(c) == 2e9);
+  CHECK(net.rate_bytes_per_s(d) == 8e9);
+  CHECK(net.projected_finish_ps(c) == 2 * kPsPerSecond);
+  CHECK(net.projected_finish_ps(d) == kPsPerSecond / 2);
+}
+
+TEST_CASE("empty routes: capped copies take bytes / cap, uncapped ones end at start") {
+  FlowNetwork net({1e9});
+  // 1000 B at a 1e9 B/s cap = 1e6 ps, from t = 5.
+  const FlowId capped = net.start(spec({}, 1000, 1e9), 5);
+  const FlowId instant = net.start(spec({}, 1e12), 5);
+  net.settle(7);  // settled a little later: the uncapped copy still ends at 5
+  CHECK(net.rate_bytes_per_s(capped) == 1e9);
+  CHECK(std::isinf(net.rate_bytes_per_s(instant)));
+  CHECK(net.projected_finish_ps(instant) == 5);
+  CHECK(net.projected_finish_ps(capped) == 1'000'005);
+  CHECK(net.take_finished(7) == std::vector<FlowId>{instant});
+  CHECK(net.link_load_bytes_per_s(0) == 0.0);
+}
+
+TEST_CASE("drift guard: a flow with under a byte left when its rate changes ends then") {
+  // Link 1e12 B/s = 1 B/ps. A = 1000.5 B from t = 0 -> finish ceil(1000.5) = 1001.
+  // B joins at t = 1000: A has 0.5 B left (< 1 B) -> A finishes at 1000 and B
+  // (2000 B) gets the whole link: finish 1000 + 2000 = 3000.
+  FlowNetwork net({1e12});
+  const FlowId a = net.start(spec({0}, 1000.5), 0);
+  net.settle(0);
+  CHECK(net.next_finish_ps() == 1001);
+  const FlowId b = net.start(spec({0}, 2000), 1000);
+  net.settle(1000);
+  CHECK(net.projected_finish_ps(a) == 1000);
+  CHECK(net.rate_bytes_per_s(a) == 0.0);
+  CHECK(net.rate_bytes_per_s(b) == 1e12);
+  CHECK(net.take_finished(1000) == std::vector<FlowId>{a});
+  net.settle(1000);
+  CHECK(net.projected_finish_ps(b) == 3000);
+
+  // Same, but B joins at 999: A has 1.5 B left, so it keeps going at 0.5 B/ps:
+  // finish 999 + 3 = 1002. B then has 2000 - 1.5 = 1998.5 B left at 1 B/ps:
+  // 1002 + ceil(1998.5) = 3001.
+  FlowNetwork early({1e12});
+  const FlowId a2 = early.start(spec({0}, 1000.5), 0);
+  early.settle(0);
+  const FlowId b2 = early.start(spec({0}, 2000), 999);
+  early.settle(999);
+  CHECK(early.projected_finish_ps(a2) == 1002);
+  CHECK(early.take_finished(1002) == std::vector<FlowId>{a2});
+  early.settle(1002);
+  CHECK(early.projected_finish_ps(b2) == 3001);
+}
+
+TEST_CASE("only the component of a change is recomputed") {
+  // x on link 0, y on links 1+2 (disjoint). Two flows join link 0 later: x and
+  // the two newcomers are recomputed (3 more, in one settle), y keeps its rate
+  // and finish time; x gets 1e9 / 3 B/s.
+  FlowNetwork net({1e9, 1e9, 1e9});
+  const FlowId x = net.start(spec({0}, 1e6), 0);
+  const FlowId y = net.start(spec({1, 2}, 1e6), 0);
+  net.settle(0);
+  CHECK(net.recomputed_flows() == 2);
+  const auto y_finish = net.projected_finish_ps(y);
+  net.start(spec({0}, 1e6), 10);
+  net.start(spec({0}, 1e6), 10);  // two starts, one settle
+  net.settle(10);
+  CHECK(net.recomputed_flows() == 2 + 3);
+  CHECK(net.projected_finish_ps(y) == y_finish);
+  CHECK(net.rate_bytes_per_s(x) == Approx(1e9 / 3));
+  net.settle(20);  // nothing changed: nothing recomputed
+  CHECK(net.recomputed_flows() == 5);
+}
+
+TEST_CASE("the network is a value: a copy evolves independently and identically") {
+  FlowNetwork net({1e9, 2e9});
+  net.start(spec({0, 1}, 5000), 0);
+  net.start(spec({1}, 7000), 0);
+  net.settle(0);
+  FlowNetwork copy = net;
+  std::vector<std::vector<FlowId>> from_net;
+  std::vector<std::vector<FlowId>> from_copy;
+  for (FlowNetwork* n : {&net, &copy}) {
+    auto& log = n == &net ? from_net : from_copy;
+    n->start(spec({0}, 3000), 100);
+    n->settle(100);
+    while (auto t = n->next_finish_ps()) {
+      log.push_back(n->take_finished(*t));
+      log.back().push_back(*t);
+      n->settle(*t);
+    }
+  }
+  CHECK(from_net == from_copy);
+  CHECK(from_net.size() >= 2);
+}
+
+TEST_CASE("invalid use is reported") {
+  CHECK_THROWS_AS(FlowNetwork({1e9, 0.0}), std::invalid_argument);
+  FlowNetwork net({1e9, 1e9});
+  CHECK_THROWS_AS(net.start(spec({2}, 10), 0), std::invalid_argument);
+  CHECK_THROWS_AS(net.start(spec({0, 1, 0}, 10), 0), std::invalid_argument);
+  CHECK_THROWS_AS(net.start(spec({0}, 0.0), 0), std::invalid_argument);
+  net.settle(100);
+  CHECK_THROWS_AS(net.start(spec({0}, 10), 50), std::invalid_argument);
+  CHECK_THROWS_AS(net.settle(99), std::invalid_argument);
+  CHECK_THROWS_AS(net.rate_bytes_per_s(12345), std::out_of_range);
+  CHECK_THROWS_AS(net.link_load_bytes_per_s(2), std::out_of_range);
+  CHECK(net.link_count() == 2);
+}

@@ -1,0 +1,105 @@
+// Topology builder and Router on hand-built graphs: cost order, tie-break,
+// caching and determinism.
+#include <catch2/catch.hpp>
+
+#include "sim/topology/topology.hpp"
+#include "test_topology_helpers.hpp"
+
+using namespace tilesim;
+using tilesim::test::route_names;
+
+namespace {
+VertexId gpu(Topology& t, const std::string& name) { return t.add_device({name, DeviceKind::gpu, 0, -1}); }
+VertexId sw(Topology& t, const std::string& name) {
+  return t.add_device({name, DeviceKind::nvswitch, 0, -1});
+}
+}  // namespace
+
+TEST_CASE("connect adds two directed links with consecutive ids", "[topology]") {
+  Topology t;
+  const VertexId a = gpu(t, "a");
+  const VertexId s = sw(t, "s");
+  const VertexId b = gpu(t, "b");
+  CHECK(t.connect(a, s, 100e9, 500'000, LinkClass::nvlink) == 0);
+  CHECK(t.connect(s, b, 50e9, 1'000'000, LinkClass::pcie) == 2);
+  REQUIRE(t.link_count() == 4);
+  CHECK(t.link_source(0) == a);
+  CHECK(t.link_target(0) == s);
+  CHECK(t.link_source(1) == s);
+  CHECK(t.link_target(1) == a);
+  CHECK(t.link(3).bandwidth_bytes_per_s == 50e9);
+  CHECK(t.link(3).cls == LinkClass::pcie);
+  CHECK(t.link(3).id == 3);
+  CHECK(t.gpu_count() == 2);
+  CHECK(t.gpu_vertex(1) == b);
+  CHECK(t.device(b).gpu_index == 1);
+  CHECK(t.find_device("s") == s);
+  CHECK_FALSE(t.find_device("nope").has_value());
+  CHECK_THROWS_AS(t.connect(a, a, 1e9, 0, LinkClass::pcie), std::invalid_argument);
+  CHECK_THROWS_AS(t.connect(a, b, 0.0, 0, LinkClass::pcie), std::invalid_argument);
+}
+
+TEST_CASE("copies of a topology keep their links", "[topology]") {
+  Topology t;
+  const VertexId a = gpu(t, "a");
+  const VertexId b = gpu(t, "b");
+  t.connect(a, b, 10e9, 7, LinkClass::ib);
+  Topology copy = t;
+  Topology moved = std::move(t);
+  CHECK(copy.link(1).latency_ps == 7);
+  CHECK(moved.link_target(1) == a);
+  Router router(copy);
+  CHECK(router.route(0, 1).links == std::vector<LinkId>{0});
+}
+
+TEST_CASE("router prefers lower latency over fewer hops", "[topology][router]") {
+  Topology t;
+  const VertexId a = gpu(t, "a");
+  const VertexId b = gpu(t, "b");
+  const VertexId s1 = sw(t, "s1");
+  const VertexId s2 = sw(t, "s2");
+  const VertexId s3 = sw(t, "s3");
+  t.connect(a, s1, 1e9, 5'000, LinkClass::pcie);  // 2 hops, 10 ns
+  t.connect(s1, b, 1e9, 5'000, LinkClass::pcie);
+  const LinkId first = t.connect(a, s2, 1e9, 1'000, LinkClass::nvlink);  // 3 hops, 3 ns
+  const LinkId second = t.connect(s2, s3, 1e9, 1'000, LinkClass::nvlink);
+  const LinkId third = t.connect(s3, b, 1e9, 1'000, LinkClass::nvlink);
+  Router router(t);
+  const Route& r = router.route(0, 1);
+  CHECK(r.links == std::vector<LinkId>{first, second, third});
+  CHECK(r.latency_ps == 3'000);
+  const Route& back = router.route(1, 0);
+  CHECK(back.links == std::vector<LinkId>{third + 1, second + 1, first + 1});
+}
+
+TEST_CASE("router breaks latency ties by hop count, then smallest vertex id", "[topology][router]") {
+  Topology t;
+  const VertexId a = gpu(t, "a");          // 0
+  const VertexId b = gpu(t, "b");          // 1
+  const VertexId high = sw(t, "high");     // 2
+  const VertexId low = sw(t, "low");       // 3
+  const VertexId x = sw(t, "x");           // 4
+  // Path via `low` (id 3) and `high` (id 2) cost the same: `high` wins (smaller id).
+  t.connect(a, low, 1e9, 1'000, LinkClass::nvlink);
+  t.connect(low, b, 1e9, 1'000, LinkClass::nvlink);
+  t.connect(a, high, 1e9, 1'000, LinkClass::nvlink);
+  t.connect(high, b, 1e9, 1'000, LinkClass::nvlink);
+  // Same latency through two zero-latency hops more: loses on hop count.
+  t.connect(a, x, 1e9, 0, LinkClass::nvlink);
+  t.connect(x, high, 1e9, 1'000, LinkClass::nvlink);
+  Router router(t);
+  CHECK(route_names(t, router.route(0, 1)) == std::vector<std::string>{"a", "high", "b"});
+  CHECK(route_names(t, router.route(1, 0)) == std::vector<std::string>{"b", "high", "a"});
+  CHECK(router.route(0, 0).links.empty());
+  CHECK(router.cached_routes() == 3);
+}
+
+TEST_CASE("router throws for unreachable and out-of-range GPUs", "[topology][router]") {
+  Topology t;
+  gpu(t, "a");
+  gpu(t, "b");
+  Router router(t);
+  CHECK_THROWS_AS(router.route(0, 1), std::runtime_error);
+  CHECK_THROWS_AS(router.route(0, 2), std::out_of_range);
+  CHECK_THROWS_AS(router.route(-1, 0), std::out_of_range);
+}

@@ -1,0 +1,1 @@
+tilesim_test(test_topology SOURCES test_topology.cpp test_topology_loader.cpp test_topology_routes.cpp test_topology_summary.cpp LIBS tilesim_topology)
