@@ -1,7 +1,6 @@
 // FlowNetwork scenarios with hand-computed finish times (picoseconds).
 // Time to move b bytes at x bytes/s is b * 1e12 / x ps, rounded up.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <stdexcept>
 #include <vector>
@@ -18,7 +17,7 @@ FlowSpec spec(std::vector<int> links, double bytes, double cap_bytes_per_s = 0.0
 
 }  // namespace
 
-TEST_CASE("a single flow takes bytes / capacity") {
+TEST_CASE("network: a single flow takes bytes / capacity") {
   FlowNetwork net({50e9});
   // 1e9 B at 50e9 B/s = 0.02 s = 2e10 ps, from t = 1000 ps.
   const FlowId id = net.start(spec({0}, 1e9), 1000);
@@ -39,7 +38,7 @@ TEST_CASE("a single flow takes bytes / capacity") {
   CHECK(thirds.next_finish_ps() == 333'334);
 }
 
-TEST_CASE("two flows share a link, and the survivor speeds up") {
+TEST_CASE("network: two flows share a link, and the survivor speeds up") {
   // Link 1e9 B/s. A = 1000 B, B = 3000 B, both from t = 0: 5e8 B/s each.
   // A: 1000 / 5e8 = 2e-6 s -> 2,000,000 ps. By then B moved 1000 B, 2000 left,
   // now alone at 1e9 B/s: 2e-6 s more -> 4,000,000 ps.
@@ -60,7 +59,7 @@ TEST_CASE("two flows share a link, and the survivor speeds up") {
   CHECK_FALSE(net.next_finish_ps());
 }
 
-TEST_CASE("a late flow joins: both end together and come back in id order") {
+TEST_CASE("network: a late flow joins: both end together and come back in id order") {
   // Link 1e9 B/s. A = 2000 B from t = 0 alone; at t = 1e6 ps it has 1000 B left.
   // B = 1000 B joins at 1e6: both at 5e8 B/s, both need 2e6 ps -> both at 3e6.
   FlowNetwork net({1e9});
@@ -74,7 +73,7 @@ TEST_CASE("a late flow joins: both end together and come back in id order") {
   CHECK(net.take_finished(3'000'000) == std::vector<FlowId>{a, b});
 }
 
-TEST_CASE("classic max-min example through the network, with link loads") {
+TEST_CASE("network: classic max-min example through the network, with link loads") {
   // A = link 0 (10 GB/s), B = link 1 (4 GB/s): flow 1 on A+B, flow 2 on A,
   // flow 3 on B -> 2, 8, 2 GB/s; A carries 2 + 8 = 10, B carries 2 + 2 = 4.
   FlowNetwork net({10e9, 4e9});
@@ -91,7 +90,7 @@ TEST_CASE("classic max-min example through the network, with link loads") {
   CHECK(net.next_finish_ps() == 125'000'000'000);
 }
 
-TEST_CASE("a capped flow runs at its cap and leaves the rest to the others") {
+TEST_CASE("network: a capped flow runs at its cap and leaves the rest to the others") {
   // 10 GB/s link. Flow c capped at 2 GB/s, flow d uncapped: c = 2, d = 8.
   // c: 4e9 B / 2e9 = 2 s. d: 4e9 B / 8e9 = 0.5 s.
   FlowNetwork net({10e9});
@@ -104,21 +103,22 @@ TEST_CASE("a capped flow runs at its cap and leaves the rest to the others") {
   CHECK(net.projected_finish_ps(d) == kPsPerSecond / 2);
 }
 
-TEST_CASE("empty routes: capped copies take bytes / cap, uncapped ones end at start") {
+TEST_CASE("network: empty routes: capped copies take bytes / cap, uncapped ones end at start") {
   FlowNetwork net({1e9});
-  // 1000 B at a 1e9 B/s cap = 1e6 ps, from t = 5.
+  // 1000 B at a 1e9 B/s cap = 1e6 ps. Like every flow it moves from the settle
+  // that gives it a rate (t = 7): finish 1'000'007.
   const FlowId capped = net.start(spec({}, 1000, 1e9), 5);
   const FlowId instant = net.start(spec({}, 1e12), 5);
   net.settle(7);  // settled a little later: the uncapped copy still ends at 5
   CHECK(net.rate_bytes_per_s(capped) == 1e9);
   CHECK(std::isinf(net.rate_bytes_per_s(instant)));
   CHECK(net.projected_finish_ps(instant) == 5);
-  CHECK(net.projected_finish_ps(capped) == 1'000'005);
+  CHECK(net.projected_finish_ps(capped) == 1'000'007);
   CHECK(net.take_finished(7) == std::vector<FlowId>{instant});
   CHECK(net.link_load_bytes_per_s(0) == 0.0);
 }
 
-TEST_CASE("drift guard: a flow with under a byte left when its rate changes ends then") {
+TEST_CASE("network: drift guard: a flow with under a byte left when its rate changes ends then") {
   // Link 1e12 B/s = 1 B/ps. A = 1000.5 B from t = 0 -> finish ceil(1000.5) = 1001.
   // B joins at t = 1000: A has 0.5 B left (< 1 B) -> A finishes at 1000 and B
   // (2000 B) gets the whole link: finish 1000 + 2000 = 3000.
@@ -149,7 +149,33 @@ TEST_CASE("drift guard: a flow with under a byte left when its rate changes ends
   CHECK(early.projected_finish_ps(b2) == 3001);
 }
 
-TEST_CASE("only the component of a change is recomputed") {
+TEST_CASE("network: a finished flow not yet taken keeps its finish time and rate 0") {
+  // 1e9 B/s link. p = 1000 B and q = 5000 B from 0 at 5e8 B/s each: p ends at
+  // 2e6 ps, q is projected at 1e7. The caller settles at 3e6 without taking p:
+  // - a change elsewhere (an empty-route copy) leaves p's component untouched;
+  // - r = 2500 B joins the link: p keeps finish 2e6 with rate 0, q and r share
+  //   the link at 5e8 each: q's rate is unchanged so its finish stays 1e7
+  //   (3500 B left at 3e6), r ends at 3e6 + 2500 / 5e8 s = 8e6.
+  FlowNetwork net({1e9});
+  const FlowId p = net.start(spec({0}, 1000), 0);
+  const FlowId q = net.start(spec({0}, 5000), 0);
+  net.settle(0);
+  CHECK(net.projected_finish_ps(p) == 2'000'000);
+  CHECK(net.projected_finish_ps(q) == 10'000'000);
+  net.start(spec({}, 10, 1e9), 3'000'000);
+  net.settle(3'000'000);
+  CHECK(net.rate_bytes_per_s(p) == 5e8);
+  const FlowId r = net.start(spec({0}, 2500), 3'000'000);
+  net.settle(3'000'000);
+  CHECK(net.projected_finish_ps(p) == 2'000'000);
+  CHECK(net.rate_bytes_per_s(p) == 0.0);
+  CHECK(net.projected_finish_ps(q) == 10'000'000);
+  CHECK(net.projected_finish_ps(r) == 8'000'000);
+  CHECK(net.link_load_bytes_per_s(0) == 1e9);
+  CHECK(net.take_finished(3'000'000) == std::vector<FlowId>{p});
+}
+
+TEST_CASE("network: only the component of a change is recomputed") {
   // x on link 0, y on links 1+2 (disjoint). Two flows join link 0 later: x and
   // the two newcomers are recomputed (3 more, in one settle), y keeps its rate
   // and finish time; x gets 1e9 / 3 B/s.
@@ -169,7 +195,7 @@ TEST_CASE("only the component of a change is recomputed") {
   CHECK(net.recomputed_flows() == 5);
 }
 
-TEST_CASE("the network is a value: a copy evolves independently and identically") {
+TEST_CASE("network: the network is a value: a copy evolves independently and identically") {
   FlowNetwork net({1e9, 2e9});
   net.start(spec({0, 1}, 5000), 0);
   net.start(spec({1}, 7000), 0);
@@ -191,7 +217,7 @@ TEST_CASE("the network is a value: a copy evolves independently and identically"
   CHECK(from_net.size() >= 2);
 }
 
-TEST_CASE("invalid use is reported") {
+TEST_CASE("network: invalid use is reported") {
   CHECK_THROWS_AS(FlowNetwork({1e9, 0.0}), std::invalid_argument);
   FlowNetwork net({1e9, 1e9});
   CHECK_THROWS_AS(net.start(spec({2}, 10), 0), std::invalid_argument);

@@ -1,12 +1,12 @@
 // The incremental FlowNetwork against a reference that recomputes every active
 // flow at every change (same allocation and re-anchoring rules, no components,
 // no dirty tracking, no finish queue): finish times and rates must be identical.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <random>
 #include <tuple>
 #include <vector>
@@ -114,7 +114,8 @@ class ReferenceNetwork {
   // (id, rate, links) of every active flow, in id order.
   std::vector<std::tuple<FlowId, double, std::vector<int>>> active() const {
     std::vector<std::tuple<FlowId, double, std::vector<int>>> out;
-    for (const auto& [id, flow] : flows_) out.emplace_back(id, flow.rate_bytes_per_s, flow.spec.links);
+    for (const auto& [id, flow] : flows_)
+      out.emplace_back(id, flow.rate_bytes_per_s, flow.spec.links);
     return out;
   }
   std::int64_t recomputed() const { return recomputed_; }
@@ -147,26 +148,35 @@ struct Scenario {
   std::vector<std::pair<Picoseconds, FlowSpec>> starts;  // sorted by time
 };
 
-Scenario random_scenario(std::uint64_t seed) {
+// 300 flows. Dense: 24 links, routes of 1-3 links, starts within 20 us, so most
+// flows overlap in one big component. Sparse: 64 links, routes of 1-2 links,
+// starts spread over 2 ms, flows of at most 200 kB: components stay small.
+Scenario random_scenario(std::uint64_t seed, bool sparse) {
   std::mt19937_64 rng(seed);
   Scenario s;
-  const int links = 24;
+  const int links = sparse ? 64 : 24;
   for (int l = 0; l < links; ++l) s.capacity.push_back(1e8 * pick(rng, 10, 100) + 0.37e8);
   for (int f = 0; f < 300; ++f) {
+    if (f > 0 && pick(rng, 0, 7) == 0) {  // a twin: same start and spec, same finish
+      s.starts.push_back(s.starts.back());
+      continue;
+    }
     FlowSpec spec;
-    const int hops = pick(rng, 0, 9) == 0 ? 0 : pick(rng, 1, 3);
+    const int hops = pick(rng, 0, 9) == 0 ? 0 : pick(rng, 1, sparse ? 2 : 3);
     while (static_cast<int>(spec.links.size()) < hops) {
       const int link = pick(rng, 0, links - 1);
       if (std::find(spec.links.begin(), spec.links.end(), link) == spec.links.end()) {
         spec.links.push_back(link);
       }
     }
-    spec.bytes = 1e3 * pick(rng, 1, 10'000) + 0.25 * pick(rng, 0, 3);
+    spec.bytes = 1e3 * pick(rng, 1, sparse ? 200 : 10'000) + 0.25 * pick(rng, 0, 3);
     if (pick(rng, 0, 3) == 0 || (hops == 0 && pick(rng, 0, 1) == 0)) {
-      spec.rate_cap_bytes_per_s = 1e8 * pick(rng, 1, 50);
+      spec.rate_cap_bytes_per_s = (sparse ? 1e9 : 1e8) * pick(rng, 1, 50);
     }
-    // Multiples of 1000 ps so that some flows start together.
-    s.starts.emplace_back(1000 * pick(rng, 0, 20'000), spec);
+    // Multiples of 1 ns (dense) or 100 ns (sparse): some flows start together.
+    const Picoseconds start_ps =
+        sparse ? 100'000 * pick(rng, 0, 20'000) : 1000 * pick(rng, 0, 20'000);
+    s.starts.emplace_back(start_ps, spec);
   }
   std::stable_sort(s.starts.begin(), s.starts.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -182,11 +192,12 @@ std::vector<std::pair<Picoseconds, std::vector<FlowId>>> run(Network& net, const
   std::vector<std::pair<Picoseconds, std::vector<FlowId>>> log;
   std::size_t next = 0;
   while (true) {
-    const auto finish = net.next_finish_ps();
-    if (next == s.starts.size() && !finish) break;
-    Picoseconds now = finish.value_or(s.starts.empty() ? 0 : s.starts.back().first);
-    if (next < s.starts.size()) now = std::min(now, s.starts[next].first);
-    if (!finish && next < s.starts.size()) now = s.starts[next].first;
+    std::optional<Picoseconds> event = net.next_finish_ps();
+    if (next < s.starts.size() && (!event || s.starts[next].first < *event)) {
+      event = s.starts[next].first;
+    }
+    if (!event) break;
+    const Picoseconds now = *event;
     auto done = net.take_finished(now);
     if (!done.empty()) log.emplace_back(now, done);
     while (next < s.starts.size() && s.starts[next].first == now) {
@@ -201,9 +212,10 @@ std::vector<std::pair<Picoseconds, std::vector<FlowId>>> run(Network& net, const
 
 }  // namespace
 
-TEST_CASE("incremental settles match a full recompute at every change") {
-  for (std::uint64_t seed : {1u, 2u, 3u, 4u, 5u}) {
-    const Scenario s = random_scenario(seed);
+TEST_CASE("network: incremental settles match a full recompute at every change") {
+  for (std::uint64_t seed : {1u, 2u, 3u, 4u, 5u, 6u}) {
+    const bool sparse = seed > 3;
+    const Scenario s = random_scenario(seed, sparse);
     FlowNetwork net(s.capacity);
     ReferenceNetwork ref(s.capacity);
     const auto ref_log = run(ref, s, [](Picoseconds) {});
@@ -239,14 +251,18 @@ TEST_CASE("incremental settles match a full recompute at every change") {
     std::size_t finished = 0;
     for (const auto& entry : log) finished += entry.second.size();
     CHECK(finished == s.starts.size());
+    // Some events finish several flows at once (same start, same size or rate).
+    CHECK(std::any_of(log.begin(), log.end(),
+                      [](const auto& entry) { return entry.second.size() > 1; }));
     CHECK(checks > 300);
-    // The incremental network recomputed far fewer flows than the reference.
-    CHECK(net.recomputed_flows() * 2 < ref.recomputed());
+    // With small components the incremental network recomputes far fewer flows.
+    CHECK(net.recomputed_flows() <= ref.recomputed());
+    if (sparse) CHECK(net.recomputed_flows() * 4 < ref.recomputed());
   }
 }
 
-TEST_CASE("same inputs give identical finish times") {
-  const Scenario s = random_scenario(42);
+TEST_CASE("network: same inputs give identical finish times") {
+  const Scenario s = random_scenario(42, false);
   FlowNetwork first(s.capacity);
   FlowNetwork second(s.capacity);
   const auto a = run(first, s, [](Picoseconds) {});

@@ -1,9 +1,8 @@
 // Tests of the pure max-min fair allocation: hand-computed examples, agreement
 // with a naive progressive-filling reference, the max-min optimality
 // conditions, and bit-identical rates for a component solved alone.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -95,7 +94,8 @@ std::vector<double> naive_water_filling(const std::vector<double>& capacity,
 
 }  // namespace
 
-TEST_CASE("classic max-min example: a long flow bottlenecked on the smaller link") {
+TEST_CASE(
+    "network max-min: classic max-min example: a long flow bottlenecked on the smaller link") {
   // Link A = 0 (10 GB/s), link B = 1 (4 GB/s). Flow 0 uses A+B, flow 1 uses A,
   // flow 2 uses B. B's share 4/2 = 2 is the first bottleneck: flows 0 and 2 get
   // 2; A has 10 - 2 = 8 left for flow 1 alone.
@@ -107,7 +107,7 @@ TEST_CASE("classic max-min example: a long flow bottlenecked on the smaller link
   CHECK(rates == std::vector<double>{2e9, 8e9, 2e9});
 }
 
-TEST_CASE("parking lot: one long flow over a chain, one short flow per link") {
+TEST_CASE("network max-min: parking lot: one long flow over a chain, one short flow per link") {
   // Links 0,1,2 with 10, 20, 30 GB/s. Flow 0 crosses all three; flow k+1 uses
   // link k only. Shares: 5, 10, 15 -> link 0 first: flows 0 and 1 get 5.
   // Link 1: 20 - 5 = 15 for flow 2; link 2: 30 - 5 = 25 for flow 3.
@@ -118,7 +118,7 @@ TEST_CASE("parking lot: one long flow over a chain, one short flow per link") {
   CHECK(rates == std::vector<double>{5e9, 5e9, 15e9, 25e9});
 }
 
-TEST_CASE("a flow capped below its fair share frees bandwidth for the others") {
+TEST_CASE("network max-min: a flow capped below its fair share frees bandwidth for the others") {
   // One 12 GB/s link, three flows; fair share 4, but flow 0 is capped at 2,
   // so flows 1 and 2 split the remaining 10: 5 each. A cap above the share
   // (flow 2 capped at 7) changes nothing.
@@ -130,7 +130,7 @@ TEST_CASE("a flow capped below its fair share frees bandwidth for the others") {
   CHECK(rates == std::vector<double>{2e9, 5e9, 5e9});
 }
 
-TEST_CASE("empty routes are limited by the cap only, or unbounded") {
+TEST_CASE("network max-min: empty routes are limited by the cap only, or unbounded") {
   FairShareProblem problem;
   problem.add_flow(std::vector<int>{}, 3e9);
   problem.add_flow(std::vector<int>{}, 0.0);
@@ -139,7 +139,7 @@ TEST_CASE("empty routes are limited by the cap only, or unbounded") {
   CHECK(std::isinf(rates[1]));
 }
 
-TEST_CASE("many equal flows on one link share it exactly") {
+TEST_CASE("network max-min: many equal flows on one link share it exactly") {
   // 512 flows, each on the shared link 0 and its own private link 1 + i
   // (100 GB/s): share 51.2 GB/s / 512 = 100 MB/s each.
   std::vector<double> capacity{51.2e9};
@@ -151,7 +151,7 @@ TEST_CASE("many equal flows on one link share it exactly") {
   for (double rate : max_min_fair_rates(capacity, problem)) CHECK(rate == Approx(1e8));
 }
 
-TEST_CASE("heap allocation agrees with naive progressive filling and is max-min") {
+TEST_CASE("network max-min: heap allocation agrees with naive progressive filling and is max-min") {
   std::mt19937_64 rng(20240611);
   MaxMinFairSolver solver;
   std::vector<double> rates;
@@ -189,7 +189,7 @@ TEST_CASE("heap allocation agrees with naive progressive filling and is max-min"
   }
 }
 
-TEST_CASE("a component solved alone gets bit-identical rates") {
+TEST_CASE("network max-min: a component solved alone gets bit-identical rates") {
   // Two random problems on disjoint link sets (0..7 and 8..15), interleaved in
   // one problem in a random order that keeps each side's relative order.
   std::mt19937_64 rng(7);
@@ -209,8 +209,8 @@ TEST_CASE("a component solved alone gets bit-identical rates") {
     std::size_t a = 0;
     std::size_t b = 0;
     while (a < left.problem.flow_count() || b < shifted.flow_count()) {
-      const bool take_left = b == shifted.flow_count() ||
-                             (a < left.problem.flow_count() && pick(rng, 0, 1) == 0);
+      const bool take_left =
+          b == shifted.flow_count() || (a < left.problem.flow_count() && pick(rng, 0, 1) == 0);
       const FairShareProblem& side = take_left ? left.problem : shifted;
       const std::size_t index = take_left ? a++ : b++;
       both.add_flow(side.route(index), side.rate_cap_bytes_per_s[index]);

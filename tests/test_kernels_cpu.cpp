@@ -29,7 +29,9 @@ std::vector<Case> cases() {
       {"GQA 8:2 causal 64x64 d128", {1, 8, 2, 128, 64, 64}, {MaskKind::causal, {0, 1}, {0, 1}}},
       {"GQA 8:2 full 33x65 d64", {2, 8, 2, 64, 33, 65}, {}},
       {"striped causal P=4", {1, 4, 2, 32, 40, 40}, {MaskKind::causal, {1, 4}, {2, 4}}},
-      {"causal, keys later than some queries", {1, 2, 1, 64, 50, 70}, {MaskKind::causal, {0, 1}, {30, 1}}},
+      {"causal, keys later than some queries",
+       {1, 2, 1, 64, 50, 70},
+       {MaskKind::causal, {0, 1}, {30, 1}}},
       {"whole block masked", {2, 2, 1, 64, 17, 19}, {MaskKind::causal, {0, 1}, {1000, 1}}},
       {"long rows 5x300 d64", {1, 2, 1, 64, 5, 300}, {}},
   };
@@ -82,8 +84,7 @@ TEST_CASE("kernels: CPU fast backward matches the reference", "[kernels]") {
 
       std::vector<double> dq_ref(d.q.size()), dk_ref(d.k.size()), dv_ref(d.v.size());
       tk::reference_backward(s, c.mask, to_double(d.q), to_double(d.k), to_double(d.v),
-                             to_double(o), to_double(d_o), to_double(lse), dq_ref, dk_ref,
-                             dv_ref);
+                             to_double(o), to_double(d_o), to_double(lse), dq_ref, dk_ref, dv_ref);
       // Start from non-zero gradients to check that contributions are added.
       std::vector<float> dq(d.q.size(), 0.5F), dk(d.k.size(), 0.5F), dv(d.v.size(), 0.5F);
       tk::attention_backward_cpu(s, c.mask, d.q, d.k, d.v, o, d_o, lse, dq, dk, dv, threads);
@@ -135,6 +136,5 @@ TEST_CASE("kernels: CPU fast path: fully masked rows and bad sizes", "[kernels]"
                   std::invalid_argument);
   tk::BlockShape bad = s;
   bad.kv_heads = 3;
-  CHECK_THROWS_AS(tk::attention_forward_cpu(bad, m, d.q, d.k, d.v, o, lse),
-                  std::invalid_argument);
+  CHECK_THROWS_AS(tk::attention_forward_cpu(bad, m, d.q, d.k, d.v, o, lse), std::invalid_argument);
 }

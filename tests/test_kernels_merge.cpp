@@ -25,7 +25,8 @@ struct Partial {
 std::vector<Partial> three_partials(const tk::RowsShape& r) {
   std::vector<Partial> parts;
   for (std::uint32_t i = 0; i < 3; ++i) {
-    Partial p{random_floats(r.o_elements(), 10 + i), random_floats(r.lse_elements(), 20 + i, -3.0F, 6.0F)};
+    Partial p{random_floats(r.o_elements(), 10 + i),
+              random_floats(r.lse_elements(), 20 + i, -3.0F, 6.0F)};
     p.lse[0] = -std::numeric_limits<float>::infinity();
     std::fill(p.o.begin(), p.o.begin() + r.head_dim, 0.0F);
     if (i == 1) {
@@ -103,8 +104,10 @@ TEST_CASE("kernels: merging KV blocks equals attention over the concatenated key
     tk::BlockShape s = whole;
     s.kv_tokens = last - first;
     const tk::BlockMask m{tk::MaskKind::causal, whole_mask.q, {first, 1}};
-    const auto kc = tk::testing::slice_tokens(k, whole.batch, whole.kv_tokens, row_elems, first, last);
-    const auto vc = tk::testing::slice_tokens(v, whole.batch, whole.kv_tokens, row_elems, first, last);
+    const auto kc =
+        tk::testing::slice_tokens(k, whole.batch, whole.kv_tokens, row_elems, first, last);
+    const auto vc =
+        tk::testing::slice_tokens(v, whole.batch, whole.kv_tokens, row_elems, first, last);
     Partial p{std::vector<float>(q.size()), std::vector<float>(lse_full.size())};
     tk::attention_forward_cpu(s, m, q, kc, vc, p.o, p.lse, 2);
     tk::accumulate_partial_cpu(rows, p.o, p.lse, acc_o, acc_lse);

@@ -50,8 +50,7 @@ double loss(const Problem& p, const std::vector<double>& q, const std::vector<do
 }
 
 // Central finite difference of the loss with respect to every element of `x`.
-std::vector<double> numeric_gradient(std::vector<double>& x,
-                                     const std::function<double()>& eval) {
+std::vector<double> numeric_gradient(std::vector<double>& x, const std::function<double()>& eval) {
   constexpr double kStep = 1e-5;
   std::vector<double> grad(x.size());
   for (std::size_t i = 0; i < x.size(); ++i) {
@@ -113,9 +112,7 @@ TEST_CASE("kernels: reference forward: rows that see no key have o = 0, lse = -i
 }
 
 TEST_CASE("kernels: reference backward equals central finite differences", "[kernels]") {
-  SECTION("full mask, MHA") {
-    check_backward_against_fd(make_problem({1, 2, 2, 4, 3, 5}, {}, 11));
-  }
+  SECTION("full mask, MHA") { check_backward_against_fd(make_problem({1, 2, 2, 4, 3, 5}, {}, 11)); }
   SECTION("causal by positions, GQA 4:2, a fully masked row") {
     // Queries at 3, 5, 7, 9; keys at 4, 5, 6, 7, 8, 9: the query at 3 sees nothing.
     check_backward_against_fd(
@@ -127,8 +124,9 @@ TEST_CASE("kernels: reference backward equals central finite differences", "[ker
   }
 }
 
-TEST_CASE("kernels: reference backward over two KV blocks with the merged row LSE sums to the gradient",
-          "[kernels]") {
+TEST_CASE(
+    "kernels: reference backward over two KV blocks with the merged row LSE sums to the gradient",
+    "[kernels]") {
   // Keys split into blocks [0, 3) and [3, 7); positions contiguous, causal.
   const tk::BlockShape whole{1, 2, 1, 4, 5, 7};
   const tk::BlockMask whole_mask{tk::MaskKind::causal, {2, 1}, {0, 1}};

@@ -1,6 +1,8 @@
 // Topology builder and Router on hand-built graphs: cost order, tie-break,
 // caching and determinism.
 #include <catch2/catch.hpp>
+#include <limits>
+#include <random>
 
 #include "sim/topology/topology.hpp"
 #include "test_topology_helpers.hpp"
@@ -9,13 +11,15 @@ using namespace tilesim;
 using tilesim::test::route_names;
 
 namespace {
-VertexId gpu(Topology& t, const std::string& name) { return t.add_device({name, DeviceKind::gpu, 0, -1}); }
+VertexId gpu(Topology& t, const std::string& name) {
+  return t.add_device({name, DeviceKind::gpu, 0, -1});
+}
 VertexId sw(Topology& t, const std::string& name) {
   return t.add_device({name, DeviceKind::nvswitch, 0, -1});
 }
 }  // namespace
 
-TEST_CASE("connect adds two directed links with consecutive ids", "[topology]") {
+TEST_CASE("topology: connect adds two directed links with consecutive ids", "[topology]") {
   Topology t;
   const VertexId a = gpu(t, "a");
   const VertexId s = sw(t, "s");
@@ -39,7 +43,7 @@ TEST_CASE("connect adds two directed links with consecutive ids", "[topology]") 
   CHECK_THROWS_AS(t.connect(a, b, 0.0, 0, LinkClass::pcie), std::invalid_argument);
 }
 
-TEST_CASE("copies of a topology keep their links", "[topology]") {
+TEST_CASE("topology: copies of a topology keep their links", "[topology]") {
   Topology t;
   const VertexId a = gpu(t, "a");
   const VertexId b = gpu(t, "b");
@@ -52,7 +56,7 @@ TEST_CASE("copies of a topology keep their links", "[topology]") {
   CHECK(router.route(0, 1).links == std::vector<LinkId>{0});
 }
 
-TEST_CASE("router prefers lower latency over fewer hops", "[topology][router]") {
+TEST_CASE("topology: router prefers lower latency over fewer hops", "[topology][router]") {
   Topology t;
   const VertexId a = gpu(t, "a");
   const VertexId b = gpu(t, "b");
@@ -72,13 +76,14 @@ TEST_CASE("router prefers lower latency over fewer hops", "[topology][router]") 
   CHECK(back.links == std::vector<LinkId>{third + 1, second + 1, first + 1});
 }
 
-TEST_CASE("router breaks latency ties by hop count, then smallest vertex id", "[topology][router]") {
+TEST_CASE("topology: router breaks latency ties by hop count, then smallest vertex id",
+          "[topology][router]") {
   Topology t;
-  const VertexId a = gpu(t, "a");          // 0
-  const VertexId b = gpu(t, "b");          // 1
-  const VertexId high = sw(t, "high");     // 2
-  const VertexId low = sw(t, "low");       // 3
-  const VertexId x = sw(t, "x");           // 4
+  const VertexId a = gpu(t, "a");       // 0
+  const VertexId b = gpu(t, "b");       // 1
+  const VertexId high = sw(t, "high");  // 2
+  const VertexId low = sw(t, "low");    // 3
+  const VertexId x = sw(t, "x");        // 4
   // Path via `low` (id 3) and `high` (id 2) cost the same: `high` wins (smaller id).
   t.connect(a, low, 1e9, 1'000, LinkClass::nvlink);
   t.connect(low, b, 1e9, 1'000, LinkClass::nvlink);
@@ -94,7 +99,7 @@ TEST_CASE("router breaks latency ties by hop count, then smallest vertex id", "[
   CHECK(router.cached_routes() == 3);
 }
 
-TEST_CASE("router throws for unreachable and out-of-range GPUs", "[topology][router]") {
+TEST_CASE("topology: router throws for unreachable and out-of-range GPUs", "[topology][router]") {
   Topology t;
   gpu(t, "a");
   gpu(t, "b");
@@ -102,4 +107,76 @@ TEST_CASE("router throws for unreachable and out-of-range GPUs", "[topology][rou
   CHECK_THROWS_AS(router.route(0, 1), std::runtime_error);
   CHECK_THROWS_AS(router.route(0, 2), std::out_of_range);
   CHECK_THROWS_AS(router.route(-1, 0), std::out_of_range);
+}
+
+namespace {
+// Reference: full Dijkstra to dst with (latency, hops) costs by O(V^2)
+// selection, then the smallest-next-vertex walk. No pruning, no heap.
+std::vector<LinkId> reference_route(const Topology& t, VertexId src, VertexId dst) {
+  const auto n = static_cast<std::size_t>(t.device_count());
+  using Cost = std::pair<Picoseconds, int>;
+  const Cost inf{std::numeric_limits<Picoseconds>::max(), 0};
+  std::vector<Cost> dist(n, inf);
+  std::vector<char> done(n, 0);
+  dist[dst] = {0, 0};
+  for (std::size_t round = 0; round < n; ++round) {
+    std::size_t v = n;
+    for (std::size_t u = 0; u < n; ++u) {
+      if (!done[u] && dist[u] != inf && (v == n || dist[u] < dist[v])) v = u;
+    }
+    if (v == n) break;
+    done[v] = 1;
+    for (LinkId l = 0; l < t.link_count(); ++l) {
+      if (t.link_target(l) != v) continue;
+      const Cost c{dist[v].first + t.link(l).latency_ps, dist[v].second + 1};
+      if (c < dist[t.link_source(l)]) dist[t.link_source(l)] = c;
+    }
+  }
+  std::vector<LinkId> path;
+  for (VertexId u = src; u != dst;) {
+    LinkId best = -1;
+    for (LinkId l = 0; l < t.link_count(); ++l) {
+      if (t.link_source(l) != u) continue;
+      const VertexId v = t.link_target(l);
+      const Cost via{dist[v].first + t.link(l).latency_ps, dist[v].second + 1};
+      if (dist[v] == inf || via != dist[u]) continue;
+      if (best < 0 || v < t.link_target(best)) best = l;
+    }
+    path.push_back(best);
+    u = t.link_target(best);
+  }
+  return path;
+}
+}  // namespace
+
+TEST_CASE("topology: router matches a plain reference on random graphs with many ties",
+          "[topology][router]") {
+  std::mt19937 rng(12345);
+  for (int trial = 0; trial < 40; ++trial) {
+    Topology t;
+    const int gpus = 6;
+    const int switches = 10;
+    for (int i = 0; i < gpus; ++i) gpu(t, "g" + std::to_string(i));
+    for (int i = 0; i < switches; ++i) sw(t, "s" + std::to_string(i));
+    const int vertices = gpus + switches;
+    // A spanning chain keeps it connected; extra random links make ties.
+    for (int v = 1; v < vertices; ++v) {
+      const auto u = static_cast<VertexId>(rng() % static_cast<unsigned>(v));
+      t.connect(u, static_cast<VertexId>(v), 1e9, static_cast<Picoseconds>(rng() % 3),
+                LinkClass::pcie);
+    }
+    for (int extra = 0; extra < 14; ++extra) {
+      const auto a = static_cast<VertexId>(rng() % static_cast<unsigned>(vertices));
+      const auto b = static_cast<VertexId>(rng() % static_cast<unsigned>(vertices));
+      if (a != b) t.connect(a, b, 1e9, static_cast<Picoseconds>(rng() % 3), LinkClass::pcie);
+    }
+    Router router(t);
+    for (int s = 0; s < gpus; ++s) {
+      for (int d = 0; d < gpus; ++d) {
+        if (s == d) continue;
+        INFO("trial " << trial << " route " << s << " -> " << d);
+        CHECK(router.route(s, d).links == reference_route(t, t.gpu_vertex(s), t.gpu_vertex(d)));
+      }
+    }
+  }
 }

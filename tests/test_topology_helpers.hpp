@@ -18,9 +18,9 @@ inline std::string shipped(const std::string& file) {
 // Writes `text` to a fresh file in the temp directory and returns its path.
 inline std::string write_temp_yaml(const std::string& text) {
   static int counter = 0;
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("tilesim_topo_" + std::to_string(::getpid()) + "_" +
-                     std::to_string(counter++) + ".yaml");
+  const auto path =
+      std::filesystem::temp_directory_path() /
+      ("tilesim_topo_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + ".yaml");
   std::ofstream(path) << text;
   return path.string();
 }

@@ -1,8 +1,7 @@
 // YAML loader: shipped files, nodes: auto sizing, fabric sizes, and every
 // validation error with its file, line and key.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 
 #include "sim/core/input_error.hpp"
 #include "sim/topology/topology_loader.hpp"
@@ -43,12 +42,12 @@ void check_error(const std::string& yaml, const Expected& e) {
 }
 
 const char* const kHeader =
-    "name: t\n"          // 1
+    "name: t\n"         // 1
     "gpu: H100-SXM\n";  // 2
 
 }  // namespace
 
-TEST_CASE("shipped single-node topologies load", "[topology][loader]") {
+TEST_CASE("topology: shipped single-node topologies load", "[topology][loader]") {
   struct Case {
     const char* file;
     const char* model;
@@ -73,7 +72,7 @@ TEST_CASE("shipped single-node topologies load", "[topology][loader]") {
   CHECK(h100.link(0).latency_ps == 500'000);
 }
 
-TEST_CASE("nodes: auto sizes the cluster to the GPUs wanted", "[topology][loader]") {
+TEST_CASE("topology: nodes: auto sizes the cluster to the GPUs wanted", "[topology][loader]") {
   const std::string h100 = shipped("h100-cluster.yaml");
   CHECK(load_topology(h100, 16).node_count == 2);
   CHECK(load_topology(h100, 17).node_count == 3);
@@ -106,10 +105,12 @@ TEST_CASE("nodes: auto sizes the cluster to the GPUs wanted", "[topology][loader
   CHECK(a100.link(a100.link_count() - 1).bandwidth_bytes_per_s == 25e9);
 }
 
-TEST_CASE("fabric oversubscription and spine count", "[topology][loader]") {
+TEST_CASE("topology: fabric oversubscription and spine count", "[topology][loader]") {
   const std::string path = write_temp_yaml(std::string(kHeader) +
                                            "nodes: 4\n"
-                                           "node_from: " + shipped("dgx-h100.yaml") + "\n"
+                                           "node_from: " +
+                                           shipped("dgx-h100.yaml") +
+                                           "\n"
                                            "fabric: {port_bandwidth: 400Gb/s, nodes_per_leaf: 2, "
                                            "oversubscription: 2, switch_latency: 500ns}\n");
   // node_from is relative to the file; an absolute path works too.
@@ -122,15 +123,16 @@ TEST_CASE("fabric oversubscription and spine count", "[topology][loader]") {
   CHECK(t.link(t.link_count() - 1 - 2 * 16).latency_ps == 250'000);  // last nic-leaf link
 }
 
-TEST_CASE("group link patterns", "[topology][loader]") {
-  const std::string path = write_temp_yaml(std::string(kHeader) +
-                                           "node:\n"
-                                           "  devices:\n"
-                                           "    - {name: g, kind: gpu, count: 4}\n"
-                                           "    - {name: s, kind: pcie_switch, count: 2}\n"
-                                           "  links:\n"
-                                           "    - {between: [g, s], class: pcie, bandwidth: 1GB/s, latency: 1us}\n"
-                                           "    - {between: [s, s], class: pcie, bandwidth: 2GB/s, latency: 1us, pattern: all}\n");
+TEST_CASE("topology: group link patterns", "[topology][loader]") {
+  const std::string path = write_temp_yaml(
+      std::string(kHeader) +
+      "node:\n"
+      "  devices:\n"
+      "    - {name: g, kind: gpu, count: 4}\n"
+      "    - {name: s, kind: pcie_switch, count: 2}\n"
+      "  links:\n"
+      "    - {between: [g, s], class: pcie, bandwidth: 1GB/s, latency: 1us}\n"
+      "    - {between: [s, s], class: pcie, bandwidth: 2GB/s, latency: 1us, pattern: all}\n");
   const Topology t = load_topology(path, 0);
   REQUIRE(t.link_count() == 2 * (4 + 2));
   CHECK(t.device(t.link_target(0)).name == "n0.s0");  // g0 -> s0
@@ -139,13 +141,13 @@ TEST_CASE("group link patterns", "[topology][loader]") {
   CHECK(t.device(t.link_target(6)).name == "n0.s1");  // g3 -> s1
 }
 
-TEST_CASE("every bad input names file, line and key", "[topology][loader][errors]") {
+TEST_CASE("topology: every bad input names file, line and key", "[topology][loader][errors]") {
   const std::string good_node =
-      "node:\n"                                                                       // 3
-      "  devices:\n"                                                                  // 4
-      "    - {name: gpu, kind: gpu, count: 2}\n"                                      // 5
-      "    - {name: sw, kind: nvswitch}\n"                                            // 6
-      "  links:\n"                                                                    // 7
+      "node:\n"                                                                         // 3
+      "  devices:\n"                                                                    // 4
+      "    - {name: gpu, kind: gpu, count: 2}\n"                                        // 5
+      "    - {name: sw, kind: nvswitch}\n"                                              // 6
+      "  links:\n"                                                                      // 7
       "    - {between: [gpu, sw], class: nvlink, bandwidth: 450GB/s, latency: 1us}\n";  // 8
   const std::string h = kHeader;
 
@@ -163,10 +165,11 @@ TEST_CASE("every bad input names file, line and key", "[topology][loader][errors
                 {8, "node.links[0].bandwidth", "expected a bandwidth"});
   }
   SECTION("bad time unit") {
-    check_error(h + "node:\n  devices:\n    - {name: gpu, kind: gpu, count: 2}\n"
-                    "    - {name: sw, kind: nvswitch}\n  links:\n"
-                    "    - {between: [gpu, sw], class: nvlink, bandwidth: 1GB/s, latency: 2 weeks}\n",
-                {8, "node.links[0].latency", "expected a time"});
+    check_error(
+        h + "node:\n  devices:\n    - {name: gpu, kind: gpu, count: 2}\n"
+            "    - {name: sw, kind: nvswitch}\n  links:\n"
+            "    - {between: [gpu, sw], class: nvlink, bandwidth: 1GB/s, latency: 2 weeks}\n",
+        {8, "node.links[0].latency", "expected a time"});
   }
   SECTION("zero bandwidth") {
     check_error(h + "node:\n  devices:\n    - {name: gpu, kind: gpu, count: 2}\n"
@@ -199,14 +202,16 @@ TEST_CASE("every bad input names file, line and key", "[topology][loader][errors
                 {9, "node.links[1].between", "unknown device 'nvs'"});
   }
   SECTION("duplicate device name") {
-    check_error(h + "node:\n  devices:\n    - {name: gpu, kind: gpu, count: 2}\n"
-                    "    - {name: gpu1, kind: nvswitch}\n",
-                {6, "node.devices[1].name", "duplicate device name 'gpu1' (already defined at line 5)"});
+    check_error(
+        h + "node:\n  devices:\n    - {name: gpu, kind: gpu, count: 2}\n"
+            "    - {name: gpu1, kind: nvswitch}\n",
+        {6, "node.devices[1].name", "duplicate device name 'gpu1' (already defined at line 5)"});
   }
   SECTION("no GPUs") {
-    check_error(h + "node:\n  devices:\n    - {name: sw, kind: nvswitch}\n"
-                    "  links:\n    - {between: [sw, sw], class: nvlink, bandwidth: 1GB/s, latency: 1us}\n",
-                {5, "node.devices", "at least one device of kind gpu"});
+    check_error(
+        h + "node:\n  devices:\n    - {name: sw, kind: nvswitch}\n"
+            "  links:\n    - {between: [sw, sw], class: nvlink, bandwidth: 1GB/s, latency: 1us}\n",
+        {5, "node.devices", "at least one device of kind gpu"});
   }
   SECTION("GPUs of one node not connected") {
     check_error(h + "node:\n  devices:\n    - {name: gpu, kind: gpu, count: 2}\n"
@@ -215,8 +220,7 @@ TEST_CASE("every bad input names file, line and key", "[topology][loader][errors
                 {8, "node.links", "GPU n0.gpu0 cannot reach GPU n0.gpu1"});
   }
   SECTION("several nodes without a fabric") {
-    check_error(h + "nodes: 2\n" + good_node,
-                {3, "nodes", "GPU n0.gpu0 cannot reach GPU n1.gpu0"});
+    check_error(h + "nodes: 2\n" + good_node, {3, "nodes", "GPU n0.gpu0 cannot reach GPU n1.gpu0"});
   }
   SECTION("bad node count") {
     check_error(h + "nodes: 0\n" + good_node, {3, "nodes", "positive node count or auto"});
@@ -224,19 +228,23 @@ TEST_CASE("every bad input names file, line and key", "[topology][loader][errors
   }
   SECTION("fabric errors") {
     const std::string base = h + good_node;  // fabric starts at line 9
-    check_error(base + "fabric: {port_bandwidth: 400Gb/s, nodes_per_leaf: 2, switch_latency: 1us}\n",
-                {9, "fabric", "no device of kind nic"});
+    check_error(
+        base + "fabric: {port_bandwidth: 400Gb/s, nodes_per_leaf: 2, switch_latency: 1us}\n",
+        {9, "fabric", "no device of kind nic"});
     const std::string with_nic =
-        h + "node:\n  devices:\n    - {name: gpu, kind: gpu}\n    - {name: nic, kind: nic}\n"
-            "  links:\n    - {between: [gpu, nic], class: pcie, bandwidth: 63GB/s, latency: 1us}\n"
-            "fabric:\n";  // line 9
+        h +
+        "node:\n  devices:\n    - {name: gpu, kind: gpu}\n    - {name: nic, kind: nic}\n"
+        "  links:\n    - {between: [gpu, nic], class: pcie, bandwidth: 63GB/s, latency: 1us}\n"
+        "fabric:\n";  // line 9
     check_error(with_nic + "  port_bandwidth: 400\n  nodes_per_leaf: 2\n  switch_latency: 1us\n",
                 {10, "fabric.port_bandwidth", "expected a bandwidth"});
-    check_error(with_nic + "  port_bandwidth: 400Gb/s\n  nodes_per_leaf: 2\n  switch_latency: 1us\n"
-                           "  radix: 64\n",
+    check_error(with_nic +
+                    "  port_bandwidth: 400Gb/s\n  nodes_per_leaf: 2\n  switch_latency: 1us\n"
+                    "  radix: 64\n",
                 {13, "fabric.radix", "unknown key"});
-    check_error(with_nic + "  port_bandwidth: 400Gb/s\n  nodes_per_leaf: 2\n  switch_latency: 1us\n"
-                           "  oversubscription: 0.5\n",
+    check_error(with_nic +
+                    "  port_bandwidth: 400Gb/s\n  nodes_per_leaf: 2\n  switch_latency: 1us\n"
+                    "  oversubscription: 0.5\n",
                 {13, "fabric.oversubscription", "ratio >= 1"});
     check_error(with_nic + "  port_bandwidth: 400Gb/s\n  nodes_per_leaf: 2\n",
                 {10, "fabric.switch_latency", "missing required key"});

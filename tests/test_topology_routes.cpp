@@ -1,7 +1,6 @@
 // Routes on the shipped topologies: exact paths, hop counts and latencies,
 // the cross-rail rule, determinism, and the routing time at 4096 GPUs.
 #include <catch2/catch.hpp>
-
 #include <chrono>
 
 #include "sim/topology/topology_loader.hpp"
@@ -13,7 +12,7 @@ using tilesim::test::shipped;
 using tilesim::test::write_temp_yaml;
 using Names = std::vector<std::string>;
 
-TEST_CASE("same NVSwitch: gpu -> nvswitch -> gpu", "[topology][routes]") {
+TEST_CASE("topology: same NVSwitch: gpu -> nvswitch -> gpu", "[topology][routes]") {
   for (const char* file : {"dgx-h100.yaml", "dgx-a100.yaml", "hgx-h200.yaml", "h800.yaml"}) {
     INFO(file);
     const Topology t = load_topology(shipped(file), 8);
@@ -25,7 +24,8 @@ TEST_CASE("same NVSwitch: gpu -> nvswitch -> gpu", "[topology][routes]") {
   }
 }
 
-TEST_CASE("pcie-8gpu: same switch, same socket, across sockets through UPI", "[topology][routes]") {
+TEST_CASE("topology: pcie-8gpu: same switch, same socket, across sockets through UPI",
+          "[topology][routes]") {
   const Topology t = load_topology(shipped("pcie-8gpu.yaml"), 8);
   Router router(t);
   CHECK(route_names(t, router.route(0, 1)) == Names{"n0.gpu0", "n0.psw0", "n0.gpu1"});
@@ -40,7 +40,7 @@ TEST_CASE("pcie-8gpu: same switch, same socket, across sockets through UPI", "[t
   CHECK(router.route(7, 3).links.size() == 5);
 }
 
-TEST_CASE("h100 cluster, same leaf group (2 nodes)", "[topology][routes]") {
+TEST_CASE("topology: h100 cluster, same leaf group (2 nodes)", "[topology][routes]") {
   const Topology t = load_topology(shipped("h100-cluster.yaml"), 16);
   Router router(t);
   SECTION("same rail: gpu -> nic -> leaf -> nic -> gpu, 4 links") {
@@ -54,33 +54,31 @@ TEST_CASE("h100 cluster, same leaf group (2 nodes)", "[topology][routes]") {
     // same; the tie goes to the smaller vertex id at the first difference:
     // n0.nvswitch (id 8) before n0.nic0 (id 9).
     const Route& r = router.route(0, 9);
-    CHECK(route_names(t, r) == Names{"n0.gpu0", "n0.nvswitch", "n0.gpu1", "n0.nic1", "leaf.r1.0",
-                                     "n1.nic1", "n1.gpu1"});
+    CHECK(route_names(t, r) ==
+          Names{"n0.gpu0", "n0.nvswitch", "n0.gpu1", "n0.nic1", "leaf.r1.0", "n1.nic1", "n1.gpu1"});
     CHECK(r.latency_ps == 3'600'000);
   }
-  SECTION("within a node NVLink only") {
-    CHECK(router.route(8, 15).links.size() == 2);
-  }
+  SECTION("within a node NVLink only") { CHECK(router.route(8, 15).links.size() == 2); }
 }
 
-TEST_CASE("h100 cluster, different leaf groups (33 nodes)", "[topology][routes]") {
+TEST_CASE("topology: h100 cluster, different leaf groups (33 nodes)", "[topology][routes]") {
   const Topology t = load_topology(shipped("h100-cluster.yaml"), 33 * 8);
   Router router(t);
   SECTION("same rail crosses the spine (spine.0 on ties), 6 links") {
     const Route& r = router.route(0, 256);
-    CHECK(route_names(t, r) == Names{"n0.gpu0", "n0.nic0", "leaf.r0.0", "spine.0", "leaf.r0.1",
-                                     "n32.nic0", "n32.gpu0"});
+    CHECK(route_names(t, r) ==
+          Names{"n0.gpu0", "n0.nic0", "leaf.r0.0", "spine.0", "leaf.r0.1", "n32.nic0", "n32.gpu0"});
     CHECK(r.latency_ps == 3'800'000);  // 2 us PCIe + 3 switches
   }
   SECTION("across rails: the spine changes rail, no NVLink hop, 6 links") {
     const Route& r = router.route(0, 257);
-    CHECK(route_names(t, r) == Names{"n0.gpu0", "n0.nic0", "leaf.r0.0", "spine.0", "leaf.r1.1",
-                                     "n32.nic1", "n32.gpu1"});
+    CHECK(route_names(t, r) ==
+          Names{"n0.gpu0", "n0.nic0", "leaf.r0.0", "spine.0", "leaf.r1.1", "n32.nic1", "n32.gpu1"});
     CHECK(r.latency_ps == 3'800'000);
   }
 }
 
-TEST_CASE("slow NVLink makes cross-rail traffic take the spine", "[topology][routes]") {
+TEST_CASE("topology: slow NVLink makes cross-rail traffic take the spine", "[topology][routes]") {
   // Same layout with 1 us NVLink links: the NVLink detour (2 us) now loses to the
   // spine detour (1.2 us).
   const std::string path = write_temp_yaml(
@@ -99,7 +97,8 @@ TEST_CASE("slow NVLink makes cross-rail traffic take the spine", "[topology][rou
   CHECK(r.latency_ps == 3'800'000);
 }
 
-TEST_CASE("routes are deterministic and independent of query order", "[topology][routes]") {
+TEST_CASE("topology: routes are deterministic and independent of query order",
+          "[topology][routes]") {
   const Topology t = load_topology(shipped("h100-cluster.yaml"), 33 * 8);
   Router forward(t);
   Router backward(t);
@@ -111,14 +110,15 @@ TEST_CASE("routes are deterministic and independent of query order", "[topology]
     second.insert(second.begin(), backward.route(s, (s * 13 + 5) % gpus).links);
   }
   CHECK(first == second);
-  // Many sources towards one destination resume one search; same answers.
+  // A reused router gives the same answers as a fresh one.
   Router fan_in(t);
   for (int s = 0; s < gpus; s += 7) {
     CHECK(fan_in.route(s, 5).links == Router(t).route(s, 5).links);
   }
 }
 
-TEST_CASE("4096-GPU cluster: ring neighbour routes are fast", "[topology][routes][perf]") {
+TEST_CASE("topology: 4096-GPU cluster: ring neighbour routes are fast",
+          "[topology][routes][perf]") {
   using Clock = std::chrono::steady_clock;
   const auto t0 = Clock::now();
   const Topology t = load_topology(shipped("h100-cluster.yaml"), 4096);

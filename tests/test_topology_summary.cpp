@@ -1,6 +1,5 @@
 // Summaries: link counts, injection bandwidths, hand-computed bisections, dot.
 #include <catch2/catch.hpp>
-
 #include <chrono>
 
 #include "sim/topology/bisection.hpp"
@@ -11,7 +10,7 @@
 using namespace tilesim;
 using tilesim::test::shipped;
 
-TEST_CASE("bisection of a hand-built graph", "[topology][summary]") {
+TEST_CASE("topology: bisection of a hand-built graph", "[topology][summary]") {
   // g0, g1 -- s1 ==5== s2 -- g2, g3 (10 GB/s each), plus g1 -- g2 at 3 GB/s.
   // Cut {g0, g1} | {g2, g3}: s1-s2 (5) + g1-g2 (3) = 8 GB/s.
   Topology t;
@@ -33,7 +32,7 @@ TEST_CASE("bisection of a hand-built graph", "[topology][summary]") {
   CHECK_THROWS_AS(max_flow_bytes_per_s(t, {0, 1}, {1}), std::invalid_argument);
 }
 
-TEST_CASE("summaries of shipped topologies", "[topology][summary]") {
+TEST_CASE("topology: summaries of shipped topologies", "[topology][summary]") {
   SECTION("dgx-h100") {
     const TopologySummary s = summarize(load_topology(shipped("dgx-h100.yaml"), 8));
     CHECK(s.name == "dgx-h100");
@@ -66,7 +65,7 @@ TEST_CASE("summaries of shipped topologies", "[topology][summary]") {
   }
 }
 
-TEST_CASE("4096-GPU cluster bisection", "[topology][summary][perf]") {
+TEST_CASE("topology: 4096-GPU cluster bisection", "[topology][summary][perf]") {
   const Topology t = load_topology(shipped("h100-cluster.yaml"), 4096);
   const auto t0 = std::chrono::steady_clock::now();
   const TopologySummary s = summarize(t);
@@ -78,7 +77,7 @@ TEST_CASE("4096-GPU cluster bisection", "[topology][summary][perf]") {
   CHECK(summary_s < 5.0);
 }
 
-TEST_CASE("dot output names every GPU and cable", "[topology][summary]") {
+TEST_CASE("topology: dot output names every GPU and cable", "[topology][summary]") {
   const Topology t = load_topology(shipped("h100-cluster.yaml"), 16);
   const std::string dot = to_dot(t);
   CHECK(dot.rfind("graph \"h100-cluster\" {", 0) == 0);

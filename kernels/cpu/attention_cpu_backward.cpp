@@ -80,8 +80,8 @@ void backward_row(const BlockShape& s, float scale, const RowInputs& row, Backwa
 void attention_backward_cpu(const BlockShape& s, const BlockMask& mask, std::span<const float> q,
                             std::span<const float> k, std::span<const float> v,
                             std::span<const float> o, std::span<const float> d_o,
-                            std::span<const float> lse, std::span<float> dq,
-                            std::span<float> dk, std::span<float> dv, int threads) {
+                            std::span<const float> lse, std::span<float> dq, std::span<float> dk,
+                            std::span<float> dv, int threads) {
   validate_block(s, mask);
   detail::require_size(q, s.q_elements(), "q");
   detail::require_size(k, s.kv_elements(), "k");
@@ -116,8 +116,8 @@ void attention_backward_cpu(const BlockShape& s, const BlockMask& mask, std::spa
         const float row_lse = lse[detail::row_offset(s, b, h) + i];
         if (visible[i] == 0 || row_lse == kMinusInf) continue;
         const Index at = detail::q_offset(s, b, i, h);
-        backward_row(s, scale, RowInputs{q.data() + at, o.data() + at, d_o.data() + at, row_lse,
-                                         visible[i]},
+        backward_row(s, scale,
+                     RowInputs{q.data() + at, o.data() + at, d_o.data() + at, row_lse, visible[i]},
                      w);
         float* dq_out = dq.data() + at;
         for (Index d = 0; d < s.head_dim; ++d) dq_out[d] += w.dq_row[d];

@@ -69,8 +69,8 @@ void forward_row(const BlockShape& s, Index visible, ForwardScratch& w, float* o
 }  // namespace
 
 void attention_forward_cpu(const BlockShape& s, const BlockMask& mask, std::span<const float> q,
-                           std::span<const float> k, std::span<const float> v,
-                           std::span<float> o, std::span<float> lse, int threads) {
+                           std::span<const float> k, std::span<const float> v, std::span<float> o,
+                           std::span<float> lse, int threads) {
   validate_block(s, mask);
   detail::require_size(q, s.q_elements(), "q");
   detail::require_size(k, s.kv_elements(), "k");

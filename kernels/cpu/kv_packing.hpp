@@ -11,13 +11,11 @@
 
 namespace tilesim::kernels::detail {
 
-inline std::int64_t kv_offset(const BlockShape& s, std::int64_t b, std::int64_t j,
-                              std::int64_t g) {
+inline std::int64_t kv_offset(const BlockShape& s, std::int64_t b, std::int64_t j, std::int64_t g) {
   return ((b * s.kv_tokens + j) * s.kv_heads + g) * s.head_dim;
 }
 
-inline std::int64_t q_offset(const BlockShape& s, std::int64_t b, std::int64_t i,
-                             std::int64_t h) {
+inline std::int64_t q_offset(const BlockShape& s, std::int64_t b, std::int64_t i, std::int64_t h) {
   return ((b * s.q_tokens + i) * s.heads + h) * s.head_dim;
 }
 

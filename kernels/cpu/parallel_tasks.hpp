@@ -14,7 +14,8 @@ namespace tilesim::kernels::detail {
 
 template <typename Task>
 void run_parallel_tasks(std::int64_t count, int threads, const Task& task) {
-  const std::int64_t workers = std::clamp<std::int64_t>(threads, 1, std::max<std::int64_t>(count, 1));
+  const std::int64_t workers =
+      std::clamp<std::int64_t>(threads, 1, std::max<std::int64_t>(count, 1));
   if (workers == 1) {
     for (std::int64_t t = 0; t < count; ++t) task(t);
     return;

@@ -37,8 +37,8 @@ double score(const BlockShape& s, const Indexer& at, std::span<const double> q,
 }  // namespace
 
 void reference_forward(const BlockShape& s, const BlockMask& mask, std::span<const double> q,
-                       std::span<const double> k, std::span<const double> v,
-                       std::span<double> o, std::span<double> lse) {
+                       std::span<const double> k, std::span<const double> v, std::span<double> o,
+                       std::span<double> lse) {
   validate_block(s, mask);
   require_size(q, s.q_elements(), "q");
   require_size(k, s.kv_elements(), "k");
@@ -79,8 +79,8 @@ void reference_forward(const BlockShape& s, const BlockMask& mask, std::span<con
 void reference_backward(const BlockShape& s, const BlockMask& mask, std::span<const double> q,
                         std::span<const double> k, std::span<const double> v,
                         std::span<const double> o, std::span<const double> d_o,
-                        std::span<const double> lse, std::span<double> dq,
-                        std::span<double> dk, std::span<double> dv) {
+                        std::span<const double> lse, std::span<double> dq, std::span<double> dk,
+                        std::span<double> dv) {
   validate_block(s, mask);
   require_size(q, s.q_elements(), "q");
   require_size(k, s.kv_elements(), "k");

@@ -19,8 +19,8 @@
 // std::runtime_error when a launch fails; kernels run asynchronously on `stream`.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
-#include <span>
 
 #include "kernels/attention_shape.hpp"
 
@@ -48,9 +48,10 @@ void attention_backward_cuda(const BlockShape& shape, const BlockMask& mask, DTy
                              const float* lse, const float* d_rowsum, float* dq, float* dk,
                              float* dv, void* stream);
 
-// o, lse <- merge of the partials (device pointers, one entry per partial; any number >= 1).
-void merge_partials_cuda(const RowsShape& rows, std::span<const float* const> o_parts,
-                         std::span<const float* const> lse_parts, float* o, float* lse,
+// o, lse <- merge of `count` >= 1 partials: o_parts[i], lse_parts[i] are device pointers held
+// in host arrays. o/lse may not alias a partial.
+void merge_partials_cuda(const RowsShape& rows, const float* const* o_parts,
+                         const float* const* lse_parts, std::size_t count, float* o, float* lse,
                          void* stream);
 
 // In place: (o_acc, lse_acc) <- merge((o_acc, lse_acc), (o_block, lse_block)); an empty

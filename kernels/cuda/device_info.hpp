@@ -34,8 +34,8 @@ class DeviceBuffer {
   }
   std::size_t bytes() const { return bytes_; }
 
-  void upload(const void* host, std::size_t bytes);      // synchronous copy host -> device
-  void download(void* host, std::size_t bytes) const;    // synchronous copy device -> host
+  void upload(const void* host, std::size_t bytes);    // synchronous copy host -> device
+  void download(void* host, std::size_t bytes) const;  // synchronous copy device -> host
   void fill_zero();
 
  private:

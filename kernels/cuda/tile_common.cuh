@@ -9,6 +9,11 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "kernels/attention_shape.hpp"
 
 namespace tilesim::kernels::cuda_detail {
 
@@ -35,9 +40,7 @@ struct Elem<__nv_bfloat16> {
   static __device__ __forceinline__ __nv_bfloat16 from_float(float x) {
     return __float2bfloat16_rn(x);
   }
-  static __device__ __forceinline__ float to_float(__nv_bfloat16 x) {
-    return __bfloat162float(x);
-  }
+  static __device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
 };
 
 // Shape and positions of one block, as the kernels see them.
@@ -87,7 +90,8 @@ __device__ __forceinline__ void load_tile(T* tile, const T* tensor, int batch_in
 }
 
 __device__ __forceinline__ float warp_max(float x) {
-  for (int offset = 16; offset > 0; offset /= 2) x = fmaxf(x, __shfl_xor_sync(0xffffffffU, x, offset));
+  for (int offset = 16; offset > 0; offset /= 2)
+    x = fmaxf(x, __shfl_xor_sync(0xffffffffU, x, offset));
   return x;
 }
 
@@ -102,6 +106,40 @@ __host__ __device__ __forceinline__ int visible_prefix(long long pq, long long k
   if (pq < kv_start) return 0;
   const long long n = (pq - kv_start) / kv_stride + 1;
   return n < kv_tokens ? static_cast<int>(n) : kv_tokens;
+}
+
+// Host side: checks the block against what the kernels support and packs it for them.
+inline BlockParams make_block_params(const BlockShape& s, const BlockMask& m) {
+  validate_block(s, m);
+  if (s.head_dim != 64 && s.head_dim != 128) {
+    throw std::invalid_argument("attention CUDA kernels: head_dim " + std::to_string(s.head_dim) +
+                                " is not supported (64 or 128)");
+  }
+  constexpr std::int64_t kMax = std::numeric_limits<int>::max() / 2;
+  if (s.batch > kMax || s.heads > kMax || s.q_tokens > kMax || s.kv_tokens > kMax ||
+      s.batch * s.heads > 65535LL * 65535LL) {
+    throw std::invalid_argument("attention CUDA kernels: block too large");
+  }
+  BlockParams p{};
+  p.batch = static_cast<int>(s.batch);
+  p.heads = static_cast<int>(s.heads);
+  p.kv_heads = static_cast<int>(s.kv_heads);
+  p.q_tokens = static_cast<int>(s.q_tokens);
+  p.kv_tokens = static_cast<int>(s.kv_tokens);
+  p.q_start = m.q.start;
+  p.q_stride = m.q.stride;
+  p.kv_start = m.kv.start;
+  p.kv_stride = m.kv.stride;
+  p.causal = m.kind == MaskKind::causal;
+  p.scale = 1.0F / sqrtf(static_cast<float>(s.head_dim));
+  return p;
+}
+
+inline void check_launch(const char* what) {
+  const cudaError_t status = cudaGetLastError();
+  if (status != cudaSuccess) {
+    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(status));
+  }
 }
 
 }  // namespace tilesim::kernels::cuda_detail

@@ -22,7 +22,12 @@
 // and t0 becomes t. Drift guard: a flow whose rate would change at a settle and
 // whose remaining bytes there are <= 1e-6 of its size or < 1 byte is finished at
 // that settle's time (it takes no more bandwidth). Finish times therefore depend
-// only on each flow's rate history, not on how often settle is called.
+// only on each flow's rate history, not on how often settle is called. When the
+// guard ends a flow the component is allocated again without it (rare).
+// A started flow moves from the settle that first gives it a rate.
+//
+// Cost of a settle: O(F log F + (F + L + R) log(L + R)) for the F flows, L links
+// and R route entries of the affected components; other flows are not touched.
 //
 // Edge cases: a flow with an empty route (a same-device copy) is limited only
 // by its cap; without a cap it finishes at its start time (rate reported as
@@ -48,9 +53,9 @@ namespace tilesim {
 using FlowId = std::int64_t;
 
 struct FlowSpec {
-  std::vector<int> links;               // route, link ids in [0, link_count)
-  double bytes = 0.0;                   // > 0
-  double rate_cap_bytes_per_s = 0.0;    // <= 0 means no cap
+  std::vector<int> links;             // route, link ids in [0, link_count)
+  double bytes = 0.0;                 // > 0
+  double rate_cap_bytes_per_s = 0.0;  // <= 0 means no cap
 };
 
 class FlowNetwork {
@@ -132,7 +137,7 @@ class FlowNetwork {
   // Per-settle scratch (kept to avoid re-allocation).
   std::vector<int> component_;  // slots, sorted by id
   std::vector<int> link_stack_;
-  std::vector<int> solved_;     // slots given to the solver
+  std::vector<int> solved_;  // slots given to the solver
   FairShareProblem problem_;
   std::vector<double> rates_;
   MaxMinFairSolver solver_;

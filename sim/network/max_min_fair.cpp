@@ -22,15 +22,6 @@ void FairShareProblem::clear() {
   rate_cap_bytes_per_s.clear();
 }
 
-// std::push_heap keeps the "largest" on top; ordering by `later` puts the
-// smallest (share, tag) there.
-bool MaxMinFairSolver::later(const HeapEntry& a, const HeapEntry& b) {
-  if (a.share_bytes_per_s != b.share_bytes_per_s) {
-    return a.share_bytes_per_s > b.share_bytes_per_s;
-  }
-  return a.tag > b.tag;
-}
-
 void MaxMinFairSolver::index_links(std::size_t link_count, const FairShareProblem& problem) {
   if (local_of_link_.size() < link_count) local_of_link_.resize(link_count, -1);
   link_ids_.clear();
@@ -58,10 +49,11 @@ void MaxMinFairSolver::index_links(std::size_t link_count, const FairShareProble
   }
 }
 
-void MaxMinFairSolver::push_link(int local) {
+// Adds the link's current share; with keep_heap false the caller heapifies later.
+void MaxMinFairSolver::push_link(int local, bool keep_heap) {
   const double share = remaining_bytes_per_s_[local] / static_cast<double>(unfrozen_[local]);
   heap_.push_back({std::max(share, 0.0), link_ids_[local], ++version_[local]});
-  std::push_heap(heap_.begin(), heap_.end(), later);
+  if (keep_heap) std::push_heap(heap_.begin(), heap_.end(), Later{});
 }
 
 void MaxMinFairSolver::freeze(const FairShareProblem& problem, std::size_t flow,
@@ -83,7 +75,7 @@ void MaxMinFairSolver::freeze(const FairShareProblem& problem, std::size_t flow,
 void MaxMinFairSolver::rekey_touched(int skip_local) {
   for (int local : touched_) {
     is_touched_[local] = 0;
-    if (local != skip_local && unfrozen_[local] > 0) push_link(local);
+    if (local != skip_local && unfrozen_[local] > 0) push_link(local, true);
   }
   touched_.clear();
 }
@@ -100,18 +92,16 @@ void MaxMinFairSolver::solve(std::span<const double> link_capacity_bytes_per_s,
   heap_.clear();
   for (std::size_t k = 0; k < link_ids_.size(); ++k) {
     remaining_bytes_per_s_[k] = link_capacity_bytes_per_s[link_ids_[k]];
-    push_link(static_cast<int>(k));
+    push_link(static_cast<int>(k), false);
   }
   for (std::size_t f = 0; f < n; ++f) {
     const double cap = problem.rate_cap_bytes_per_s[f];
-    if (cap > 0.0) {
-      heap_.push_back({cap, link_count + static_cast<std::int64_t>(f), 0});
-      std::push_heap(heap_.begin(), heap_.end(), later);
-    }
+    if (cap > 0.0) heap_.push_back({cap, link_count + static_cast<std::int64_t>(f), 0});
   }
+  std::make_heap(heap_.begin(), heap_.end(), Later{});
 
   while (!heap_.empty()) {
-    std::pop_heap(heap_.begin(), heap_.end(), later);
+    std::pop_heap(heap_.begin(), heap_.end(), Later{});
     const HeapEntry top = heap_.back();
     heap_.pop_back();
     if (top.tag >= link_count) {

@@ -55,16 +55,25 @@ class MaxMinFairSolver {
     std::int64_t tag;  // link id, or link count + flow index for a cap
     std::uint32_t version;
   };
-  static bool later(const HeapEntry& a, const HeapEntry& b);
+  // Heap order: std::push_heap keeps the "largest" on top, so ordering by
+  // `Later` puts the smallest (share, tag) there.
+  struct Later {
+    bool operator()(const HeapEntry& a, const HeapEntry& b) const {
+      if (a.share_bytes_per_s != b.share_bytes_per_s) {
+        return a.share_bytes_per_s > b.share_bytes_per_s;
+      }
+      return a.tag > b.tag;
+    }
+  };
 
   void index_links(std::size_t link_count, const FairShareProblem& problem);
   void freeze(const FairShareProblem& problem, std::size_t flow, double rate_bytes_per_s,
               std::vector<double>& rates_bytes_per_s);
-  void push_link(int local);
+  void push_link(int local, bool keep_heap);
   void rekey_touched(int skip_local);
 
-  std::vector<int> local_of_link_;   // by link id; -1 when not in the problem
-  std::vector<int> link_ids_;        // by local index
+  std::vector<int> local_of_link_;  // by link id; -1 when not in the problem
+  std::vector<int> link_ids_;       // by local index
   std::vector<double> remaining_bytes_per_s_;
   std::vector<int> unfrozen_;
   std::vector<std::uint32_t> version_;

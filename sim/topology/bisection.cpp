@@ -2,7 +2,6 @@
 #include "sim/topology/bisection.hpp"
 
 #include <boost/graph/push_relabel_max_flow.hpp>
-
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
@@ -13,10 +12,10 @@ namespace {
 using FlowTraits = boost::adjacency_list_traits<boost::vecS, boost::vecS, boost::directedS>;
 using FlowGraph = boost::adjacency_list<
     boost::vecS, boost::vecS, boost::directedS, boost::no_property,
-    boost::property<boost::edge_capacity_t, std::int64_t,
-                    boost::property<boost::edge_residual_capacity_t, std::int64_t,
-                                    boost::property<boost::edge_reverse_t,
-                                                    FlowTraits::edge_descriptor>>>>;
+    boost::property<
+        boost::edge_capacity_t, std::int64_t,
+        boost::property<boost::edge_residual_capacity_t, std::int64_t,
+                        boost::property<boost::edge_reverse_t, FlowTraits::edge_descriptor>>>>;
 
 void add_arc(FlowGraph& g, std::size_t u, std::size_t v, std::int64_t capacity) {
   auto cap = boost::get(boost::edge_capacity, g);

@@ -40,7 +40,8 @@ DeviceKind parse_kind(const YamlMap& m) {
 
 YAML::Node sequence(const YamlMap& m, std::string_view key, const char* what) {
   YAML::Node n = m.node(key);
-  if (!n.IsSequence() || n.size() == 0) m.fail(key, fmt::format("expected a non-empty list of {}", what));
+  if (!n.IsSequence() || n.size() == 0)
+    m.fail(key, fmt::format("expected a non-empty list of {}", what));
   return n;
 }
 
@@ -54,7 +55,8 @@ void register_name(std::map<std::string, NameEntry>& names, const YamlMap& m,
   }
 }
 
-void parse_devices(const YamlMap& node, NodeTemplate& out, std::map<std::string, NameEntry>& names) {
+void parse_devices(const YamlMap& node, NodeTemplate& out,
+                   std::map<std::string, NameEntry>& names) {
   const YAML::Node list = sequence(node, "devices", "devices");
   for (std::size_t i = 0; i < list.size(); ++i) {
     const YamlMap m(list[i], node.file(), fmt::format("{}[{}]", node.key_path("devices"), i));
@@ -108,7 +110,8 @@ void parse_links(const YamlMap& node, NodeTemplate& out,
     const double bandwidth = m.bandwidth_bytes_per_s("bandwidth");
     if (!(bandwidth > 0.0)) m.fail("bandwidth", "expected a positive bandwidth such as 450GB/s");
     const Picoseconds latency = s_to_ps(m.time_s("latency"));
-    const std::string pattern = m.has("pattern") ? m.choice("pattern", {"matched", "all"}) : "matched";
+    const std::string pattern =
+        m.has("pattern") ? m.choice("pattern", {"matched", "all"}) : "matched";
 
     std::vector<std::pair<int, int>> pairs;
     if (pattern == "all") {
@@ -135,7 +138,8 @@ void parse_links(const YamlMap& node, NodeTemplate& out,
       }
     }
     for (auto [a, b] : pairs) {
-      if (a == b) m.fail("between", fmt::format("link from device '{}' to itself", out.devices[a].name));
+      if (a == b)
+        m.fail("between", fmt::format("link from device '{}' to itself", out.devices[a].name));
       out.links.push_back({a, b, bandwidth, latency, cls});
     }
   }

@@ -20,15 +20,16 @@ double RailFabricSpec::leaf_spine_bandwidth_bytes_per_s() const {
 }
 
 RailFabricSpec parse_rail_fabric(const YamlMap& fabric) {
-  fabric.allow_only(
-      {"port_bandwidth", "nodes_per_leaf", "switch_latency", "oversubscription", "spines", "class"});
+  fabric.allow_only({"port_bandwidth", "nodes_per_leaf", "switch_latency", "oversubscription",
+                     "spines", "class"});
   RailFabricSpec spec;
   spec.port_bandwidth_bytes_per_s = fabric.bandwidth_bytes_per_s("port_bandwidth");
   if (!(spec.port_bandwidth_bytes_per_s > 0.0)) {
     fabric.fail("port_bandwidth", "expected a positive bandwidth such as 400Gb/s");
   }
   const std::int64_t per_leaf = fabric.integer("nodes_per_leaf");
-  if (per_leaf < 1 || per_leaf > 100000) fabric.fail("nodes_per_leaf", "expected a positive integer");
+  if (per_leaf < 1 || per_leaf > 100000)
+    fabric.fail("nodes_per_leaf", "expected a positive integer");
   spec.nodes_per_leaf = static_cast<int>(per_leaf);
   spec.switch_latency_ps = s_to_ps(fabric.time_s("switch_latency"));
   if (fabric.has("oversubscription")) {

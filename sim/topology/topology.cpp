@@ -1,8 +1,8 @@
 // Topology builders and accessors: devices are Boost vertices, every cable is
 // two directed Boost edges whose properties are mirrored in a flat link table.
-#include <stdexcept>
-
 #include "sim/topology/topology.hpp"
+
+#include <stdexcept>
 
 namespace tilesim {
 

@@ -12,7 +12,6 @@
 #pragma once
 
 #include <boost/graph/adjacency_list.hpp>
-
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -33,17 +32,17 @@ std::string_view to_string(DeviceKind kind);
 std::string_view to_string(LinkClass cls);
 
 struct Device {
-  std::string name;      // unique, e.g. "n3.gpu5", "leaf.r2.0", "spine.7"
+  std::string name;  // unique, e.g. "n3.gpu5", "leaf.r2.0", "spine.7"
   DeviceKind kind = DeviceKind::gpu;
-  int node = -1;         // node index, -1 for fabric switches
-  int gpu_index = -1;    // global GPU index for kind == gpu, else -1
+  int node = -1;       // node index, -1 for fabric switches
+  int gpu_index = -1;  // global GPU index for kind == gpu, else -1
 };
 
 struct Link {
   double bandwidth_bytes_per_s = 0.0;  // per direction, the spec value
   Picoseconds latency_ps = 0;
   LinkClass cls = LinkClass::nvlink;
-  int id = -1;                          // dense index 0..link_count()-1
+  int id = -1;  // dense index 0..link_count()-1
 };
 
 using TopologyGraph =
@@ -67,10 +66,10 @@ class Topology {
   LinkId connect(VertexId a, VertexId b, double bandwidth_bytes_per_s, Picoseconds latency_ps,
                  LinkClass cls);
 
-  std::string name;          // from the YAML `name`
-  std::string gpu_model;     // e.g. "H100-SXM"; selects the default calibration
+  std::string name;       // from the YAML `name`
+  std::string gpu_model;  // e.g. "H100-SXM"; selects the default calibration
   int gpus_per_node = 0;
-  int node_count = 0;        // number of nodes (copies of the node template)
+  int node_count = 0;  // number of nodes (copies of the node template)
 
   int gpu_count() const { return static_cast<int>(gpu_vertices_.size()); }
   VertexId gpu_vertex(int gpu) const { return gpu_vertices_.at(static_cast<std::size_t>(gpu)); }
@@ -96,12 +95,13 @@ class Topology {
 // Cost of a path = sum of link latencies, then hop count, then the smaller
 // vertex id at the first difference: deterministic for equal-cost paths.
 //
-// Algorithm: Dijkstra backwards from the destination (cost-to-destination for
-// every vertex, stopped as soon as the source is settled), then a forward walk
-// from the source that always takes the smallest next vertex id (then smallest
-// link id) still on a cheapest path; that walk yields exactly the
-// first-difference tie-break. The search state for the last destination is
-// kept, so further sources towards the same destination resume it. The
+// Algorithm: a bidirectional Dijkstra finds the cheapest cost D; the backward
+// search (cost-to-destination) then continues until the source is settled,
+// skipping every vertex that provably lies on no path of cost D (forward lower
+// bound + cost-to-destination > D). A forward walk from the source then always
+// takes the smallest next vertex id (then the smallest link id) still on a
+// cheapest path, which is exactly the first-difference tie-break. Both searches
+// stay near the two GPUs, so a query costs far less than a full Dijkstra. The
 // topology must outlive the router and not change while it is in use.
 class Router {
  public:
@@ -114,34 +114,30 @@ class Router {
   std::size_t cached_routes() const { return cache_.size(); }
 
  private:
-  struct Cost {
-    Picoseconds latency_ps = 0;
-    int hops = 0;
-    friend auto operator<=>(const Cost&, const Cost&) = default;
-  };
-  struct HeapEntry {
-    Cost cost;
-    std::uint32_t vertex = 0;
-    friend auto operator<=>(const HeapEntry&, const HeapEntry&) = default;
+  // A cost (latency_ps, hops) packed as latency_ps << kHopBits | hops, so that
+  // integer order is the lexicographic order (paths < 2^20 hops, < 8.7 s).
+  using Key = std::int64_t;
+  static constexpr int kHopBits = 20;
+  struct Search {  // one direction of the bidirectional search
+    std::vector<Key> dist;
+    std::vector<std::uint32_t> seen, settled;         // generation stamps
+    std::vector<std::pair<Key, std::uint32_t>> heap;  // min-heap
   };
 
-  void start_search(std::uint32_t dst);
-  void search_until_settled(std::uint32_t src);
-  bool settled(std::uint32_t v) const { return settled_gen_[v] == generation_; }
+  void reset(Search& search, std::uint32_t origin);
+  Key top(const Search& search) const;
+  Key shortest();  // bidirectional phase from the reset searches
+  void settle_source(std::uint32_t src, Key cheapest);  // pruned backward phase
   Route walk(std::uint32_t src, std::uint32_t dst) const;
 
   const Topology* topology_;
-  // Compressed adjacency: out-links and in-links of vertex v are
-  // out_links_[out_begin_[v] .. out_begin_[v+1]) (same for in_).
+  // Compressed adjacency: out-links of vertex v are
+  // out_links_[out_begin_[v] .. out_begin_[v+1]) in ascending id (same for in_).
   std::vector<std::uint32_t> out_begin_, out_links_, in_begin_, in_links_;
   std::vector<std::uint32_t> link_source_, link_target_;
-  std::vector<Picoseconds> link_latency_ps_;
-  // Search scratch, reused across queries (generation stamps avoid clearing).
-  std::vector<Cost> dist_;
-  std::vector<std::uint32_t> seen_gen_, settled_gen_;
-  std::vector<HeapEntry> heap_;  // min-heap via std::push_heap with greater<>
+  std::vector<Key> link_key_;
+  Search forward_, backward_;  // scratch, reused (stamps avoid clearing)
   std::uint32_t generation_ = 0;
-  std::optional<std::uint32_t> search_dst_;
   std::unordered_map<std::uint64_t, Route> cache_;  // key: src_gpu << 32 | dst_gpu
 };
 

@@ -74,7 +74,8 @@ NodeTemplate read_node_template(const YamlMap& root) {
   const std::filesystem::path here(root.file());
   const std::string other = (here.parent_path() / root.string("node_from")).string();
   if (!std::filesystem::exists(other)) {
-    root.fail("node_from", fmt::format("expected an existing topology file, '{}' not found", other));
+    root.fail("node_from",
+              fmt::format("expected an existing topology file, '{}' not found", other));
   }
   const YamlMap other_root(load_yaml_file(other), other, "");
   other_root.allow_only({"name", "gpu", "nodes", "node", "node_from", "fabric"});
@@ -93,7 +94,8 @@ Topology load_topology(const std::string& path, int gpus_wanted) {
   std::optional<RailFabricSpec> fabric;
   if (auto f = root.optional_map("fabric")) {
     fabric = parse_rail_fabric(*f);
-    if (tmpl.nics == 0) root.fail("fabric", "the node template has no device of kind nic to attach");
+    if (tmpl.nics == 0)
+      root.fail("fabric", "the node template has no device of kind nic to attach");
   }
   const int nodes = parse_nodes(root, tmpl.gpus, gpus_wanted);
   topo.gpus_per_node = tmpl.gpus;

@@ -83,7 +83,8 @@ std::string to_dot(const Topology& topology) {
     const Device& d = topology.device(v);
     if (d.node != open_node) {
       if (open_node >= 0) out += "  }\n";
-      if (d.node >= 0) out += fmt::format("  subgraph cluster_n{} {{\n    label=\"node {}\";\n", d.node, d.node);
+      if (d.node >= 0)
+        out += fmt::format("  subgraph cluster_n{} {{\n    label=\"node {}\";\n", d.node, d.node);
       open_node = d.node;
     }
     out += fmt::format("{}\"{}\" [shape={}];\n", d.node >= 0 ? "    " : "  ", d.name,

@@ -23,7 +23,7 @@ struct TopologySummary {
   int nodes = 0;
   int gpus_per_node = 0;
   int devices = 0;
-  int cables = 0;                              // = directed links / 2
+  int cables = 0;                               // = directed links / 2
   std::map<std::string, int> devices_per_kind;  // "gpu", "nic", "ib_switch", ...
   std::map<std::string, int> links_per_class;   // cables per class: "nvlink", "ib", ...
   double intra_node_injection_bytes_per_s_per_gpu = 0.0;

@@ -1,0 +1,119 @@
+#include "sim/model/calibration_profile.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/core/input_error.hpp"
+#include "sim/core/yaml_reader.hpp"
+
+namespace tilesim {
+
+double EfficiencyCurve::at(double tokens) const {
+  if (points.empty()) return 1.0;
+  if (tokens <= points.front().first) return points.front().second;
+  if (tokens >= points.back().first) return points.back().second;
+  auto hi = std::upper_bound(points.begin(), points.end(), tokens,
+                             [](double t, const auto& p) { return t < p.first; });
+  auto lo = hi - 1;
+  const double x = std::log2(tokens);
+  const double x0 = std::log2(lo->first);
+  const double x1 = std::log2(hi->first);
+  return lo->second + (hi->second - lo->second) * (x - x0) / (x1 - x0);
+}
+
+double CalibrationProfile::efficiency(Pass pass, int head_dim, double block_tokens) const {
+  const auto& table = pass == Pass::fwd ? forward : backward;
+  // The nearest head_dim row; ties go to the larger one.
+  const EfficiencyCurve* best = nullptr;
+  int best_distance = 0;
+  for (const auto& [d, curve] : table) {
+    const int distance = std::abs(d - head_dim);
+    if (best == nullptr || distance <= best_distance) {
+      best = &curve;
+      best_distance = distance;
+    }
+  }
+  return best ? best->at(block_tokens) : 1.0;
+}
+
+namespace {
+
+std::map<int, EfficiencyCurve> read_efficiency(const YamlMap& table) {
+  std::map<int, EfficiencyCurve> out;
+  for (const std::string& key : table.keys()) {
+    if (key.size() < 2 || key[0] != 'd' || !parse_tokens(key.substr(1))) {
+      table.fail(key, "expected a head_dim row such as d64 or d128");
+    }
+    const int head_dim = static_cast<int>(*parse_tokens(key.substr(1)));
+    const YamlMap row = table.map(key);
+    EfficiencyCurve curve;
+    for (const std::string& size : row.keys()) {
+      auto tokens = parse_tokens(size);
+      if (!tokens || *tokens == 0) row.fail(size, "expected a block size in tokens (512, 2K...)");
+      const double e = row.number(size);
+      if (!(e > 0.0 && e <= 1.0)) row.fail(size, "expected an efficiency in (0, 1]");
+      curve.points.emplace_back(static_cast<double>(*tokens), e);
+    }
+    if (curve.points.empty()) table.fail(key, "expected at least one (tokens: efficiency) entry");
+    std::sort(curve.points.begin(), curve.points.end());
+    out[head_dim] = curve;
+  }
+  if (out.empty()) throw InputError(table.file(), table.line(), table.path(), "empty table");
+  return out;
+}
+
+double fraction(const YamlMap& m, std::string_view key, double lo, double hi) {
+  const double v = m.number(key);
+  if (!(v >= lo && v <= hi)) m.fail(key, fmt::format("expected a number in [{}, {}]", lo, hi));
+  return v;
+}
+
+}  // namespace
+
+CalibrationProfile load_calibration(const std::string& path) {
+  const YamlMap root(load_yaml_file(path), path, "");
+  root.allow_only({"gpu", "compute", "links"});
+  CalibrationProfile p;
+  p.source = path;
+  p.gpu = root.string("gpu");
+
+  const YamlMap compute = root.map("compute");
+  compute.allow_only({"peak", "launch_overhead", "merge_bandwidth", "comm_slowdown",
+                      "causal_efficiency", "forward", "backward"});
+  p.peak_flops = compute.flop_rate("peak");
+  if (p.peak_flops <= 0) compute.fail("peak", "expected a positive FLOP rate");
+  p.launch_overhead_s = compute.time_s("launch_overhead");
+  p.merge_bytes_per_s = compute.bandwidth_bytes_per_s("merge_bandwidth");
+  if (p.merge_bytes_per_s <= 0) compute.fail("merge_bandwidth", "expected a positive bandwidth");
+  p.comm_slowdown = fraction(compute, "comm_slowdown", 0.0, 10.0);
+  p.causal_efficiency = fraction(compute, "causal_efficiency", 0.01, 1.0);
+  p.forward = read_efficiency(compute.map("forward"));
+  p.backward = read_efficiency(compute.map("backward"));
+
+  const YamlMap links = root.map("links");
+  links.allow_only({"nvlink", "pcie", "upi", "ib", "ethernet"});
+  for (LinkClass cls :
+       {LinkClass::nvlink, LinkClass::pcie, LinkClass::upi, LinkClass::ib, LinkClass::ethernet}) {
+    const std::string name(to_string(cls));
+    if (!links.has(name)) {
+      if (cls == LinkClass::ethernet) continue;  // optional: only clusters on Ethernet use it
+      links.fail(name, "missing link class; expected efficiency, alpha and flow_cap");
+    }
+    const YamlMap m = links.map(name);
+    m.allow_only({"efficiency", "alpha", "flow_cap"});
+    LinkCost& cost = p.links[static_cast<std::size_t>(cls)];
+    cost.defined = true;
+    cost.efficiency = fraction(m, "efficiency", 0.01, 1.0);
+    cost.alpha_s = m.time_s("alpha");
+    if (m.has("flow_cap")) {
+      const auto cap = m.node("flow_cap");
+      cost.flow_cap_bytes_per_s =
+          cap.IsScalar() && cap.Scalar() == "none" ? 0.0 : m.bandwidth_bytes_per_s("flow_cap");
+    }
+  }
+  return p;
+}
+
+}  // namespace tilesim

@@ -1,0 +1,57 @@
+// The cost parameters the simulator uses, loaded from a calibration YAML.
+//
+// Compute: a block of nq x nk tokens with F FLOPs takes
+//   F / (peak_flops * efficiency(pass, head_dim, sqrt(nq*nk))) + launch_overhead
+// where efficiency is a table over block size (tokens), interpolated linearly
+// in log2(size) and clamped at its ends, times causal_efficiency for blocks the
+// causal mask cuts. A merge of B bytes takes B / merge_bytes_per_s + launch.
+// While a transfer touches the GPU, compute runs (1 + comm_slowdown) slower.
+// Links: per class, the achievable share of the spec bandwidth (efficiency),
+// the per-message software latency alpha, and a per-flow rate cap (one NCCL
+// send/recv pair cannot fill an NVLink); 0 = no cap.
+#pragma once
+
+#include <array>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/core/units.hpp"
+#include "sim/plan/plan.hpp"
+#include "sim/topology/topology.hpp"
+
+namespace tilesim {
+
+struct EfficiencyCurve {
+  std::vector<std::pair<double, double>> points;  // (block tokens, fraction of peak), sorted
+  double at(double tokens) const;
+};
+
+struct LinkCost {
+  double efficiency = 1.0;
+  double alpha_s = 0.0;
+  double flow_cap_bytes_per_s = 0.0;
+  bool defined = false;  // the profile names this class
+};
+
+struct CalibrationProfile {
+  std::string source;  // file it came from
+  std::string gpu;
+  double peak_flops = 0.0;
+  double launch_overhead_s = 0.0;
+  double merge_bytes_per_s = 0.0;
+  double comm_slowdown = 0.0;
+  double causal_efficiency = 1.0;
+  // efficiency[pass][head_dim] -> curve
+  std::map<int, EfficiencyCurve> forward;
+  std::map<int, EfficiencyCurve> backward;
+  std::array<LinkCost, kLinkClassCount> links{};
+
+  double efficiency(Pass pass, int head_dim, double block_tokens) const;
+  const LinkCost& link(LinkClass cls) const { return links[static_cast<std::size_t>(cls)]; }
+};
+
+// Throws InputError (file, line, key) on any malformed or missing value.
+CalibrationProfile load_calibration(const std::string& path);
+
+}  // namespace tilesim

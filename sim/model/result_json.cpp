@@ -1,0 +1,35 @@
+#include "sim/model/result_json.hpp"
+
+namespace tilesim {
+
+nlohmann::ordered_json result_to_json(const Plan& plan, const SimulationResult& result,
+                                      const ResultContext& context) {
+  const Figures f = summarize(result);
+  nlohmann::ordered_json j;
+  j["scenario"] = context.scenario;
+  j["topology"] = context.topology;
+  j["calibration"] = context.calibration;
+  j["gpus"] = plan.ranks;
+  j["schedule"] = plan.schedule;
+  j["tile"] = {plan.tile_a, plan.tile_b};
+  j["seq_len"] = plan.shape.seq_len;
+  j["causal"] = plan.shape.causal;
+  j["pass"] = std::string(to_string(plan.shape.pass));
+  j["makespan_s"] = f.makespan_s;
+  j["single_gpu_s"] = f.single_gpu_s;
+  j["speedup"] = f.speedup;
+  j["efficiency"] = f.efficiency;
+  j["compute_s_max"] = f.compute_s_max;
+  j["exposed_comm_s_max"] = f.exposed_comm_s_max;
+  j["overlap"] = f.overlap;
+  j["compute_balance"] = f.compute_balance;
+  j["comm_bytes_total"] = f.comm_bytes_total;
+  j["comm_bytes_per_rank_max"] = f.comm_bytes_per_rank_max;
+  j["peak_memory_bytes_max"] = f.peak_memory_bytes_max;
+  j["ops"] = plan.op_count();
+  j["events"] = result.events;
+  j["sim_wall_s"] = context.include_wall_clock ? result.sim_wall_s : 0.0;
+  return j;
+}
+
+}  // namespace tilesim

@@ -1,0 +1,23 @@
+// The result JSON of DESIGN.md (SI units), shared by simulate, sweep and run.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "sim/model/simulation_result.hpp"
+#include "sim/plan/plan.hpp"
+
+namespace tilesim {
+
+struct ResultContext {
+  std::string scenario;
+  std::string topology;
+  std::string calibration;
+  bool include_wall_clock = true;  // sim_wall_s is the only non-deterministic field
+};
+
+nlohmann::ordered_json result_to_json(const Plan& plan, const SimulationResult& result,
+                                      const ResultContext& context);
+
+}  // namespace tilesim

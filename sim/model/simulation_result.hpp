@@ -1,0 +1,74 @@
+// What one simulation (or one measured run) produced: per-op times, per-rank
+// totals and the headline figures of the result JSON (DESIGN.md contracts).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/core/units.hpp"
+#include "sim/plan/plan.hpp"
+#include "sim/plan/plan_tracker.hpp"
+
+namespace tilesim {
+
+struct OpTiming {
+  Picoseconds start_ps = -1;  // -1: never ran (free ops are instantaneous)
+  Picoseconds end_ps = -1;
+};
+
+struct TransferRecord {
+  OpId send;
+  OpId recv;
+  int object = -1;
+  double bytes = 0.0;
+  Picoseconds posted_ps = 0;  // both sides posted
+  Picoseconds end_ps = 0;     // last byte arrived
+};
+
+struct RankTotals {
+  Picoseconds end_ps = 0;             // last op of the rank finished
+  Picoseconds compute_busy_ps = 0;    // sum of compute and merge durations
+  Picoseconds comm_active_ps = 0;     // union of intervals with a transfer in flight
+  double compute_flops = 0.0;
+  double bytes_sent = 0.0;
+  double bytes_received = 0.0;
+  double peak_bytes = 0.0;
+  TensorBytes peak_breakdown{};
+};
+
+struct LinkSample {
+  Picoseconds time_ps = 0;
+  int link = 0;
+  double load_bytes_per_s = 0.0;
+};
+
+struct SimulationResult {
+  Picoseconds makespan_ps = 0;
+  double single_gpu_s = 0.0;
+  std::vector<RankTotals> ranks;
+  std::vector<std::vector<OpTiming>> ops;  // [rank][op index]
+  std::vector<TransferRecord> transfers;
+  std::vector<LinkSample> link_samples;  // only when asked for (traces)
+  std::uint64_t events = 0;
+  double sim_wall_s = 0.0;
+};
+
+// The headline figures of DESIGN.md's result JSON, derived from a result.
+struct Figures {
+  double makespan_s = 0.0;
+  double single_gpu_s = 0.0;
+  double speedup = 0.0;
+  double efficiency = 0.0;
+  double compute_s_max = 0.0;
+  double exposed_comm_s_max = 0.0;
+  double overlap = 0.0;          // share of communication time hidden behind compute
+  double compute_balance = 0.0;  // max / mean FLOPs per rank
+  double comm_bytes_total = 0.0;
+  double comm_bytes_per_rank_max = 0.0;  // bytes received
+  double peak_memory_bytes_max = 0.0;
+};
+
+Figures summarize(const SimulationResult& result);
+
+}  // namespace tilesim

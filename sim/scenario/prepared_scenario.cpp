@@ -1,0 +1,68 @@
+#include "sim/scenario/prepared_scenario.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <stdexcept>
+
+#include "sim/core/input_error.hpp"
+#include "sim/plan/schedule.hpp"
+#include "sim/topology/topology_loader.hpp"
+
+namespace tilesim {
+
+PreparedScenario prepare_scenario(const std::string& path,
+                                  const std::vector<std::string>& overrides) {
+  PreparedScenario p;
+  p.scenario = load_scenario(path, overrides);
+  const Scenario& s = p.scenario;
+  if (!std::filesystem::exists(s.topology_path)) {
+    throw InputError(path, s.line_of_key("topology"), "topology",
+                     fmt::format("file '{}' does not exist", s.topology_path));
+  }
+  p.topology = load_topology(s.topology_path, s.schedule.gpus);
+  if (s.schedule.gpus > p.topology.gpu_count()) {
+    throw InputError(path, s.line_of_key("schedule.gpus"), "schedule.gpus",
+                     fmt::format("{} GPUs requested, but topology '{}' ({}) has {}",
+                                 s.schedule.gpus, p.topology.name, s.topology_path,
+                                 p.topology.gpu_count()));
+  }
+  std::string calibration = s.calibration_path;
+  if (calibration.empty()) {
+    calibration = default_calibration_path(s.topology_path, p.topology.gpu_model);
+    if (!std::filesystem::exists(calibration)) {
+      throw InputError(path, s.line_of_key("topology"), "calibration",
+                       fmt::format("no calibration given and no default profile '{}' for GPU "
+                                   "model '{}'",
+                                   calibration, p.topology.gpu_model));
+    }
+  } else if (!std::filesystem::exists(calibration)) {
+    throw InputError(path, s.line_of_key("calibration"), "calibration",
+                     fmt::format("file '{}' does not exist", calibration));
+  }
+  p.scenario.calibration_path = calibration;
+  p.profile = load_calibration(calibration);
+  return p;
+}
+
+Plan build_plan(const Scenario& scenario) {
+  try {
+    return make_plan(scenario.attention, scenario.schedule);
+  } catch (const ScheduleError& e) {
+    throw InputError(scenario.file, scenario.line_of_key(e.key()), e.key(), e.what());
+  }
+}
+
+Plan build_valid_plan(const Scenario& scenario, ValidationReport* report) {
+  Plan plan = build_plan(scenario);
+  ValidationReport r = validate_plan(plan);
+  if (!r.ok()) {
+    std::string all;
+    for (const auto& e : r.errors) all += "\n  " + e;
+    throw std::logic_error(fmt::format("generated {} plan is invalid:{}", plan.schedule, all));
+  }
+  if (report) *report = std::move(r);
+  return plan;
+}
+
+}  // namespace tilesim

@@ -1,0 +1,35 @@
+// A scenario with everything it names loaded and checked: the topology sized
+// to the GPU count, the calibration profile, and a validated plan.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/model/calibration_profile.hpp"
+#include "sim/plan/plan.hpp"
+#include "sim/plan/validator.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/topology/topology.hpp"
+
+namespace tilesim {
+
+struct PreparedScenario {
+  Scenario scenario;
+  Topology topology;
+  CalibrationProfile profile;
+};
+
+// Throws InputError for anything wrong in the scenario or the files it names,
+// including more GPUs than a fixed-size topology has.
+PreparedScenario prepare_scenario(const std::string& path,
+                                  const std::vector<std::string>& overrides);
+
+// Generates the schedule's plan; a shape the schedule cannot split is an
+// InputError at the scenario key that causes it.
+Plan build_plan(const Scenario& scenario);
+
+// Builds and validates; a plan that fails validation is a generator bug and
+// throws std::logic_error listing the validator's errors.
+Plan build_valid_plan(const Scenario& scenario, ValidationReport* report = nullptr);
+
+}  // namespace tilesim

@@ -1,0 +1,143 @@
+#include "sim/scenario/scenario.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+
+#include "sim/core/input_error.hpp"
+#include "sim/core/yaml_reader.hpp"
+
+namespace tilesim {
+namespace {
+
+std::string resolve(const std::string& scenario_file, const std::string& relative) {
+  std::filesystem::path p(relative);
+  if (p.is_absolute()) return p.string();
+  return (std::filesystem::path(scenario_file).parent_path() / p).lexically_normal().string();
+}
+
+// Applies one "a.b.c=value" override to the document.
+void apply_override(YAML::Node root, const std::string& text) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    throw InputError("--set", 0, text, "expected key.path=value");
+  }
+  const std::string path = text.substr(0, eq);
+  YAML::Node value;
+  try {
+    value = YAML::Load(text.substr(eq + 1));
+  } catch (const YAML::Exception& e) {
+    throw InputError("--set", 0, path, fmt::format("value is not valid YAML: {}", e.msg));
+  }
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  while (true) {
+    const auto dot = path.find('.', start);
+    parts.push_back(path.substr(start, dot - start));
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  // yaml-cpp nodes are handles: walking with operator[] on a copy edits root.
+  std::vector<YAML::Node> chain{root};
+  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+    YAML::Node child = chain.back()[parts[i]];
+    if (!child.IsDefined() || child.IsNull()) {
+      chain.back()[parts[i]] = YAML::Node(YAML::NodeType::Map);
+      child = chain.back()[parts[i]];
+    }
+    if (!child.IsMap()) {
+      throw InputError("--set", 0, path, fmt::format("'{}' is not a mapping", parts[i]));
+    }
+    chain.push_back(child);
+  }
+  chain.back()[parts.back()] = value;
+}
+
+DType read_dtype(const YamlMap& m) {
+  const std::string d = m.choice("dtype", {"bf16", "fp16", "fp32"});
+  if (d == "bf16") return DType::bf16;
+  if (d == "fp16") return DType::fp16;
+  return DType::fp32;
+}
+
+PassSelection read_pass(const YamlMap& m) {
+  const std::string p = m.choice("pass", {"forward", "backward", "both"});
+  if (p == "forward") return PassSelection::forward;
+  if (p == "backward") return PassSelection::backward;
+  return PassSelection::both;
+}
+
+int positive_int(const YamlMap& m, std::string_view key) {
+  const auto v = m.integer(key);
+  if (v < 1 || v > 1'000'000) m.fail(key, "expected a positive integer");
+  return static_cast<int>(v);
+}
+
+}  // namespace
+
+int Scenario::line_of_key(const std::string& key_path) const {
+  YAML::Node node = document;
+  int line = tilesim::line_of(document);
+  std::size_t start = 0;
+  while (node.IsMap()) {
+    const auto dot = key_path.find('.', start);
+    YAML::Node child = node[key_path.substr(start, dot - start)];
+    if (!child) break;
+    node = child;
+    line = tilesim::line_of(node);
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  return line;
+}
+
+std::string default_calibration_path(const std::string& topology_path,
+                                     const std::string& gpu_model) {
+  std::string stem = gpu_model.substr(0, gpu_model.find('-'));
+  std::transform(stem.begin(), stem.end(), stem.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return (std::filesystem::path(topology_path).parent_path() / (stem + ".calib.yaml"))
+      .lexically_normal()
+      .string();
+}
+
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+  YAML::Node doc = load_yaml_file(path);
+  if (!doc.IsMap()) throw InputError(path, line_of(doc), "", "expected a scenario mapping");
+  for (const auto& o : overrides) apply_override(doc, o);
+  const YamlMap root(doc, path, "");
+  root.allow_only({"name", "topology", "attention", "schedule", "calibration"});
+
+  Scenario s;
+  s.file = path;
+  s.name = root.string("name");
+  s.topology_path = resolve(path, root.string("topology"));
+  if (root.has("calibration")) s.calibration_path = resolve(path, root.string("calibration"));
+
+  const YamlMap att = root.map("attention");
+  att.allow_only({"seq_len", "batch", "heads", "kv_heads", "head_dim", "dtype", "causal", "pass"});
+  AttentionShape& a = s.attention;
+  a.seq_len = att.tokens("seq_len");
+  if (a.seq_len < 1) att.fail("seq_len", "expected at least 1 token");
+  a.batch = positive_int(att, "batch");
+  a.heads = positive_int(att, "heads");
+  a.kv_heads = att.has("kv_heads") ? positive_int(att, "kv_heads") : a.heads;
+  a.head_dim = positive_int(att, "head_dim");
+  a.dtype = read_dtype(att);
+  a.causal = att.boolean("causal");
+  a.pass = read_pass(att);
+  if (a.heads % a.kv_heads != 0) {
+    att.fail("kv_heads", fmt::format("kv_heads {} must divide heads {}", a.kv_heads, a.heads));
+  }
+
+  const YamlMap sched = root.map("schedule");
+  sched.allow_only({"kind", "gpus"});
+  s.schedule.kind = sched.choice("kind", {"ring"});
+  s.schedule.gpus = positive_int(sched, "gpus");
+  s.document = doc;
+  return s;
+}
+
+}  // namespace tilesim

@@ -1,0 +1,48 @@
+// A scenario: the cluster, the attention shape, the schedule and the costs.
+//
+// YAML (paths relative to the scenario file; keys may grow, not change):
+//   name: ring-256k
+//   topology: ../topologies/dgx-h100.yaml
+//   attention: {seq_len: 256K, batch: 1, heads: 32, kv_heads: 32, head_dim: 128,
+//               dtype: bf16, causal: false, pass: forward}
+//   schedule: {kind: ring, gpus: 8}
+//   calibration: ../topologies/h100.calib.yaml    # optional
+// Without `calibration`, the profile for the topology's GPU model is used
+// (<topology dir>/<model>.calib.yaml, e.g. h100.calib.yaml for H100-SXM).
+// `--set key.path=value` overrides any field before it is read; the value is
+// parsed as YAML. Every error is an InputError naming file, line and key.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/plan/attention_shape.hpp"
+#include "sim/plan/schedule.hpp"
+
+namespace tilesim {
+
+struct Scenario {
+  std::string file;
+  std::string name;
+  std::string topology_path;     // resolved
+  std::string calibration_path;  // resolved (explicit or the GPU model's default)
+  AttentionShape attention;
+  ScheduleSpec schedule;
+  YAML::Node document;  // after overrides; for the lines of later errors
+
+  // 1-based line of a key path such as "schedule.gpus" (its nearest parent if
+  // absent), for errors found after loading.
+  int line_of_key(const std::string& key_path) const;
+};
+
+// `overrides` are "key.path=value" strings from --set.
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides);
+
+// The default profile for a GPU model next to the topology file.
+std::string default_calibration_path(const std::string& topology_path,
+                                     const std::string& gpu_model);
+
+}  // namespace tilesim

@@ -1,0 +1,24 @@
+#include "tools/cli_errors.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <exception>
+
+#include "sim/core/input_error.hpp"
+
+namespace tilesim::cli {
+
+int run_guarded(const std::function<int()>& body) {
+  try {
+    return body();
+  } catch (const InputError& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "internal error: {}\n", e.what());
+    return kExitFailure;
+  }
+}
+
+}  // namespace tilesim::cli

@@ -1,0 +1,22 @@
+// A plain-text table with right-aligned columns, for terminal reports.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace tilesim::cli {
+
+class Table {
+ public:
+  explicit Table(std::vector<std::string> header) : header_(std::move(header)) {}
+  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  std::string render() const;
+  // Comma-separated, header first; cells are quoted when they hold a comma.
+  std::string csv() const;
+
+ private:
+  std::vector<std::string> header_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+}  // namespace tilesim::cli
