@@ -48,7 +48,7 @@ class Simulation {
         tracker_(plan),
         router_(topology),
         network_(link_capacities()) {
-    placement_ = options.placement;
+    placement_ = options.placement.empty() ? plan.placement : options.placement;
     if (placement_.empty()) {
       for (int r = 0; r < plan.ranks; ++r) placement_.push_back(r);
     }

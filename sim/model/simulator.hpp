@@ -21,7 +21,7 @@
 namespace tilesim {
 
 struct SimulationOptions {
-  std::vector<int> placement;  // rank -> GPU index; empty = identity
+  std::vector<int> placement;  // rank -> GPU index; empty = the plan's placement
   bool record_link_samples = false;
 };
 

@@ -114,6 +114,7 @@ struct Plan {
   std::vector<Chunk> chunks;
   std::vector<DataObject> objects;
   std::vector<RankProgram> programs;
+  std::vector<int> placement;  // rank -> GPU index; empty = identity
 
   std::size_t op_count() const;
   int add_object(DataObject object);

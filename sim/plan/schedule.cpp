@@ -20,7 +20,8 @@ Plan make_plan(const AttentionShape& shape, const ScheduleSpec& spec) {
     }
     return make_ring_plan(shape, spec.gpus);
   }
-  throw ScheduleError("schedule.kind", fmt::format("unknown schedule '{}'; expected ring", spec.kind));
+  throw ScheduleError("schedule.kind",
+                      fmt::format("schedule '{}' has no generator in this build", spec.kind));
 }
 
 }  // namespace tilesim

@@ -21,11 +21,24 @@ class ScheduleError : public std::invalid_argument {
   std::string key_;
 };
 
+// Schedule kinds; the scenario's `schedule.kind` takes these names.
+inline constexpr const char* kScheduleKinds[] = {"ring",         "zigzag", "striped", "pass_q",
+                                                 "allgather_kv", "ulysses", "usp",
+                                                 "double_ring",  "mesh"};
+
 struct ScheduleSpec {
   std::string kind = "ring";
   int gpus = 1;
-  int tile_a = 0;  // mesh only; 0 = not set
+  int gpus_per_node = 8;  // from the topology; placement and double-ring use it
+  // mesh: tile a x b (a*b = gpus); 0 x 0 with tile_auto = let the tuner pick.
+  int tile_a = 0;
   int tile_b = 0;
+  bool tile_auto = false;
+  // mesh: which GPU plays which logical rank (node-major | q-group-major | kv-group-major).
+  std::string placement = "node-major";
+  int ulysses_degree = 0;  // usp: u ranks of all-to-all inside each ring group (0 = not set)
+  int inner_ring = 0;      // double_ring: ranks per inner ring (0 = gpus_per_node)
+  double memory_budget_bytes = 0.0;  // 0 = no budget
 };
 
 Plan make_plan(const AttentionShape& shape, const ScheduleSpec& spec);

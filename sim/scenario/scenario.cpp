@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "sim/core/input_error.hpp"
+#include "sim/core/units.hpp"
 #include "sim/core/yaml_reader.hpp"
 
 namespace tilesim {
@@ -75,7 +76,60 @@ int positive_int(const YamlMap& m, std::string_view key) {
   return static_cast<int>(v);
 }
 
+// Keys that only some kinds take; giving one to another kind is an error
+// rather than silently ignored.
+void require_kind(const YamlMap& m, std::string_view key, const std::string& kind,
+                  std::initializer_list<std::string_view> kinds) {
+  if (!m.has(key)) return;
+  if (std::find(kinds.begin(), kinds.end(), kind) != kinds.end()) return;
+  std::string list;
+  for (auto k : kinds) list += fmt::format("{}{}", list.empty() ? "" : ", ", k);
+  m.fail(key, fmt::format("applies to schedule kind {} only, not '{}'", list, kind));
+}
+
+ScheduleSpec read_schedule(const YamlMap& m) {
+  ScheduleSpec spec;
+  const std::string kind = m.string("kind");
+  if (std::find_if(std::begin(kScheduleKinds), std::end(kScheduleKinds),
+                   [&](const char* k) { return kind == k; }) == std::end(kScheduleKinds)) {
+    std::string list;
+    for (const char* k : kScheduleKinds) list += fmt::format("{}{}", list.empty() ? "" : ", ", k);
+    m.fail("kind", fmt::format("expected one of {}, got '{}'", list, kind));
+  }
+  spec.kind = kind;
+  spec.gpus = positive_int(m, "gpus");
+  require_kind(m, "tile", kind, {"mesh"});
+  require_kind(m, "placement", kind, {"mesh"});
+  require_kind(m, "ulysses", kind, {"usp"});
+  require_kind(m, "inner", kind, {"double_ring"});
+  if (m.has("tile")) {
+    const YAML::Node tile = m.node("tile");
+    if (tile.IsScalar() && tile.Scalar() == "auto") {
+      spec.tile_auto = true;
+    } else if (tile.IsSequence() && tile.size() == 2) {
+      for (std::size_t i = 0; i < 2; ++i) {
+        const auto v = tile[i].IsScalar() ? parse_tokens(tile[i].Scalar()) : std::nullopt;
+        if (!v || *v < 1) m.fail("tile", "expected [a, b] with positive integers, or auto");
+        (i == 0 ? spec.tile_a : spec.tile_b) = static_cast<int>(*v);
+      }
+    } else {
+      m.fail("tile", "expected [a, b] or auto");
+    }
+  } else if (kind == "mesh") {
+    spec.tile_auto = true;
+  }
+  if (m.has("placement")) {
+    spec.placement = m.choice("placement", {"node-major", "q-group-major", "kv-group-major"});
+  }
+  if (m.has("ulysses")) spec.ulysses_degree = positive_int(m, "ulysses");
+  if (m.has("inner")) spec.inner_ring = positive_int(m, "inner");
+  if (m.has("memory_budget")) spec.memory_budget_bytes = m.bytes("memory_budget");
+  return spec;
+}
+
 }  // namespace
+
+Scenario read_scenario(const std::string& path, const std::vector<std::string>& overrides);
 
 int Scenario::line_of_key(const std::string& key_path) const {
   YAML::Node node = document;
@@ -104,6 +158,21 @@ std::string default_calibration_path(const std::string& topology_path,
 }
 
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+  try {
+    return read_scenario(path, overrides);
+  } catch (const InputError& e) {
+    // A value that came from --set has no line in the file: name the override.
+    for (const auto& o : overrides) {
+      const std::string key = o.substr(0, o.find('='));
+      if (e.key() == key || e.key().rfind(key + ".", 0) == 0) {
+        throw InputError(fmt::format("{} (--set {})", path, o), 0, e.key(), e.expected());
+      }
+    }
+    throw;
+  }
+}
+
+Scenario read_scenario(const std::string& path, const std::vector<std::string>& overrides) {
   YAML::Node doc = load_yaml_file(path);
   if (!doc.IsMap()) throw InputError(path, line_of(doc), "", "expected a scenario mapping");
   for (const auto& o : overrides) apply_override(doc, o);
@@ -133,9 +202,8 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   }
 
   const YamlMap sched = root.map("schedule");
-  sched.allow_only({"kind", "gpus"});
-  s.schedule.kind = sched.choice("kind", {"ring"});
-  s.schedule.gpus = positive_int(sched, "gpus");
+  sched.allow_only({"kind", "gpus", "tile", "placement", "ulysses", "inner", "memory_budget"});
+  s.schedule = read_schedule(sched);
   s.document = doc;
   return s;
 }
