@@ -1,5 +1,6 @@
 // Topology builder and Router on hand-built graphs: cost order, tie-break,
 // caching and determinism.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <limits>
 #include <random>
@@ -109,11 +110,74 @@ TEST_CASE("topology: router throws for unreachable and out-of-range GPUs", "[top
   CHECK_THROWS_AS(router.route(-1, 0), std::out_of_range);
 }
 
+TEST_CASE("topology: mark_spine accepts each switch once", "[topology]") {
+  Topology t;
+  const VertexId a = gpu(t, "a");
+  const VertexId s0 = sw(t, "s0");
+  const VertexId s1 = sw(t, "s1");
+  t.mark_spine(s1);
+  t.mark_spine(s0);
+  CHECK(t.spines() == std::vector<VertexId>{s1, s0});
+  CHECK_THROWS_AS(t.mark_spine(s1), std::invalid_argument);
+  CHECK_THROWS_AS(t.mark_spine(a), std::invalid_argument);
+  CHECK_THROWS_AS(t.mark_spine(99), std::invalid_argument);
+  const Topology copy = t;
+  CHECK(copy.spines() == t.spines());
+}
+
+TEST_CASE("topology: router spreads spine ties by destination node", "[topology][router]") {
+  // Two GPUs on node 0 and one on each of nodes 1..4, every GPU on its own leaf,
+  // three spines over all leaves, marked out of id order: spine index 0 is s2.
+  Topology t;
+  std::vector<VertexId> leaves;
+  for (int n = 0; n < 5; ++n) {
+    const VertexId g = t.add_device({"g" + std::to_string(n), DeviceKind::gpu, n, -1});
+    leaves.push_back(t.add_device({"l" + std::to_string(n), DeviceKind::ib_switch, -1, -1}));
+    t.connect(g, leaves.back(), 1e9, 1'000, LinkClass::ib);
+  }
+  const VertexId extra = t.add_device({"g5", DeviceKind::gpu, 0, -1});
+  t.connect(extra, leaves[1], 1e9, 1'000, LinkClass::ib);
+  std::vector<VertexId> spines;
+  for (const char* name : {"s0", "s1", "s2"}) {
+    spines.push_back(t.add_device({name, DeviceKind::ib_switch, -1, -1}));
+    for (VertexId leaf : leaves) t.connect(leaf, spines.back(), 1e9, 1'000, LinkClass::ib);
+  }
+  t.mark_spine(spines[2]);
+  t.mark_spine(spines[0]);
+  t.mark_spine(spines[1]);
+  Router router(t);
+  // Spine index = destination node mod 3: node 1 -> index 1 (s0), node 2 -> s1,
+  // node 3 -> index 0 (s2), node 4 -> s0, node 0 -> s2.
+  CHECK(route_names(t, router.route(0, 1)) ==
+        std::vector<std::string>{"g0", "l0", "s0", "l1", "g1"});
+  CHECK(route_names(t, router.route(0, 2))[2] == "s1");
+  CHECK(route_names(t, router.route(0, 3))[2] == "s2");
+  CHECK(route_names(t, router.route(0, 4))[2] == "s0");
+  CHECK(route_names(t, router.route(1, 0))[2] == "s2");
+  // g5 is on node 0 behind leaf l1: the destination's node, not its leaf, picks.
+  CHECK(route_names(t, router.route(2, 5))[2] == "s2");
+  // Same leaf: no spine at all.
+  CHECK(route_names(t, router.route(1, 5)) == std::vector<std::string>{"g1", "l1", "g5"});
+}
+
 namespace {
 // Reference: full Dijkstra to dst with (latency, hops) costs by O(V^2)
-// selection, then the smallest-next-vertex walk. No pruning, no heap.
+// selection, then the walk that takes the first next vertex in the documented
+// tie-break order (vertex id; spine (n + j) mod S takes the j-th smallest spine
+// id, n = the destination's node). No pruning, no heap.
 std::vector<LinkId> reference_route(const Topology& t, VertexId src, VertexId dst) {
   const auto n = static_cast<std::size_t>(t.device_count());
+  std::vector<VertexId> rank(n);  // tie-break position of each vertex
+  for (VertexId v = 0; v < n; ++v) rank[v] = v;
+  const std::vector<VertexId>& spines = t.spines();
+  std::vector<VertexId> spine_ids = spines;
+  std::sort(spine_ids.begin(), spine_ids.end());
+  const int count = static_cast<int>(spines.size());
+  for (int j = 0; j < count; ++j) {
+    const int node = t.device(dst).node;
+    rank[spines[static_cast<std::size_t>(((node + j) % count + count) % count)]] =
+        spine_ids[static_cast<std::size_t>(j)];
+  }
   using Cost = std::pair<Picoseconds, int>;
   const Cost inf{std::numeric_limits<Picoseconds>::max(), 0};
   std::vector<Cost> dist(n, inf);
@@ -140,7 +204,7 @@ std::vector<LinkId> reference_route(const Topology& t, VertexId src, VertexId ds
       const VertexId v = t.link_target(l);
       const Cost via{dist[v].first + t.link(l).latency_ps, dist[v].second + 1};
       if (dist[v] == inf || via != dist[u]) continue;
-      if (best < 0 || v < t.link_target(best)) best = l;
+      if (best < 0 || rank[v] < rank[t.link_target(best)]) best = l;
     }
     path.push_back(best);
     u = t.link_target(best);
@@ -152,12 +216,16 @@ std::vector<LinkId> reference_route(const Topology& t, VertexId src, VertexId ds
 TEST_CASE("topology: router matches a plain reference on random graphs with many ties",
           "[topology][router]") {
   std::mt19937 rng(12345);
-  for (int trial = 0; trial < 40; ++trial) {
+  for (int trial = 0; trial < 80; ++trial) {
     Topology t;
     const int gpus = 6;
     const int switches = 10;
-    for (int i = 0; i < gpus; ++i) gpu(t, "g" + std::to_string(i));
+    // GPU i is on node i; odd trials mark switches 7, 3, 5 (out of id order) as spines.
+    for (int i = 0; i < gpus; ++i) t.add_device({"g" + std::to_string(i), DeviceKind::gpu, i, -1});
     for (int i = 0; i < switches; ++i) sw(t, "s" + std::to_string(i));
+    if (trial % 2 == 1) {
+      for (int s : {7, 3, 5}) t.mark_spine(static_cast<VertexId>(gpus + s));
+    }
     const int vertices = gpus + switches;
     // A spanning chain keeps it connected; extra random links make ties.
     for (int v = 1; v < vertices; ++v) {

@@ -1,7 +1,11 @@
 // Routes on the shipped topologies: exact paths, hop counts and latencies,
-// the cross-rail rule, determinism, and the routing time at 4096 GPUs.
+// the cross-rail rule, spine spreading (d-mod-k), determinism, and the routes
+// of the 4096-GPU cluster. Speed is measured in bench/bench_topology.cpp.
+#include <algorithm>
 #include <catch2/catch.hpp>
-#include <chrono>
+#include <map>
+#include <set>
+#include <string>
 
 #include "sim/topology/topology_loader.hpp"
 #include "test_topology_helpers.hpp"
@@ -64,7 +68,7 @@ TEST_CASE("topology: h100 cluster, same leaf group (2 nodes)", "[topology][route
 TEST_CASE("topology: h100 cluster, different leaf groups (33 nodes)", "[topology][routes]") {
   const Topology t = load_topology(shipped("h100-cluster.yaml"), 33 * 8);
   Router router(t);
-  SECTION("same rail crosses the spine (spine.0 on ties), 6 links") {
+  SECTION("same rail crosses the spine (node 32 mod 32 spines = spine.0), 6 links") {
     const Route& r = router.route(0, 256);
     CHECK(route_names(t, r) ==
           Names{"n0.gpu0", "n0.nic0", "leaf.r0.0", "spine.0", "leaf.r0.1", "n32.nic0", "n32.gpu0"});
@@ -80,7 +84,7 @@ TEST_CASE("topology: h100 cluster, different leaf groups (33 nodes)", "[topology
 
 TEST_CASE("topology: slow NVLink makes cross-rail traffic take the spine", "[topology][routes]") {
   // Same layout with 1 us NVLink links: the NVLink detour (2 us) now loses to the
-  // spine detour (1.2 us).
+  // spine detour (1.2 us), through spine (destination node 1) mod 32 = spine.1.
   const std::string path = write_temp_yaml(
       "name: slow-nvlink\ngpu: H100-SXM\nnodes: 2\n"
       "node:\n  devices:\n    - {name: gpu, kind: gpu, count: 8}\n"
@@ -93,7 +97,7 @@ TEST_CASE("topology: slow NVLink makes cross-rail traffic take the spine", "[top
   Router router(t);
   const Route& r = router.route(0, 9);
   CHECK(route_names(t, r) ==
-        Names{"n0.gpu0", "n0.nic0", "leaf.r0.0", "spine.0", "leaf.r1.0", "n1.nic1", "n1.gpu1"});
+        Names{"n0.gpu0", "n0.nic0", "leaf.r0.0", "spine.1", "leaf.r1.0", "n1.nic1", "n1.gpu1"});
   CHECK(r.latency_ps == 3'800'000);
 }
 
@@ -117,24 +121,90 @@ TEST_CASE("topology: routes are deterministic and independent of query order",
   }
 }
 
-TEST_CASE("topology: 4096-GPU cluster: ring neighbour routes are fast",
-          "[topology][routes][perf]") {
-  using Clock = std::chrono::steady_clock;
-  const auto t0 = Clock::now();
+TEST_CASE("topology: 4096-GPU cluster loads and routes ring neighbours", "[topology][routes]") {
   const Topology t = load_topology(shipped("h100-cluster.yaml"), 4096);
-  const auto t1 = Clock::now();
+  // 512 nodes of 8 GPUs; 8 rails x 16 leaf groups = 128 leaves; 32 spines.
+  CHECK(t.gpu_count() == 4096);
+  CHECK(t.node_count == 512);
+  CHECK(t.spines().size() == 32);
+  CHECK(t.device_count() == 512 * 17 + 128 + 32);
   Router router(t);
   std::size_t hops = 0;
   for (int g = 0; g < 4096; ++g) hops += router.route(g, (g + 1) % 4096).links.size();
-  const auto t2 = Clock::now();
-  const double load_s = std::chrono::duration<double>(t1 - t0).count();
-  const double route_s = std::chrono::duration<double>(t2 - t1).count();
-  WARN("load 4096-GPU cluster: " << load_s << " s; route 4096 ring neighbours: " << route_s
-                                 << " s");
   // 3584 intra-node pairs of 2 links; 512 node boundaries gpu7 -> next node's
   // gpu0: 496 in the same leaf group (NVLink first, 6 links) and 16 across groups
   // (spine, 6 links).
   CHECK(hops == 3584 * 2 + 512 * 6);
-  CHECK(route_s < 0.5);
-  CHECK(load_s < 2.0);
+  CHECK(router.cached_routes() == 4096);
+}
+
+namespace {
+// Index s of the one spine ("spine.<s>") a route crosses, or -1 if none / several.
+int spine_of(const Topology& t, const Route& r) {
+  int spine = -1;
+  for (const std::string& name : route_names(t, r)) {
+    if (name.rfind("spine.", 0) != 0) continue;
+    if (spine >= 0) return -1;
+    spine = std::stoi(name.substr(6));
+  }
+  return spine;
+}
+}  // namespace
+
+TEST_CASE("topology: routes across the spine spread by destination node (d-mod-k)",
+          "[topology][routes]") {
+  const Topology t = load_topology(shipped("h100-cluster.yaml"), 4096);
+  const int spines = static_cast<int>(t.spines().size());
+  REQUIRE(spines == 32);
+  Router router(t);
+  SECTION("one source, destinations on 2 x spines nodes of other leaf groups: every spine") {
+    std::map<int, int> uses;  // spine -> routes through it
+    for (int node = 32; node < 32 + 2 * spines; ++node) {
+      const int dst = node * 8 + node % 8;  // vary the rail as well
+      INFO("node " << node);
+      const int spine = spine_of(t, router.route(0, dst));
+      CHECK(spine == node % spines);
+      ++uses[spine];
+    }
+    CHECK(uses.size() == static_cast<std::size_t>(spines));
+    for (const auto& [spine, count] : uses) CHECK(count == 2);
+  }
+  SECTION("rail 0 of leaf group 0 to rail 0 of leaf group 1: no hot link") {
+    // 32 x 32 routes; d-mod-k puts 32 on every leaf-spine uplink and
+    // spine-leaf downlink (the old smallest-id rule put all 1024 on spine.0).
+    std::map<LinkId, int> load;
+    for (int src_node = 0; src_node < 32; ++src_node) {
+      for (int dst_node = 32; dst_node < 64; ++dst_node) {
+        for (LinkId l : router.route(src_node * 8, dst_node * 8).links) ++load[l];
+      }
+    }
+    std::set<int> spine_loads;
+    int spine_links = 0;
+    for (const auto& [link, count] : load) {
+      const bool up =
+          t.spines().end() != std::find(t.spines().begin(), t.spines().end(), t.link_target(link));
+      const bool down =
+          t.spines().end() != std::find(t.spines().begin(), t.spines().end(), t.link_source(link));
+      if (!up && !down) continue;
+      ++spine_links;
+      spine_loads.insert(count);
+    }
+    CHECK(spine_links == 2 * spines);
+    CHECK(spine_loads == std::set<int>{32});
+  }
+  SECTION("the same (src, dst) always gives the same route") {
+    Router fresh(t);
+    for (int dst = 4095; dst >= 256; dst -= 97) {
+      INFO("dst " << dst);
+      const std::vector<LinkId> first = router.route(3, dst).links;
+      CHECK(fresh.route(3, dst).links == first);
+      CHECK(Router(t).route(3, dst).links == first);
+      CHECK(router.route(3, dst).links == first);
+    }
+  }
+  SECTION("inside a leaf group nothing changes: NVLink first, no spine") {
+    CHECK(route_names(t, router.route(0, 9)) ==
+          Names{"n0.gpu0", "n0.nvswitch", "n0.gpu1", "n0.nic1", "leaf.r1.0", "n1.nic1", "n1.gpu1"});
+    CHECK(spine_of(t, router.route(0, 31 * 8 + 5)) == -1);
+  }
 }

@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   add_plan(app, exit_code);
   add_simulate(app, exit_code);
   add_sweep(app, exit_code);
+  add_run(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -35,6 +35,10 @@ double AttentionShape::o_accumulator_bytes(std::int64_t tokens) const {
   return static_cast<double>(batch) * static_cast<double>(tokens) * heads * head_dim * 4.0;
 }
 
+double AttentionShape::dkv_accumulator_bytes(std::int64_t tokens) const {
+  return 2.0 * batch * static_cast<double>(tokens) * kv_heads * head_dim * 4.0;
+}
+
 double AttentionShape::lse_bytes(std::int64_t tokens) const {
   return static_cast<double>(batch) * static_cast<double>(tokens) * heads * 4.0;
 }

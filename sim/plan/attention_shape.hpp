@@ -6,6 +6,7 @@
 //   kv  = 2*b*c*Hkv*d*e      (one K+V chunk, also one dK+dV chunk in the input dtype)
 //   o   = b*c*H*d*4          (an O or dQ accumulator, fp32)
 //   lse = b*c*H*4            (log-sum-exp or D = rowsum(dO*O), fp32)
+//   dkv = 2*b*c*Hkv*d*4      (a dK+dV accumulator, fp32)
 // FLOPs of attention between nq query and nk key tokens that see each other:
 //   forward 4*b*H*d per (query, key) pair; backward 2.5x forward.
 #pragma once
@@ -39,6 +40,7 @@ struct AttentionShape {
   double kv_bytes(std::int64_t tokens) const;
   double o_accumulator_bytes(std::int64_t tokens) const;
   double lse_bytes(std::int64_t tokens) const;
+  double dkv_accumulator_bytes(std::int64_t tokens) const;
   double flops_per_pair_forward() const { return 4.0 * batch * heads * head_dim; }
   double flops_per_pair_backward() const { return 2.5 * flops_per_pair_forward(); }
 };

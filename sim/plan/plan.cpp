@@ -127,7 +127,7 @@ double Plan::compute_flops(const Op& op) const {
   if (op.kind != OpKind::compute) return 0.0;
   const double per_pair = op.pass == Pass::fwd ? shape.flops_per_pair_forward()
                                                : shape.flops_per_pair_backward();
-  return per_pair * unmasked_pairs(op.q_chunk, op.kv_chunk);
+  return per_pair * unmasked_pairs(op.q_chunk, op.kv_chunk) / static_cast<double>(head_groups);
 }
 
 std::string Plan::describe(OpId id) const {

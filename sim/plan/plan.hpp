@@ -45,10 +45,16 @@ bool is_accumulator(Tensor tensor);
 // Accumulators reduce over kv chunks (o, lse, dq) or over q chunks (dkv).
 bool reduces_over_kv(Tensor tensor);
 
+// A chunk is a set of token blocks for one head group. Schedules that split
+// heads (Ulysses, USP) set Plan::head_groups = g > 1: the chunk's objects then
+// hold heads/g query heads and kv_heads/g kv heads, and a compute between two
+// chunks of head group h does 1/g of the FLOPs of the same token pairs over all
+// heads. Every other schedule has one head group holding all heads.
 struct Chunk {
   std::vector<int> blocks;  // block indices of the token layout
   int owner = 0;            // rank that owns this chunk's inputs and outputs
   std::int64_t tokens = 0;
+  int head_group = 0;       // 0 .. Plan::head_groups-1
 };
 
 struct DataObject {
@@ -109,6 +115,7 @@ struct Plan {
   int tile_a = 1;        // Q-group size (mesh); ring is 1 x P
   int tile_b = 1;        // KV-group size
   int ranks = 0;
+  int head_groups = 1;   // heads are split in this many equal groups (see Chunk)
   AttentionShape shape;
   TokenLayout layout;
   std::vector<Chunk> chunks;
@@ -121,6 +128,8 @@ struct Plan {
   const DataObject& object(int id) const { return objects[static_cast<std::size_t>(id)]; }
   // Pairs of (query, key) tokens that attend in a q chunk x kv chunk block.
   double unmasked_pairs(int q_chunk, int kv_chunk) const;
+  // Forward or backward FLOPs of a compute: per pair FLOPs x unmasked pairs,
+  // divided by head_groups (a chunk holds 1/head_groups of the heads).
   double compute_flops(const Op& op) const;
   std::string describe(OpId id) const;  // "rank 2 op 7: compute Q[2] x KV[1] fwd"
 };

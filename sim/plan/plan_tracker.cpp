@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <fmt/format.h>
 #include <map>
-#include <unordered_map>
 #include <utility>
 
 namespace tilesim {
@@ -13,11 +12,6 @@ bool on_compute_stream(OpKind kind) { return kind == OpKind::compute || kind == 
 bool on_comm_stream(OpKind kind) { return kind == OpKind::send || kind == OpKind::recv; }
 
 // Per-object hazard state while scanning one rank's program.
-struct Hazard {
-  int last_writer = -1;
-  std::vector<int> readers_since_write;
-};
-
 }  // namespace
 
 PlanTracker::PlanTracker(const Plan& plan) : plan_(&plan) {
@@ -32,8 +26,8 @@ PlanTracker::PlanTracker(const Plan& plan) : plan_(&plan) {
   for (int r = 0; r < plan.ranks; ++r) {
     auto& rs = ranks_[static_cast<std::size_t>(r)];
     rs.peak_breakdown = rs.live_by_tensor;
-    for (std::size_t i = 0; i < rs.pending.size(); ++i) {
-      if (rs.pending[i] == 0) worklist_.push_back({r, static_cast<int>(i)});
+    for (std::size_t i = 0; i + 1 < rs.op.size(); ++i) {
+      if (rs.op[i].pending == 0) worklist_.push_back({r, static_cast<int>(i)});
     }
   }
 }
@@ -43,17 +37,17 @@ void PlanTracker::build_rank(int rank) {
   RankState& rs = ranks_[static_cast<std::size_t>(rank)];
   const int n = static_cast<int>(program.size());
   total_ops_ += static_cast<std::size_t>(n);
-  rs.pending.assign(static_cast<std::size_t>(n), 0);
-  rs.state.assign(static_cast<std::size_t>(n), State::waiting);
-  rs.group_of_op.assign(static_cast<std::size_t>(n), -1);
+  rs.op.assign(static_cast<std::size_t>(n) + 1, OpState{});
   rs.partner.assign(static_cast<std::size_t>(n), OpId{-1, -1});
 
-  std::vector<std::pair<int, int>> edges;  // (pred, succ)
-  std::unordered_map<int, Hazard> hazards;
+  std::vector<std::pair<int, int>> edges;  // (pred, succ), grouped by succ ascending
+  std::vector<Hazard>& hazards = hazard_scratch_;
+  if (hazards.size() < plan_->objects.size()) hazards.resize(plan_->objects.size());
+  std::vector<int> touched;
   std::vector<int> preds;
   int last_compute = -1;
   int last_group_id = -1;
-  std::unordered_set<int> closed_groups;
+  std::vector<std::pair<int, int>> group_runs;  // (group id, first op) per run
   for (int i = 0; i < n; ++i) {
     const Op& op = program.op(i);
     preds.clear();
@@ -68,18 +62,26 @@ void PlanTracker::build_rank(int rank) {
       if (last_compute >= 0) preds.push_back(last_compute);
       last_compute = i;
     }
+    auto hazard = [&](int obj) -> Hazard& {
+      Hazard& h = hazards[static_cast<std::size_t>(obj)];
+      if (!h.touched) {
+        h.touched = true;
+        touched.push_back(obj);
+      }
+      return h;
+    };
     for (int obj : program.reads(i)) {
-      Hazard& h = hazards[obj];
+      const Hazard& h = hazard(obj);
       if (h.last_writer >= 0) preds.push_back(h.last_writer);
     }
     for (int obj : program.writes(i)) {
-      Hazard& h = hazards[obj];
+      const Hazard& h = hazard(obj);
       if (h.last_writer >= 0) preds.push_back(h.last_writer);
       preds.insert(preds.end(), h.readers_since_write.begin(), h.readers_since_write.end());
     }
-    for (int obj : program.reads(i)) hazards[obj].readers_since_write.push_back(i);
+    for (int obj : program.reads(i)) hazard(obj).readers_since_write.push_back(i);
     for (int obj : program.writes(i)) {
-      Hazard& h = hazards[obj];
+      Hazard& h = hazard(obj);
       h.last_writer = i;
       h.readers_since_write.clear();
     }
@@ -87,22 +89,17 @@ void PlanTracker::build_rank(int rank) {
     preds.erase(std::unique(preds.begin(), preds.end()), preds.end());
     preds.erase(std::remove(preds.begin(), preds.end(), i), preds.end());
     for (int p : preds) edges.emplace_back(p, i);
-    rs.pending[static_cast<std::size_t>(i)] = static_cast<std::uint32_t>(preds.size());
+    rs.op[static_cast<std::size_t>(i)].pending = static_cast<std::uint32_t>(preds.size());
 
     if (on_comm_stream(op.kind)) {
       if (op.group != last_group_id || rs.groups.empty()) {
-        if (closed_groups.count(op.group) != 0) {
-          throw PlanError({rank, i},
-                          fmt::format("{}: comm group {} is not consecutive in the program",
-                                      plan_->describe({rank, i}), op.group));
-        }
-        if (!rs.groups.empty()) closed_groups.insert(last_group_id);
+        group_runs.emplace_back(op.group, i);
         Group g;
         g.begin = g.end = static_cast<std::uint32_t>(rs.comm_ops.size());
         rs.groups.push_back(g);
         last_group_id = op.group;
       }
-      rs.group_of_op[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(rs.groups.size() - 1);
+      rs.op[static_cast<std::size_t>(i)].group = static_cast<std::int32_t>(rs.groups.size() - 1);
       rs.comm_ops.push_back(i);
       Group& g = rs.groups.back();
       g.end = static_cast<std::uint32_t>(rs.comm_ops.size());
@@ -111,16 +108,27 @@ void PlanTracker::build_rank(int rank) {
     }
   }
   for (std::size_t g = 1; g < rs.groups.size(); ++g) ++rs.groups[g].pending;
+  // A group id must form one run of consecutive comm ops.
+  std::sort(group_runs.begin(), group_runs.end());
+  for (std::size_t k = 1; k < group_runs.size(); ++k) {
+    if (group_runs[k].first == group_runs[k - 1].first) {
+      const OpId at{rank, group_runs[k].second};
+      throw PlanError(at, fmt::format("{}: comm group {} is not consecutive in the program",
+                                      plan_->describe(at), group_runs[k].first));
+    }
+  }
+  for (int obj : touched) hazards[static_cast<std::size_t>(obj)] = Hazard{};
 
   // Successor lists in CSR form, each sorted by successor index.
-  rs.succ_begin.assign(static_cast<std::size_t>(n) + 1, 0);
-  for (auto [p, s] : edges) ++rs.succ_begin[static_cast<std::size_t>(p) + 1];
+  for (auto [p, s] : edges) ++rs.op[static_cast<std::size_t>(p) + 1].succ_begin;
   for (int i = 0; i < n; ++i) {
-    rs.succ_begin[static_cast<std::size_t>(i) + 1] += rs.succ_begin[static_cast<std::size_t>(i)];
+    rs.op[static_cast<std::size_t>(i) + 1].succ_begin += rs.op[static_cast<std::size_t>(i)].succ_begin;
   }
   rs.succ.resize(edges.size());
-  std::vector<std::uint32_t> fill(rs.succ_begin.begin(), rs.succ_begin.end() - 1);
-  std::stable_sort(edges.begin(), edges.end());
+  // Edges were generated with ascending successors, so filling in order keeps
+  // each list sorted.
+  std::vector<std::uint32_t> fill(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) fill[static_cast<std::size_t>(i)] = rs.op[static_cast<std::size_t>(i)].succ_begin;
   for (auto [p, s] : edges) rs.succ[fill[static_cast<std::size_t>(p)]++] = s;
 }
 
@@ -178,7 +186,8 @@ void PlanTracker::match_comm() {
 
 void PlanTracker::allocate(int rank, int object) {
   RankState& rs = ranks_[static_cast<std::size_t>(rank)];
-  if (!rs.present.insert(object).second) return;
+  if (std::find(rs.present.begin(), rs.present.end(), object) != rs.present.end()) return;
+  rs.present.push_back(object);
   const DataObject& obj = plan_->object(object);
   rs.live_bytes += obj.bytes;
   rs.live_by_tensor[static_cast<std::size_t>(obj.tensor)] += obj.bytes;
@@ -190,7 +199,10 @@ void PlanTracker::allocate(int rank, int object) {
 
 void PlanTracker::release(int rank, int object) {
   RankState& rs = ranks_[static_cast<std::size_t>(rank)];
-  if (rs.present.erase(object) == 0) return;
+  auto it = std::find(rs.present.begin(), rs.present.end(), object);
+  if (it == rs.present.end()) return;
+  *it = rs.present.back();
+  rs.present.pop_back();
   const DataObject& obj = plan_->object(object);
   rs.live_bytes -= obj.bytes;
   rs.live_by_tensor[static_cast<std::size_t>(obj.tensor)] -= obj.bytes;
@@ -202,12 +214,12 @@ void PlanTracker::post_group(int rank, int group) {
   const Group& g = rs.groups[static_cast<std::size_t>(group)];
   for (std::uint32_t k = g.begin; k < g.end; ++k) {
     const int i = rs.comm_ops[k];
-    rs.state[static_cast<std::size_t>(i)] = State::posted;
+    rs.op[static_cast<std::size_t>(i)].state = State::posted;
     const Op& op = program.op(i);
     if (op.kind == OpKind::recv) allocate(rank, program.writes(i)[0]);
     const OpId partner = rs.partner[static_cast<std::size_t>(i)];
     const auto& ps = ranks_[static_cast<std::size_t>(partner.rank)];
-    if (ps.state[static_cast<std::size_t>(partner.index)] == State::posted) {
+    if (ps.op[static_cast<std::size_t>(partner.index)].state == State::posted) {
       if (op.kind == OpKind::send) {
         pending_transfers_.push_back({{rank, i}, partner, program.reads(i)[0]});
       } else {
@@ -224,7 +236,7 @@ void PlanTracker::make_ready(OpId id) {
   switch (op.kind) {
     case OpKind::compute:
     case OpKind::merge:
-      rs.state[static_cast<std::size_t>(id.index)] = State::posted;
+      rs.op[static_cast<std::size_t>(id.index)].state = State::posted;
       for (int obj : program.writes(id.index)) allocate(id.rank, obj);
       pending_compute_.push_back(id);
       break;
@@ -234,8 +246,8 @@ void PlanTracker::make_ready(OpId id) {
       break;
     case OpKind::send:
     case OpKind::recv: {
-      rs.state[static_cast<std::size_t>(id.index)] = State::ready;
-      const int g = rs.group_of_op[static_cast<std::size_t>(id.index)];
+      rs.op[static_cast<std::size_t>(id.index)].state = State::ready;
+      const int g = rs.op[static_cast<std::size_t>(id.index)].group;
       if (--rs.groups[static_cast<std::size_t>(g)].pending == 0) post_group(id.rank, g);
       break;
     }
@@ -245,13 +257,13 @@ void PlanTracker::make_ready(OpId id) {
 void PlanTracker::complete(OpId id) {
   RankState& rs = ranks_[static_cast<std::size_t>(id.rank)];
   const auto i = static_cast<std::size_t>(id.index);
-  rs.state[i] = State::done;
+  rs.op[i].state = State::done;
   ++done_ops_;
-  for (std::uint32_t k = rs.succ_begin[i]; k < rs.succ_begin[i + 1]; ++k) {
+  for (std::uint32_t k = rs.op[i].succ_begin; k < rs.op[i + 1].succ_begin; ++k) {
     const int s = rs.succ[k];
-    if (--rs.pending[static_cast<std::size_t>(s)] == 0) worklist_.push_back({id.rank, s});
+    if (--rs.op[static_cast<std::size_t>(s)].pending == 0) worklist_.push_back({id.rank, s});
   }
-  const int g = rs.group_of_op[i];
+  const int g = rs.op[i].group;
   if (g >= 0 && --rs.groups[static_cast<std::size_t>(g)].remaining == 0) {
     const auto next = static_cast<std::size_t>(g) + 1;
     if (next < rs.groups.size() && --rs.groups[next].pending == 0) {
@@ -282,7 +294,7 @@ void PlanTracker::finish_transfer(const Transfer& transfer) {
 }
 
 bool PlanTracker::is_done(OpId op) const {
-  return ranks_[static_cast<std::size_t>(op.rank)].state[static_cast<std::size_t>(op.index)] ==
+  return ranks_[static_cast<std::size_t>(op.rank)].op[static_cast<std::size_t>(op.index)].state ==
          State::done;
 }
 
@@ -290,8 +302,8 @@ std::vector<OpId> PlanTracker::first_blocked(std::size_t limit) const {
   std::vector<OpId> out;
   for (int r = 0; r < plan_->ranks && out.size() < limit; ++r) {
     const auto& rs = ranks_[static_cast<std::size_t>(r)];
-    for (std::size_t i = 0; i < rs.state.size(); ++i) {
-      if (rs.state[i] != State::done) {
+    for (std::size_t i = 0; i + 1 < rs.op.size(); ++i) {
+      if (rs.op[i].state != State::done) {
         out.push_back({r, static_cast<int>(i)});
         break;
       }

@@ -15,7 +15,6 @@
 #include <array>
 #include <cstdint>
 #include <stdexcept>
-#include <unordered_set>
 #include <vector>
 
 #include "sim/plan/plan.hpp"
@@ -75,16 +74,20 @@ class PlanTracker {
     std::uint32_t pending = 0;
     std::uint32_t remaining = 0;
   };
+  // Everything the hot path touches for one op, in one cache-friendly record.
+  struct OpState {
+    std::uint32_t pending = 0;     // unfinished prerequisites
+    std::uint32_t succ_begin = 0;  // successors: succ[succ_begin, next op's succ_begin)
+    std::int32_t group = -1;       // comm group index on the rank, -1 for others
+    State state = State::waiting;
+  };
   struct RankState {
-    std::vector<std::uint32_t> pending;
-    std::vector<State> state;
-    std::vector<std::uint32_t> succ_begin;
+    std::vector<OpState> op;  // one per op plus a sentinel for succ ranges
     std::vector<std::int32_t> succ;
-    std::vector<std::int32_t> group_of_op;
     std::vector<std::int32_t> comm_ops;
     std::vector<Group> groups;
     std::vector<OpId> partner;
-    std::unordered_set<int> present;
+    std::vector<int> present;  // objects live on the rank; few, so a flat list
     double live_bytes = 0.0;
     double peak_bytes = 0.0;
     TensorBytes live_by_tensor{};
@@ -99,7 +102,15 @@ class PlanTracker {
   void allocate(int rank, int object);
   void release(int rank, int object);
 
+  // Per-object hazard state while scanning one rank's program (build only).
+  struct Hazard {
+    int last_writer = -1;
+    bool touched = false;
+    std::vector<int> readers_since_write;
+  };
+
   const Plan* plan_;
+  std::vector<Hazard> hazard_scratch_;
   std::vector<RankState> ranks_;
   std::vector<OpId> worklist_;
   std::size_t worklist_head_ = 0;

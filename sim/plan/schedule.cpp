@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "sim/plan/mesh_schedule.hpp"
 #include "sim/plan/ring_schedule.hpp"
+#include "sim/plan/schedule_kinds.hpp"
 
 namespace tilesim {
 
@@ -13,13 +15,8 @@ Plan make_plan(const AttentionShape& shape, const ScheduleSpec& spec) {
                         fmt::format("kv_heads {} must divide heads {}", shape.kv_heads,
                                     shape.heads));
   }
-  if (spec.kind == "ring") {
-    if (shape.has_backward()) {
-      throw ScheduleError("attention.pass",
-                          "the ring generator builds the forward pass; pass must be forward");
-    }
-    return make_ring_plan(shape, spec.gpus);
-  }
+  if (Plan plan; make_standard_plan(shape, spec, plan)) return plan;
+  if (spec.kind == "mesh") return make_mesh_plan(shape, spec);
   throw ScheduleError("schedule.kind",
                       fmt::format("schedule '{}' has no generator in this build", spec.kind));
 }

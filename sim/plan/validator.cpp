@@ -59,6 +59,18 @@ class Validator {
       return false;
     }
     const int chunks = static_cast<int>(plan_.chunks.size());
+    if (plan_.head_groups < 1) {
+      error(fmt::format("plan has {} head groups", plan_.head_groups));
+      return false;
+    }
+    for (int c = 0; c < chunks; ++c) {
+      const int h = head_group(c);
+      if (h < 0 || h >= plan_.head_groups) {
+        error(fmt::format("chunk {} names head group {} outside 0..{}", c, h,
+                          plan_.head_groups - 1));
+        return false;
+      }
+    }
     for (int r = 0; r < plan_.ranks; ++r) {
       const RankProgram& program = plan_.programs[static_cast<std::size_t>(r)];
       for (int i = 0; i < static_cast<int>(program.size()); ++i) {
@@ -72,6 +84,11 @@ class Validator {
         if (op.kind == OpKind::compute &&
             (op.q_chunk < 0 || op.q_chunk >= chunks || op.kv_chunk < 0 || op.kv_chunk >= chunks)) {
           error(fmt::format("rank {} op {}: compute names a chunk outside 0..{}", r, i, chunks - 1));
+        } else if (op.kind == OpKind::compute &&
+                   head_group(op.q_chunk) != head_group(op.kv_chunk)) {
+          error(fmt::format("{}: q chunk is in head group {} and kv chunk in head group {}",
+                            plan_.describe({r, i}), head_group(op.q_chunk),
+                            head_group(op.kv_chunk)));
         }
         const bool comm = op.kind == OpKind::send || op.kind == OpKind::recv;
         if (comm && (program.reads(i).size() + program.writes(i).size()) != 1) {
@@ -82,20 +99,27 @@ class Validator {
     return report_.ok();
   }
 
-  std::size_t pair_index(int q_block, int kv_block) const {
-    return static_cast<std::size_t>(q_block) * static_cast<std::size_t>(plan_.layout.blocks) +
+  int head_group(int chunk) const {
+    return plan_.chunks[static_cast<std::size_t>(chunk)].head_group;
+  }
+
+  std::size_t pair_index(int group, int q_block, int kv_block) const {
+    const auto blocks = static_cast<std::size_t>(plan_.layout.blocks);
+    return (static_cast<std::size_t>(group) * blocks + static_cast<std::size_t>(q_block)) *
+               blocks +
            static_cast<std::size_t>(kv_block);
   }
 
   void check_coverage() {
     const auto blocks = static_cast<std::size_t>(plan_.layout.blocks);
+    const auto groups = static_cast<std::size_t>(plan_.head_groups);
     std::vector<std::uint8_t> done[2];
     std::vector<OpId> first[2];
     const bool pass_used[2] = {plan_.shape.has_forward(), plan_.shape.has_backward()};
     for (int p = 0; p < 2; ++p) {
       if (pass_used[p]) {
-        done[p].assign(blocks * blocks, 0);
-        first[p].assign(blocks * blocks, OpId{-1, -1});
+        done[p].assign(groups * blocks * blocks, 0);
+        first[p].assign(groups * blocks * blocks, OpId{-1, -1});
       }
     }
     for (int r = 0; r < plan_.ranks; ++r) {
@@ -113,16 +137,17 @@ class Validator {
           continue;
         }
         bool any_unmasked = false;
+        const int h = head_group(op.q_chunk);
         for (int qb : plan_.chunks[static_cast<std::size_t>(op.q_chunk)].blocks) {
           for (int kb : plan_.chunks[static_cast<std::size_t>(op.kv_chunk)].blocks) {
             if (plan_.layout.mask(qb, kb, plan_.shape.causal) == BlockMask::skip) continue;
             any_unmasked = true;
-            const std::size_t k = pair_index(qb, kb);
+            const std::size_t k = pair_index(h, qb, kb);
             if (done[p][k] == 0) first[p][k] = {r, i};
             if (done[p][k] == 1) {
-              error(fmt::format("duplicated block (q {}, kv {}) {}: computed by {} and by {}", qb,
-                                kb, to_string(op.pass), plan_.describe(first[p][k]),
-                                plan_.describe({r, i})));
+              error(fmt::format("duplicated block (q {}, kv {}{}) {}: computed by {} and by {}", qb,
+                                kb, group_suffix(h), to_string(op.pass),
+                                plan_.describe(first[p][k]), plan_.describe({r, i})));
             }
             if (done[p][k] < 2) ++done[p][k];
           }
@@ -134,16 +159,23 @@ class Validator {
     }
     for (int p = 0; p < 2; ++p) {
       if (!pass_used[p]) continue;
-      for (int qb = 0; qb < plan_.layout.blocks; ++qb) {
-        for (int kb = 0; kb < plan_.layout.blocks; ++kb) {
-          if (plan_.layout.mask(qb, kb, plan_.shape.causal) == BlockMask::skip) continue;
-          if (done[p][pair_index(qb, kb)] == 0) {
-            error(fmt::format("missing block (q {}, kv {}) {}: no rank computes it", qb, kb,
-                              p == 0 ? "fwd" : "bwd"));
+      for (int h = 0; h < plan_.head_groups; ++h) {
+        for (int qb = 0; qb < plan_.layout.blocks; ++qb) {
+          for (int kb = 0; kb < plan_.layout.blocks; ++kb) {
+            if (plan_.layout.mask(qb, kb, plan_.shape.causal) == BlockMask::skip) continue;
+            if (done[p][pair_index(h, qb, kb)] == 0) {
+              error(fmt::format("missing block (q {}, kv {}{}) {}: no rank computes it", qb, kb,
+                                group_suffix(h), p == 0 ? "fwd" : "bwd"));
+            }
           }
         }
       }
     }
+  }
+
+  // ", head group h" when heads are split, so single-group messages stay as they were.
+  std::string group_suffix(int h) const {
+    return plan_.head_groups > 1 ? fmt::format(", head group {}", h) : std::string();
   }
 
   void check_availability() {
@@ -186,11 +218,12 @@ class Validator {
     const DataObject& obj = plan_.object(object);
     const int key_chunk = reduces_over_kv(obj.tensor) ? op.q_chunk : op.kv_chunk;
     if (key_chunk != obj.chunk) return Contribution{-1'000'000'000, 0};
+    const int h = head_group(op.q_chunk);
     for (int qb : plan_.chunks[static_cast<std::size_t>(op.q_chunk)].blocks) {
       for (int kb : plan_.chunks[static_cast<std::size_t>(op.kv_chunk)].blocks) {
         if (plan_.layout.mask(qb, kb, plan_.shape.causal) == BlockMask::skip) continue;
         ++c.count;
-        c.hash += mix64(pair_index(qb, kb) * 2 + (op.pass == Pass::fwd ? 0 : 1));
+        c.hash += mix64(pair_index(h, qb, kb) * 2 + (op.pass == Pass::fwd ? 0 : 1));
       }
     }
     return c;
@@ -199,13 +232,14 @@ class Validator {
   Contribution expected_contribution(const DataObject& obj) const {
     Contribution c;
     const Pass pass = (obj.tensor == Tensor::dq || obj.tensor == Tensor::dkv) ? Pass::bwd : Pass::fwd;
+    const int h = head_group(obj.chunk);
     for (int own : plan_.chunks[static_cast<std::size_t>(obj.chunk)].blocks) {
       for (int other = 0; other < plan_.layout.blocks; ++other) {
         const int qb = reduces_over_kv(obj.tensor) ? own : other;
         const int kb = reduces_over_kv(obj.tensor) ? other : own;
         if (plan_.layout.mask(qb, kb, plan_.shape.causal) == BlockMask::skip) continue;
         ++c.count;
-        c.hash += mix64(pair_index(qb, kb) * 2 + (pass == Pass::fwd ? 0 : 1));
+        c.hash += mix64(pair_index(h, qb, kb) * 2 + (pass == Pass::fwd ? 0 : 1));
       }
     }
     return c;

@@ -1,8 +1,9 @@
 // Proves a plan correct before anything runs, and measures it.
 //
 // Checks, each failure naming the op (rank, index) involved:
-//  1. coverage: every unmasked (q block, kv block) pair of each pass is computed
-//     exactly once; no compute covers only masked pairs;
+//  1. coverage: every unmasked (head group, q block, kv block) triple of each
+//     pass is computed exactly once; no compute covers only masked pairs; the
+//     two chunks of a compute belong to the same head group;
 //  2. availability: every object an op reads is on the rank at that point of its
 //     program (an input it owns, or received/produced earlier and not freed);
 //  3. matching: the k-th send a->b and the k-th recv b<-a carry the same object;

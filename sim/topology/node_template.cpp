@@ -7,8 +7,6 @@
 #include <cctype>
 #include <map>
 
-#include "sim/core/input_error.hpp"
-
 namespace tilesim {
 namespace {
 
@@ -40,8 +38,9 @@ DeviceKind parse_kind(const YamlMap& m) {
 
 YAML::Node sequence(const YamlMap& m, std::string_view key, const char* what) {
   YAML::Node n = m.node(key);
-  if (!n.IsSequence() || n.size() == 0)
+  if (!n.IsSequence() || n.size() == 0) {
     m.fail(key, fmt::format("expected a non-empty list of {}", what));
+  }
   return n;
 }
 
@@ -138,8 +137,9 @@ void parse_links(const YamlMap& node, NodeTemplate& out,
       }
     }
     for (auto [a, b] : pairs) {
-      if (a == b)
+      if (a == b) {
         m.fail("between", fmt::format("link from device '{}' to itself", out.devices[a].name));
+      }
       out.links.push_back({a, b, bandwidth, latency, cls});
     }
   }

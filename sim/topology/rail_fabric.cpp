@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -28,8 +29,9 @@ RailFabricSpec parse_rail_fabric(const YamlMap& fabric) {
     fabric.fail("port_bandwidth", "expected a positive bandwidth such as 400Gb/s");
   }
   const std::int64_t per_leaf = fabric.integer("nodes_per_leaf");
-  if (per_leaf < 1 || per_leaf > 100000)
+  if (per_leaf < 1 || per_leaf > 100000) {
     fabric.fail("nodes_per_leaf", "expected a positive integer");
+  }
   spec.nodes_per_leaf = static_cast<int>(per_leaf);
   spec.switch_latency_ps = s_to_ps(fabric.time_s("switch_latency"));
   if (fabric.has("oversubscription")) {
@@ -57,33 +59,36 @@ void add_rail_fabric(Topology& topology, const RailFabricSpec& spec,
   if (nics_per_node.empty() || nics_per_node.front().empty()) {
     throw std::invalid_argument("add_rail_fabric: no NICs");
   }
-  const int nodes = static_cast<int>(nics_per_node.size());
-  const int rails = static_cast<int>(nics_per_node.front().size());
-  const int groups = (nodes + spec.nodes_per_leaf - 1) / spec.nodes_per_leaf;
+  const std::size_t rails = nics_per_node.front().size();
+  for (const auto& nics : nics_per_node) {
+    if (nics.size() != rails) {
+      throw std::invalid_argument("add_rail_fabric: nodes differ in NIC count");
+    }
+  }
+  const std::size_t nodes = nics_per_node.size();
+  const auto per_leaf = static_cast<std::size_t>(spec.nodes_per_leaf);
+  const std::size_t groups = (nodes + per_leaf - 1) / per_leaf;
   const Picoseconds half_switch_ps = spec.switch_latency_ps / 2;
 
   std::vector<VertexId> leaves;  // rail-major: leaves[r * groups + g]
-  for (int r = 0; r < rails; ++r) {
-    for (int g = 0; g < groups; ++g) {
+  for (std::size_t r = 0; r < rails; ++r) {
+    for (std::size_t g = 0; g < groups; ++g) {
       leaves.push_back(
           topology.add_device({fmt::format("leaf.r{}.{}", r, g), DeviceKind::ib_switch, -1, -1}));
     }
   }
-  for (int n = 0; n < nodes; ++n) {
-    if (static_cast<int>(nics_per_node[static_cast<std::size_t>(n)].size()) != rails) {
-      throw std::invalid_argument("add_rail_fabric: nodes differ in NIC count");
-    }
-    const int g = n / spec.nodes_per_leaf;
-    for (int r = 0; r < rails; ++r) {
-      topology.connect(nics_per_node[static_cast<std::size_t>(n)][static_cast<std::size_t>(r)],
-                       leaves[static_cast<std::size_t>(r * groups + g)],
+  for (std::size_t n = 0; n < nodes; ++n) {
+    for (std::size_t r = 0; r < rails; ++r) {
+      topology.connect(nics_per_node[n][r], leaves[r * groups + n / per_leaf],
                        spec.port_bandwidth_bytes_per_s, half_switch_ps, spec.cls);
     }
   }
   const double uplink = spec.leaf_spine_bandwidth_bytes_per_s();
-  for (int s = 0; s < spec.spine_count(); ++s) {
+  const int spines = spec.spine_count();
+  for (int s = 0; s < spines; ++s) {
     const VertexId spine =
         topology.add_device({fmt::format("spine.{}", s), DeviceKind::ib_switch, -1, -1});
+    topology.mark_spine(spine);
     for (VertexId leaf : leaves) {
       topology.connect(leaf, spine, uplink, spec.switch_latency_ps, spec.cls);
     }

@@ -10,7 +10,9 @@
 // ceil(nodes_per_leaf / oversubscription), i.e. one uplink port per spine.
 // Switch latency is charged per switch crossed: a NIC-leaf link carries half of
 // it, a leaf-spine link a full one (half of each switch), so nic-leaf-nic costs
-// one switch latency and nic-leaf-spine-leaf-nic three.
+// one switch latency and nic-leaf-spine-leaf-nic three. The spines are marked
+// on the topology (Topology::mark_spine, index s = spine.<s>) so that the Router
+// spreads routes over them by destination node (d-mod-k, see Router).
 #pragma once
 
 #include <vector>

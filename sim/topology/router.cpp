@@ -1,5 +1,6 @@
-// Router: cheapest GPU-to-GPU paths under the cost (latency sum, hop count,
-// smallest vertex id at the first difference). See topology.hpp for the model.
+// Router: cheapest GPU-to-GPU paths under the cost (latency sum, hop count),
+// ties broken at the first differing vertex in vertex-id order with the spines
+// ranked from the destination (d-mod-k). See topology.hpp for the rule.
 #include <algorithm>
 #include <functional>
 #include <limits>
@@ -24,6 +25,21 @@ void build_csr(std::size_t vertices, const std::vector<std::uint32_t>& key,
   for (std::uint32_t l = 0; l < key.size(); ++l) links[fill[key[l]]++] = l;  // ascending ids
 }
 
+// Cost of the smallest entry of a min-heap of (cost, vertex), kInfinity if empty.
+template <typename Entry>
+std::int64_t top_cost(const std::vector<Entry>& heap) {
+  return heap.empty() ? kInfinity : heap.front().first;
+}
+
+// Pops the smallest (cost, vertex) entry of a min-heap.
+template <typename Entry>
+Entry pop_min(std::vector<Entry>& heap) {
+  std::pop_heap(heap.begin(), heap.end(), std::greater<>());
+  const Entry top = heap.back();
+  heap.pop_back();
+  return top;
+}
+
 }  // namespace
 
 Router::Router(const Topology& topology) : topology_(&topology) {
@@ -40,6 +56,13 @@ Router::Router(const Topology& topology) : topology_(&topology) {
   }
   build_csr(vertices, link_source_, out_begin_, out_links_);
   build_csr(vertices, link_target_, in_begin_, in_links_);
+  spine_index_.assign(vertices, -1);
+  const std::vector<VertexId>& spines = topology.spines();
+  for (std::size_t s = 0; s < spines.size(); ++s) {
+    spine_index_[spines[s]] = static_cast<std::int32_t>(s);
+    spine_order_.push_back(static_cast<std::uint32_t>(spines[s]));
+  }
+  std::sort(spine_order_.begin(), spine_order_.end());
   for (Search* s : {&forward_, &backward_}) {
     s->dist.resize(vertices);
     s->seen.assign(vertices, 0);
@@ -54,45 +77,44 @@ void Router::reset(Search& search, std::uint32_t origin) {
   search.heap.emplace_back(0, origin);
 }
 
-Router::Key Router::top(const Search& search) const {
-  return search.heap.empty() ? kInfinity : search.heap.front().first;
+Router::Key Router::expand(Search& self, bool forward, std::uint32_t v, Key key,
+                           const Search& other) {
+  const auto& begin = forward ? out_begin_ : in_begin_;
+  const auto& links = forward ? out_links_ : in_links_;
+  const auto& far_end = forward ? link_target_ : link_source_;
+  Key meeting = kInfinity;
+  for (std::uint32_t i = begin[v]; i < begin[v + 1]; ++i) {
+    const std::uint32_t l = links[i];
+    const std::uint32_t u = far_end[l];
+    if (self.settled[u] == generation_) continue;
+    const Key candidate = key + link_key_[l];
+    if (self.seen[u] != generation_ || candidate < self.dist[u]) {
+      self.seen[u] = generation_;
+      self.dist[u] = candidate;
+      self.heap.emplace_back(candidate, u);
+      std::push_heap(self.heap.begin(), self.heap.end(), std::greater<>());
+    }
+    if (other.seen[u] == generation_) meeting = std::min(meeting, candidate + other.dist[u]);
+  }
+  return meeting;
 }
 
 // Bidirectional Dijkstra: returns the cheapest cost from src to dst (kInfinity
 // if none). Stops when the two frontiers' keys add up to at least the best
-// meeting cost found, the classic exact stopping rule.
+// meeting cost found, the classic exact stopping rule; an exhausted frontier
+// counts as kInfinity, so this also ends the search when dst is unreachable.
 Router::Key Router::shortest() {
-  const auto greater = std::greater<std::pair<Key, std::uint32_t>>();
   Key best = kInfinity;
   while (true) {
-    const Key top_forward = top(forward_);
-    const Key top_backward = top(backward_);
-    if (top_forward >= kInfinity && top_backward >= kInfinity) break;
+    const Key top_forward = top_cost(forward_.heap);
+    const Key top_backward = top_cost(backward_.heap);
     if (top_forward + top_backward >= best) break;
     const bool go_forward = top_forward <= top_backward;
     Search& self = go_forward ? forward_ : backward_;
-    const Search& other = go_forward ? backward_ : forward_;
-    std::pop_heap(self.heap.begin(), self.heap.end(), greater);
-    const auto [key, v] = self.heap.back();
-    self.heap.pop_back();
+    const auto [key, v] = pop_min(self.heap);
     if (self.settled[v] == generation_ || key != self.dist[v]) continue;  // stale
     self.settled[v] = generation_;
-    const auto& begin = go_forward ? out_begin_ : in_begin_;
-    const auto& links = go_forward ? out_links_ : in_links_;
-    const auto& far_end = go_forward ? link_target_ : link_source_;
-    for (std::uint32_t i = begin[v]; i < begin[v + 1]; ++i) {
-      const std::uint32_t l = links[i];
-      const std::uint32_t u = far_end[l];
-      if (self.settled[u] == generation_) continue;
-      const Key candidate = key + link_key_[l];
-      if (self.seen[u] != generation_ || candidate < self.dist[u]) {
-        self.seen[u] = generation_;
-        self.dist[u] = candidate;
-        self.heap.emplace_back(candidate, u);
-        std::push_heap(self.heap.begin(), self.heap.end(), greater);
-      }
-      if (other.seen[u] == generation_) best = std::min(best, candidate + other.dist[u]);
-    }
+    best = std::min(best, expand(self, go_forward, v, key, go_forward ? backward_ : forward_));
   }
   return best;
 }
@@ -101,35 +123,28 @@ Router::Key Router::shortest() {
 // v with lower_bound(src -> v) + cost(v -> dst) > cheapest: such a vertex is on
 // no cheapest path, and every vertex that is keeps its exact cost-to-dst.
 void Router::settle_source(std::uint32_t src, Key cheapest) {
-  const auto greater = std::greater<std::pair<Key, std::uint32_t>>();
-  const Key frontier = top(forward_);  // lower bound for vertices not settled forward
+  const Key frontier = top_cost(forward_.heap);  // lower bound for vertices not settled forward
   auto lower_bound = [&](std::uint32_t v) {
     return forward_.settled[v] == generation_ ? forward_.dist[v] : frontier;
   };
   Search& b = backward_;
   while (b.settled[src] != generation_ && !b.heap.empty()) {
-    std::pop_heap(b.heap.begin(), b.heap.end(), greater);
-    const auto [key, v] = b.heap.back();
-    b.heap.pop_back();
-    if (b.settled[v] == generation_ || key != b.dist[v]) continue;
+    const auto [key, v] = pop_min(b.heap);
+    if (b.settled[v] == generation_ || key != b.dist[v]) continue;  // stale
     if (lower_bound(v) >= kInfinity || lower_bound(v) + key > cheapest) continue;
     b.settled[v] = generation_;
-    for (std::uint32_t i = in_begin_[v]; i < in_begin_[v + 1]; ++i) {
-      const std::uint32_t l = in_links_[i];
-      const std::uint32_t u = link_source_[l];
-      if (b.settled[u] == generation_) continue;
-      const Key candidate = key + link_key_[l];
-      if (b.seen[u] != generation_ || candidate < b.dist[u]) {
-        b.seen[u] = generation_;
-        b.dist[u] = candidate;
-        b.heap.emplace_back(candidate, u);
-        std::push_heap(b.heap.begin(), b.heap.end(), greater);
-      }
-    }
+    expand(b, /*forward=*/false, v, key, forward_);
   }
 }
 
-Route Router::walk(std::uint32_t src, std::uint32_t dst) const {
+std::uint32_t Router::order(std::uint32_t v, std::uint32_t rotation) const {
+  const std::int32_t spine = spine_index_[v];
+  if (spine < 0) return v;
+  const auto spines = static_cast<std::uint32_t>(spine_order_.size());
+  return spine_order_[(static_cast<std::uint32_t>(spine) + spines - rotation) % spines];
+}
+
+Route Router::walk(std::uint32_t src, std::uint32_t dst, std::uint32_t rotation) const {
   const Search& b = backward_;
   Route route;
   route.latency_ps = b.dist[src] >> kHopBits;
@@ -137,21 +152,22 @@ Route Router::walk(std::uint32_t src, std::uint32_t dst) const {
   std::uint32_t u = src;
   while (u != dst) {
     std::uint32_t best_link = 0;
-    std::uint32_t best_vertex = 0;
+    std::uint32_t best_order = 0;
     bool found = false;
     for (std::uint32_t i = out_begin_[u]; i < out_begin_[u + 1]; ++i) {
       const std::uint32_t l = out_links_[i];
       const std::uint32_t v = link_target_[l];
       if (b.settled[v] != generation_ || b.dist[v] + link_key_[l] != b.dist[u]) continue;
-      if (!found || v < best_vertex) {  // links are in ascending id order
+      // Strictly smaller: of parallel links to one vertex the first (smallest id) stays.
+      if (!found || order(v, rotation) < best_order) {
         found = true;
-        best_vertex = v;
+        best_order = order(v, rotation);
         best_link = l;
       }
     }
     if (!found) throw std::logic_error("Router: inconsistent search state");
     route.links.push_back(static_cast<LinkId>(best_link));
-    u = best_vertex;
+    u = link_target_[best_link];
   }
   return route;
 }
@@ -183,7 +199,12 @@ const Route& Router::route(int src_gpu, int dst_gpu) {
                              std::to_string(dst_gpu));
   }
   settle_source(src, cheapest);
-  return cache_.emplace(key, walk(src, dst)).first->second;
+  std::uint32_t rotation = 0;  // destination node mod S, in [0, S)
+  if (const auto spines = static_cast<int>(spine_order_.size()); spines > 0) {
+    const int node = topology_->device(dst).node;
+    rotation = static_cast<std::uint32_t>((node % spines + spines) % spines);
+  }
+  return cache_.emplace(key, walk(src, dst, rotation)).first->second;
 }
 
 }  // namespace tilesim

@@ -2,6 +2,7 @@
 // two directed Boost edges whose properties are mirrored in a flat link table.
 #include "sim/topology/topology.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace tilesim {
@@ -79,6 +80,18 @@ VertexId Topology::link_source(LinkId id) const {
 
 VertexId Topology::link_target(LinkId id) const {
   return link_ends_.at(static_cast<std::size_t>(id)).second;
+}
+
+void Topology::mark_spine(VertexId v) {
+  const auto is_switch = [](DeviceKind kind) {
+    return kind == DeviceKind::ib_switch || kind == DeviceKind::nvswitch ||
+           kind == DeviceKind::pcie_switch;
+  };
+  if (v >= boost::num_vertices(graph_) || !is_switch(graph_[v].kind) ||
+      std::find(spines_.begin(), spines_.end(), v) != spines_.end()) {
+    throw std::invalid_argument("Topology::mark_spine: not a switch, or already a spine");
+  }
+  spines_.push_back(v);
 }
 
 std::optional<VertexId> Topology::find_device(std::string_view device_name) const {

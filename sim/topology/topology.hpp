@@ -84,25 +84,44 @@ class Topology {
   // Vertex of the device with this exact name, if any (linear scan).
   std::optional<VertexId> find_device(std::string_view device_name) const;
 
+  // The fabric's top-tier switches, in spine index order (add_rail_fabric marks
+  // spine.0, spine.1, ...). The Router spreads equal-cost paths over them by
+  // destination. Throws std::invalid_argument for a bad or already marked vertex.
+  void mark_spine(VertexId v);
+  const std::vector<VertexId>& spines() const { return spines_; }
+
  private:
   TopologyGraph graph_;
   std::vector<VertexId> gpu_vertices_;
+  std::vector<VertexId> spines_;
   std::vector<Link> links_;
   std::vector<std::pair<VertexId, VertexId>> link_ends_;  // (source, target) per LinkId
 };
 
 // Shortest routes between GPUs, computed on demand and cached.
-// Cost of a path = sum of link latencies, then hop count, then the smaller
-// vertex id at the first difference: deterministic for equal-cost paths.
+//
+// Cost of a path = sum of link latencies, then hop count. Among equal-cost
+// paths the route is the one whose vertex sequence comes first at the first
+// difference, in this vertex order: vertex id, except that the S spines
+// (Topology::spines()) are ranked from the destination: with n = the
+// destination GPU's node (Device::node), spine (n + j) mod S takes the j-th
+// smallest spine id. In a rail fat tree all spines tie, so a route that crosses
+// the spine layer goes through spine n mod S (d-mod-k routing): the nodes
+// behind one leaf are reached through distinct spines and all-to-all traffic
+// spreads over every spine instead of hot-spotting spine.0. Every other tie
+// (e.g. NVLink first vs. rail first inside a leaf group) goes to the smaller
+// vertex id. A route depends only on (src, dst) and the topology, never on the
+// order of queries.
 //
 // Algorithm: a bidirectional Dijkstra finds the cheapest cost D; the backward
 // search (cost-to-destination) then continues until the source is settled,
 // skipping every vertex that provably lies on no path of cost D (forward lower
 // bound + cost-to-destination > D). A forward walk from the source then always
-// takes the smallest next vertex id (then the smallest link id) still on a
-// cheapest path, which is exactly the first-difference tie-break. Both searches
-// stay near the two GPUs, so a query costs far less than a full Dijkstra. The
-// topology must outlive the router and not change while it is in use.
+// takes the next vertex that comes first in the order above (then the smallest
+// link id) among those still on a cheapest path, which is exactly the
+// first-difference tie-break. Both searches stay near the two GPUs, so a query
+// costs far less than a full Dijkstra. The topology must outlive the router and
+// not change while it is in use.
 class Router {
  public:
   explicit Router(const Topology& topology);
@@ -115,7 +134,8 @@ class Router {
 
  private:
   // A cost (latency_ps, hops) packed as latency_ps << kHopBits | hops, so that
-  // integer order is the lexicographic order (paths < 2^20 hops, < 8.7 s).
+  // integer order is the lexicographic order. Costs from kInfinity (2^61 - 1) up
+  // mean unreachable, so paths must stay below 2^20 hops and 2^41 ps (2.2 s).
   using Key = std::int64_t;
   static constexpr int kHopBits = 20;
   struct Search {  // one direction of the bidirectional search
@@ -125,10 +145,16 @@ class Router {
   };
 
   void reset(Search& search, std::uint32_t origin);
-  Key top(const Search& search) const;
+  // Relaxes the links of v, just settled at cost `key`: out-links for the
+  // forward search, in-links for the backward one. Returns the cheapest full
+  // path cost through a vertex that `other` has reached, or kInfinity.
+  Key expand(Search& self, bool forward, std::uint32_t v, Key key, const Search& other);
   Key shortest();  // bidirectional phase from the reset searches
   void settle_source(std::uint32_t src, Key cheapest);  // pruned backward phase
-  Route walk(std::uint32_t src, std::uint32_t dst) const;
+  // Position of vertex v in the tie-break order for destinations on a node
+  // with spine rotation `rotation` (= node mod S).
+  std::uint32_t order(std::uint32_t v, std::uint32_t rotation) const;
+  Route walk(std::uint32_t src, std::uint32_t dst, std::uint32_t rotation) const;
 
   const Topology* topology_;
   // Compressed adjacency: out-links of vertex v are
@@ -136,7 +162,9 @@ class Router {
   std::vector<std::uint32_t> out_begin_, out_links_, in_begin_, in_links_;
   std::vector<std::uint32_t> link_source_, link_target_;
   std::vector<Key> link_key_;
-  Search forward_, backward_;  // scratch, reused (stamps avoid clearing)
+  std::vector<std::int32_t> spine_index_;   // per vertex: index in spines(), or -1
+  std::vector<std::uint32_t> spine_order_;  // spine vertex ids, ascending
+  Search forward_, backward_;               // scratch, reused (stamps avoid clearing)
   std::uint32_t generation_ = 0;
   std::unordered_map<std::uint64_t, Route> cache_;  // key: src_gpu << 32 | dst_gpu
 };

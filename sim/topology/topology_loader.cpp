@@ -17,6 +17,11 @@ namespace {
 
 constexpr std::int64_t kMaxNodes = 1 << 16;
 
+// The top-level keys of a topology file (also of the file named by node_from:).
+void allow_topology_keys(const YamlMap& root) {
+  root.allow_only({"name", "gpu", "nodes", "node", "node_from", "fabric"});
+}
+
 int parse_nodes(const YamlMap& root, int gpus_per_node, int gpus_wanted) {
   if (!root.has("nodes")) return 1;
   const YAML::Node n = root.node("nodes");
@@ -24,12 +29,11 @@ int parse_nodes(const YamlMap& root, int gpus_per_node, int gpus_wanted) {
     if (gpus_wanted <= 0) return 1;
     return (gpus_wanted + gpus_per_node - 1) / gpus_per_node;
   }
-  if (!n.IsScalar() || !parse_tokens(n.Scalar())) {
+  const auto nodes = n.IsScalar() ? parse_tokens(n.Scalar()) : std::nullopt;
+  if (!nodes || *nodes < 1 || *nodes > kMaxNodes) {
     root.fail("nodes", "expected a positive node count or auto");
   }
-  const std::int64_t nodes = root.integer("nodes");
-  if (nodes < 1 || nodes > kMaxNodes) root.fail("nodes", "expected a positive node count or auto");
-  return static_cast<int>(nodes);
+  return static_cast<int>(*nodes);
 }
 
 // Breadth-first search from GPU 0; names an unreachable GPU pair with the key
@@ -78,7 +82,7 @@ NodeTemplate read_node_template(const YamlMap& root) {
               fmt::format("expected an existing topology file, '{}' not found", other));
   }
   const YamlMap other_root(load_yaml_file(other), other, "");
-  other_root.allow_only({"name", "gpu", "nodes", "node", "node_from", "fabric"});
+  allow_topology_keys(other_root);
   return parse_node_template(other_root.map("node"));
 }
 
@@ -86,7 +90,7 @@ NodeTemplate read_node_template(const YamlMap& root) {
 
 Topology load_topology(const std::string& path, int gpus_wanted) {
   const YamlMap root(load_yaml_file(path), path, "");
-  root.allow_only({"name", "gpu", "nodes", "node", "node_from", "fabric"});
+  allow_topology_keys(root);
   Topology topo;
   topo.name = root.string("name");
   topo.gpu_model = root.string("gpu");
@@ -94,8 +98,9 @@ Topology load_topology(const std::string& path, int gpus_wanted) {
   std::optional<RailFabricSpec> fabric;
   if (auto f = root.optional_map("fabric")) {
     fabric = parse_rail_fabric(*f);
-    if (tmpl.nics == 0)
+    if (tmpl.nics == 0) {
       root.fail("fabric", "the node template has no device of kind nic to attach");
+    }
   }
   const int nodes = parse_nodes(root, tmpl.gpus, gpus_wanted);
   topo.gpus_per_node = tmpl.gpus;

@@ -19,7 +19,6 @@ TopologySummary summarize(const Topology& topology) {
   for (VertexId v = 0; v < static_cast<VertexId>(s.devices); ++v) {
     ++s.devices_per_kind[std::string(to_string(topology.device(v).kind))];
   }
-  int node0_gpus = 0;
   double intra = 0.0;
   double network = 0.0;
   for (LinkId l = 0; l < topology.link_count(); ++l) {
@@ -34,6 +33,7 @@ TopologySummary summarize(const Topology& topology) {
       intra += link.bandwidth_bytes_per_s;
     }
   }
+  int node0_gpus = 0;
   for (int gpu = 0; gpu < s.gpus; ++gpu) node0_gpus += topology.node_of_gpu(gpu) == 0 ? 1 : 0;
   if (node0_gpus > 0) {
     s.intra_node_injection_bytes_per_s_per_gpu = intra / node0_gpus;
@@ -83,8 +83,9 @@ std::string to_dot(const Topology& topology) {
     const Device& d = topology.device(v);
     if (d.node != open_node) {
       if (open_node >= 0) out += "  }\n";
-      if (d.node >= 0)
+      if (d.node >= 0) {
         out += fmt::format("  subgraph cluster_n{} {{\n    label=\"node {}\";\n", d.node, d.node);
+      }
       open_node = d.node;
     }
     out += fmt::format("{}\"{}\" [shape={}];\n", d.node >= 0 ? "    " : "  ", d.name,

@@ -1,0 +1,29 @@
+// Creates the backend a run asked for: "cpu" always (with MPI), "cuda" where this build has
+// CUDA. Throws BackendUnavailable with a message for a user when it cannot run here (unknown
+// name, not built, no GPU).
+#pragma once
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "runtime/backend.hpp"
+#include "runtime/input_data.hpp"
+#include "runtime/mpi_session.hpp"
+
+namespace tilesim::runtime {
+
+class BackendUnavailable : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The precision the backend stores Q/KV/dO in (the reference rounds to it).
+InputPrecision backend_precision(const std::string& backend);
+double backend_tolerance(const std::string& backend);
+
+std::unique_ptr<Backend> make_backend(const std::string& backend, const Plan& plan,
+                                      const InputData& inputs, const MpiSession& mpi,
+                                      int threads);
+
+}  // namespace tilesim::runtime

@@ -1,0 +1,197 @@
+#include "runtime/cpu_backend.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+#include <thread>
+
+#include "kernels/cpu/attention_cpu.hpp"
+#include "runtime/mpi_session.hpp"
+#include "runtime/object_layout.hpp"
+#include "runtime/rank_failure.hpp"
+
+namespace tilesim::runtime {
+namespace {
+
+std::span<float> block_of(std::span<float> all, int block, std::int64_t block_elements) {
+  return all.subspan(static_cast<std::size_t>(block * block_elements),
+                     static_cast<std::size_t>(block_elements));
+}
+
+}  // namespace
+
+CpuBackend::CpuBackend(const Plan& plan, int rank, const InputData& inputs, MPI_Comm comm,
+                       int threads)
+    : plan_(plan),
+      rank_(rank),
+      inputs_(inputs),
+      comm_(comm),
+      threads_(threads),
+      objects_(plan.objects.size()),
+      timings_(plan.programs.at(static_cast<std::size_t>(rank)).size()) {
+  void* value = nullptr;
+  int flag = 0;
+  MPI_Comm_get_attr(comm, MPI_TAG_UB, &value, &flag);
+  if (flag != 0 && value != nullptr) tag_limit_ = *static_cast<int*>(value);
+  const kernels::RowsShape rows = block_rows(plan);
+  scratch_o_.resize(static_cast<std::size_t>(rows.o_elements()));
+  scratch_lse_.resize(static_cast<std::size_t>(rows.lse_elements()));
+}
+
+CpuBackend::~CpuBackend() {
+  // Only reached on the normal path (failures abort the job): every request has completed.
+  for (Request& r : requests_) {
+    if (r.request != MPI_REQUEST_NULL) MPI_Request_free(&r.request);
+  }
+}
+
+void CpuBackend::start_clock() { epoch_ = Clock::now(); }
+
+Picoseconds CpuBackend::since_start(Clock::time_point t) const {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t - epoch_).count() * 1000;
+}
+
+std::span<float> CpuBackend::data(int object) {
+  return objects_.at(static_cast<std::size_t>(object));
+}
+
+void CpuBackend::allocate(int object, ObjectFill fill) {
+  std::vector<float>& buffer = objects_.at(static_cast<std::size_t>(object));
+  const ObjectExtent extent = object_extent(plan_, object);
+  buffer.assign(static_cast<std::size_t>(extent.elements()), 0.0F);
+  if (fill == ObjectFill::input) {
+    inputs_.fill(object, buffer);
+  } else if (fill == ObjectFill::accumulator && plan_.object(object).tensor == Tensor::lse) {
+    std::fill(buffer.begin(), buffer.end(), -std::numeric_limits<float>::infinity());
+  }
+}
+
+void CpuBackend::release(int object) {
+  std::vector<float>().swap(objects_.at(static_cast<std::size_t>(object)));
+}
+
+void CpuBackend::launch_compute(const ComputeTask& task, std::span<const int> /*pending*/) {
+  // Spans are resolved here, on the main thread; the hazards keep them alive and unshared.
+  std::span<const float> q = data(task.q);
+  std::span<const float> kv = data(task.kv);
+  std::span<float> o = data(task.o);
+  std::span<float> lse = data(task.lse);
+  worker_.submit(task.op, [this, task, q, kv, o, lse] {
+    const kernels::BlockShape shape = block_shape(plan_);
+    const kernels::RowsShape rows = block_rows(plan_);
+    const std::int64_t q_size = block_elements(plan_, Tensor::q);
+    const std::int64_t kv_size = block_elements(plan_, Tensor::kv);
+    const std::int64_t lse_size = block_elements(plan_, Tensor::lse);
+    const auto& q_blocks = plan_.chunks.at(static_cast<std::size_t>(task.q_chunk)).blocks;
+    const auto& kv_blocks = plan_.chunks.at(static_cast<std::size_t>(task.kv_chunk)).blocks;
+    for (std::size_t a = 0; a < q_blocks.size(); ++a) {
+      for (std::size_t b = 0; b < kv_blocks.size(); ++b) {
+        if (plan_.layout.mask(q_blocks[a], kv_blocks[b], plan_.shape.causal) == BlockMask::skip) {
+          continue;
+        }
+        const std::span<const float> kvb =
+            kv.subspan(b * static_cast<std::size_t>(kv_size), static_cast<std::size_t>(kv_size));
+        kernels::attention_forward_cpu(
+            shape, kernel_mask(plan_, q_blocks[a], kv_blocks[b]),
+            q.subspan(a * static_cast<std::size_t>(q_size), static_cast<std::size_t>(q_size)),
+            kvb.first(kvb.size() / 2), kvb.last(kvb.size() / 2), scratch_o_, scratch_lse_,
+            threads_);
+        kernels::accumulate_partial_cpu(rows, scratch_o_, scratch_lse_,
+                                        block_of(o, static_cast<int>(a), q_size),
+                                        block_of(lse, static_cast<int>(a), lse_size));
+      }
+    }
+  });
+}
+
+void CpuBackend::launch_merge(const MergeTask& task, std::span<const int> /*pending*/) {
+  std::vector<std::pair<std::span<const float>, std::span<const float>>> parts;
+  for (const PartialPair& p : task.partials) parts.emplace_back(data(p.o), data(p.lse));
+  std::span<float> o = data(task.target.o);
+  std::span<float> lse = data(task.target.lse);
+  worker_.submit(task.op, [this, parts, o, lse, op = task.op] {
+    const kernels::RowsShape rows = block_rows(plan_);
+    const auto o_size = static_cast<std::size_t>(rows.o_elements());
+    const auto lse_size = static_cast<std::size_t>(rows.lse_elements());
+    const std::size_t blocks = o.size() / o_size;
+    for (const auto& [po, pl] : parts) {
+      if (po.size() != o.size() || pl.size() != lse.size()) {
+        throw std::runtime_error(
+            fmt::format("merge op {}: partial and target cover different chunks", op));
+      }
+      for (std::size_t k = 0; k < blocks; ++k) {
+        kernels::accumulate_partial_cpu(rows, po.subspan(k * o_size, o_size),
+                                        pl.subspan(k * lse_size, lse_size),
+                                        o.subspan(k * o_size, o_size),
+                                        lse.subspan(k * lse_size, lse_size));
+      }
+    }
+  });
+}
+
+void CpuBackend::post_group(std::span<const CommTask> tasks, std::span<const int> /*pending*/) {
+  const Picoseconds now = since_start(Clock::now());
+  for (const CommTask& t : tasks) {
+    std::span<float> buffer = data(t.object);
+    if (t.tag > tag_limit_ || buffer.size() > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
+      throw RankFailure(rank_, t.op, "message tag or size exceeds what MPI can address");
+    }
+    Request r{t.op, t.object, t.kind == OpKind::recv, MPI_REQUEST_NULL};
+    const int count = static_cast<int>(buffer.size());
+    const int rc = r.recv ? MPI_Irecv(buffer.data(), count, MPI_FLOAT, t.peer, t.tag, comm_, &r.request)
+                          : MPI_Isend(buffer.data(), count, MPI_FLOAT, t.peer, t.tag, comm_, &r.request);
+    try {
+      mpi_check(rc, r.recv ? "MPI_Irecv" : "MPI_Isend");
+    } catch (const std::exception& e) {
+      throw RankFailure(rank_, t.op, e.what());
+    }
+    timings_[static_cast<std::size_t>(t.op)].start_ps = now;
+    requests_.push_back(r);
+  }
+}
+
+void CpuBackend::poll(std::vector<int>& finished) {
+  std::vector<ComputeWorker::Finished> done;
+  std::optional<ComputeWorker::Error> error;
+  worker_.take_finished(done, error);
+  if (error) throw RankFailure(rank_, error->op, "kernel error: " + error->message);
+  for (const ComputeWorker::Finished& f : done) {
+    timings_[static_cast<std::size_t>(f.op)] = OpTiming{since_start(f.start), since_start(f.end)};
+    finished.push_back(f.op);
+  }
+  for (auto it = requests_.begin(); it != requests_.end();) {
+    int flag = 0;
+    MPI_Status status;
+    try {
+      mpi_check(MPI_Test(&it->request, &flag, &status), "MPI_Test");
+      if (flag != 0 && it->recv) {
+        int count = 0;
+        mpi_check(MPI_Get_count(&status, MPI_FLOAT, &count), "MPI_Get_count");
+        if (static_cast<std::size_t>(count) != objects_[static_cast<std::size_t>(it->object)].size()) {
+          throw std::runtime_error(fmt::format("received {} values, expected {}", count,
+                                               objects_[static_cast<std::size_t>(it->object)].size()));
+        }
+      }
+    } catch (const std::exception& e) {
+      throw RankFailure(rank_, it->op, e.what());
+    }
+    if (flag == 0) {
+      ++it;
+      continue;
+    }
+    timings_[static_cast<std::size_t>(it->op)].end_ps = since_start(Clock::now());
+    finished.push_back(it->op);
+    it = requests_.erase(it);
+  }
+}
+
+void CpuBackend::idle() { std::this_thread::sleep_for(std::chrono::microseconds(20)); }
+
+std::vector<OpTiming> CpuBackend::timings() { return timings_; }
+
+std::vector<float> CpuBackend::read_object(int object) {
+  return objects_.at(static_cast<std::size_t>(object));
+}
+
+}  // namespace tilesim::runtime

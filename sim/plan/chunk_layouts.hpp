@@ -1,0 +1,24 @@
+// Plans with one token chunk per rank, in the three ownerships the ring-like
+// schedules use (S tokens, P ranks, chunk r owned by rank r):
+//   contiguous: P blocks, chunk r = block r           (needs P | S)
+//   zigzag:     2P contiguous blocks, chunk r = {r, 2P-1-r}  (needs 2P | S);
+//               under a causal mask every chunk then does
+//               (2P-1) full + 2 diagonal blocks of (S/2P)^2 pairs: balanced
+//   striped:    P striped blocks, chunk r = tokens r, r+P, ...  (needs P | S);
+//               rank r does (r+1) c(c+1)/2 + (P-1-r) c(c-1)/2 causal pairs
+//               per kv chunk set, within a factor 1 + O(P/c) of the mean
+#pragma once
+
+#include <string>
+
+#include "sim/plan/plan.hpp"
+
+namespace tilesim {
+
+enum class ChunkOwnership { contiguous, zigzag, striped };
+
+// Throws ScheduleError (key attention.seq_len) when S does not split evenly.
+Plan make_chunked_plan(std::string schedule, const AttentionShape& shape, int ranks,
+                       ChunkOwnership ownership);
+
+}  // namespace tilesim

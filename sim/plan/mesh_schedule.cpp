@@ -1,0 +1,347 @@
+#include "sim/plan/mesh_schedule.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "sim/plan/chunked_objects.hpp"
+#include "sim/plan/mesh_memory.hpp"
+#include "sim/plan/mesh_placement.hpp"
+#include "sim/plan/program_builder.hpp"
+
+namespace tilesim {
+namespace {
+
+std::size_t at(int i) { return static_cast<std::size_t>(i); }
+
+int mod(int x, int m) { return ((x % m) + m) % m; }
+
+Plan make_mesh_layout(const AttentionShape& shape, int ranks) {
+  Plan plan = make_contiguous_plan("mesh", shape, ranks);
+  if (!shape.causal) return plan;
+  if (shape.seq_len % (2 * ranks) != 0) {
+    throw ScheduleError("attention.seq_len",
+                        fmt::format("causal mesh cuts seq_len {} into 2 x {} zigzag blocks; it "
+                                    "does not divide evenly",
+                                    shape.seq_len, ranks));
+  }
+  plan.layout.blocks = 2 * ranks;
+  for (int r = 0; r < ranks; ++r) plan.chunks[at(r)].blocks = {r, 2 * ranks - 1 - r};
+  return plan;
+}
+
+// Per-ring bookkeeping of one rank: when each position's chunk arrives and is
+// forwarded (comm group indices; -1 = own chunk / never forwarded).
+struct RingTimes {
+  std::vector<int> arrive;   // by position
+  std::vector<int> forward;  // group that sends it on, -1 if none
+  std::vector<int> freed;    // op index of its free, -1 if not yet
+};
+
+// Builds one rank's program; all ranks share the step order.
+class RankBuilder {
+ public:
+  RankBuilder(Plan& plan, const ChunkObjects& objs, const std::vector<int>& partial_o,
+              const std::vector<int>& partial_lse, const MeshOptions& opt, int rank)
+      : plan_(plan), build_(plan), objs_(objs), po_(partial_o), pl_(partial_lse), opt_(opt),
+        tile_(opt.tile), g_(rank), p_(tile_.q_pos(rank)), t_(tile_.kv_pos(rank)) {
+    const int a = tile_.a, b = tile_.b;
+    q_ = ring_times(a, p_, MeshStep::q);
+    kv_ = ring_times(b, t_, MeshStep::kv);
+    emitted_.assign(at(a * b), 0);
+    left_q_.assign(at(a), b);
+    left_kv_.assign(at(b), a);
+    for (int j = 0; j < a; ++j) {
+      for (int k = 0; k < b; ++k) {
+        if (plan_.unmasked_pairs(tile_.q_chunk(g_, j), tile_.kv_chunk(g_, k)) <= 0) mark(j, k);
+      }
+    }
+  }
+
+  void run() {
+    const int groups = static_cast<int>(opt_.order.size());
+    int q_steps = 0, kv_steps = 0, r_steps = 0;
+    for (int k = 0; k <= groups; ++k) {
+      if (k < groups) {
+        const MeshStep step = opt_.order[at(k)];
+        if (step == MeshStep::reduce) {
+          const int u = mod(p_ - 1 - r_steps, tile_.a);
+          emit_blocks_of(u, k);
+          if (r_steps > 0) merge_received(u, partial(g_, u), partial_lse(g_, u));
+        }
+        if (step == MeshStep::q) comm_q(k, q_steps++);
+        if (step == MeshStep::kv) comm_kv(k, kv_steps++);
+        if (step == MeshStep::reduce) comm_r(k, r_steps++);
+        emit_ready(k, step == MeshStep::reduce);
+      } else {
+        emit_ready(k, false);
+        if (tile_.a > 1) {
+          merge_received(p_, objs_.o[at(g_)], objs_.lse[at(g_)]);
+        }
+      }
+      emit_frees(k);
+    }
+  }
+
+ private:
+  RingTimes ring_times(int size, int pos, MeshStep kind) const {
+    RingTimes rt;
+    rt.arrive.assign(at(size), std::numeric_limits<int>::max());
+    rt.forward.assign(at(size), -1);
+    rt.freed.assign(at(size), -1);
+    rt.arrive[at(pos)] = -1;
+    int s = 0;
+    std::vector<int> step_group;
+    for (int k = 0; k < static_cast<int>(opt_.order.size()); ++k) {
+      if (opt_.order[at(k)] != kind) continue;
+      step_group.push_back(k);
+      rt.arrive[at(mod(pos - 1 - s, size))] = k;
+      ++s;
+    }
+    // Step s sends position pos - s: own chunk at step 0, then what step s-1 brought.
+    for (int st = 0; st < static_cast<int>(step_group.size()); ++st) {
+      rt.forward[at(mod(pos - st, size))] = step_group[at(st)];
+    }
+    return rt;
+  }
+
+  int partial(int rank, int u) const { return po_[at(rank * tile_.a + u)]; }
+  int partial_lse(int rank, int u) const { return pl_[at(rank * tile_.a + u)]; }
+
+  void mark(int j, int k) {
+    emitted_[at(j * tile_.b + k)] = 1;
+    --left_q_[at(j)];
+    --left_kv_[at(k)];
+  }
+
+  void compute(int j, int k) {
+    const int qc = tile_.q_chunk(g_, j), kc = tile_.kv_chunk(g_, k);
+    const int reads[] = {objs_.q[at(qc)], objs_.kv[at(kc)]};
+    const bool own = j == p_;
+    const int writes[] = {own ? objs_.o[at(g_)] : partial(g_, j),
+                          own ? objs_.lse[at(g_)] : partial_lse(g_, j)};
+    build_.compute(g_, qc, kc, Pass::fwd, reads, writes);
+    mark(j, k);
+  }
+
+  bool ready(int j, int k, int group) const {
+    return q_.arrive[at(j)] < group && kv_.arrive[at(k)] < group;
+  }
+
+  // Every remaining block of Q position u (its inputs arrived before `group`).
+  void emit_blocks_of(int u, int group) {
+    for (int k : kv_arrival_order()) {
+      if (!emitted_[at(u * tile_.b + k)] && ready(u, k, group)) compute(u, k);
+    }
+  }
+
+  std::vector<int> kv_arrival_order() const {
+    std::vector<int> order;
+    for (int s = 0; s < tile_.b; ++s) order.push_back(mod(t_ - s, tile_.b));
+    return order;
+  }
+
+  void emit_ready(int group, bool r_phase) {
+    const bool final_phase = group == static_cast<int>(opt_.order.size());
+    const bool hold = opt_.hold_back && tile_.a > 1;
+    // Q positions in the order the R ring sends their partials: p-1, p-2, ...
+    for (int s = 1; s < tile_.a; ++s) emit_blocks_of(mod(p_ - s, tile_.a), group);
+    if (!hold || final_phase) {
+      emit_blocks_of(p_, group);
+      return;
+    }
+    if (!r_phase) return;
+    // Spread the held-back own blocks evenly over the R steps and the end.
+    const int r_left = remaining_r_steps(group) + 1;
+    int share = (left_q_[at(p_)] + r_left - 1) / r_left;
+    for (int k : kv_arrival_order()) {
+      if (share == 0) break;
+      if (!emitted_[at(p_ * tile_.b + k)] && ready(p_, k, group)) {
+        compute(p_, k);
+        --share;
+      }
+    }
+  }
+
+  int remaining_r_steps(int group) const {
+    int n = 0;
+    for (int k = group + 1; k < static_cast<int>(opt_.order.size()); ++k) {
+      if (opt_.order[at(k)] == MeshStep::reduce) ++n;
+    }
+    return n;
+  }
+
+  // The window: the recv of the n-th received chunk of a ring waits for the
+  // free of its (n - w)-th; that chunk's blocks are emitted first if needed.
+  int window_free(RingTimes& rt, int size, int pos, int step, int window, bool is_q) {
+    if (window == 0 || step < window) return -1;
+    const int victim = mod(pos - 1 - (step - window), size);
+    if (rt.freed[at(victim)] < 0) {
+      for (int other = 0; other < (is_q ? tile_.b : tile_.a); ++other) {
+        const int j = is_q ? victim : other, k = is_q ? other : victim;
+        if (!emitted_[at(j * tile_.b + k)]) compute(j, k);
+      }
+      const int chunk = is_q ? tile_.q_chunk(g_, victim) : tile_.kv_chunk(g_, victim);
+      rt.freed[at(victim)] = build_.free(g_, is_q ? objs_.q[at(chunk)] : objs_.kv[at(chunk)]);
+    }
+    return rt.freed[at(victim)];
+  }
+
+  void comm_q(int group, int s) {
+    const int a = tile_.a;
+    const int out = objs_.q[at(tile_.q_chunk(g_, mod(p_ - s, a)))];
+    const int in = objs_.q[at(tile_.q_chunk(g_, mod(p_ - 1 - s, a)))];
+    const int wait = window_free(q_, a, p_, s, opt_.windows.q, true);
+    build_.send(g_, out, tile_.q_next(g_), group);
+    std::vector<int> after;
+    if (wait >= 0) after.push_back(wait);
+    build_.recv(g_, in, tile_.q_prev(g_), group, after);
+  }
+
+  void comm_kv(int group, int s) {
+    const int b = tile_.b;
+    const int out = objs_.kv[at(tile_.kv_chunk(g_, mod(t_ - s, b)))];
+    const int in = objs_.kv[at(tile_.kv_chunk(g_, mod(t_ - 1 - s, b)))];
+    const int wait = window_free(kv_, b, t_, s, opt_.windows.kv, false);
+    build_.send(g_, out, tile_.kv_next(g_), group);
+    std::vector<int> after;
+    if (wait >= 0) after.push_back(wait);
+    build_.recv(g_, in, tile_.kv_prev(g_), group, after);
+  }
+
+  void comm_r(int group, int s) {
+    const int a = tile_.a;
+    const int u_out = mod(p_ - 1 - s, a);
+    const int u_in = mod(p_ - 2 - s, a);
+    const int prev = tile_.q_prev(g_);
+    build_.send(g_, partial(g_, u_out), tile_.q_next(g_), group);
+    build_.send(g_, partial_lse(g_, u_out), tile_.q_next(g_), group);
+    build_.recv(g_, partial(prev, u_in), prev, group);
+    build_.recv(g_, partial_lse(prev, u_in), prev, group);
+    sent_partials_.push_back(u_out);
+  }
+
+  void merge_received(int u, int target_o, int target_lse) {
+    const int prev = tile_.q_prev(g_);
+    const int partials[] = {partial(prev, u), partial_lse(prev, u)};
+    const int targets[] = {target_o, target_lse};
+    build_.merge(g_, partials, targets);
+    build_.free(g_, partials[0]);
+    build_.free(g_, partials[1]);
+  }
+
+  void emit_frees(int group) {
+    const bool final_phase = group == static_cast<int>(opt_.order.size());
+    auto sweep = [&](RingTimes& rt, int size, int pos, bool is_q) {
+      for (int x = 0; x < size; ++x) {
+        if (x == pos || rt.freed[at(x)] >= 0 || rt.arrive[at(x)] >= group) continue;
+        if ((is_q ? left_q_[at(x)] : left_kv_[at(x)]) > 0) continue;
+        if (rt.forward[at(x)] > group && !final_phase) continue;
+        const int chunk = is_q ? tile_.q_chunk(g_, x) : tile_.kv_chunk(g_, x);
+        rt.freed[at(x)] = build_.free(g_, is_q ? objs_.q[at(chunk)] : objs_.kv[at(chunk)]);
+      }
+    };
+    sweep(q_, tile_.a, p_, true);
+    sweep(kv_, tile_.b, t_, false);
+    for (int u : sent_partials_) {
+      build_.free(g_, partial(g_, u));
+      build_.free(g_, partial_lse(g_, u));
+    }
+    sent_partials_.clear();
+  }
+
+  Plan& plan_;
+  ProgramBuilder build_;
+  const ChunkObjects& objs_;
+  const std::vector<int>& po_;
+  const std::vector<int>& pl_;
+  const MeshOptions& opt_;
+  MeshTile tile_;
+  int g_, p_, t_;
+  RingTimes q_, kv_;
+  std::vector<std::uint8_t> emitted_;
+  std::vector<int> left_q_, left_kv_;
+  std::vector<int> sent_partials_;
+};
+
+}  // namespace
+
+Plan make_mesh_plan(const AttentionShape& shape, const MeshOptions& options) {
+  const MeshTile tile = options.tile;
+  if (tile.a < 1 || tile.b < 1) {
+    throw ScheduleError("schedule.tile", "expected a mesh tile [a, b] with a, b >= 1");
+  }
+  if (shape.has_backward()) {
+    throw ScheduleError("attention.pass",
+                        "the mesh generator builds the forward pass; pass must be forward");
+  }
+  Plan plan = make_mesh_layout(shape, tile.ranks());
+  plan.tile_a = tile.a;
+  plan.tile_b = tile.b;
+  MeshOptions opt = options;
+  const std::int64_t c = shape.seq_len / tile.ranks();
+  if (opt.order.empty()) {
+    try {
+      opt.order = greedy_mesh_order(tile.a, tile.b, shape.q_bytes(c), shape.kv_bytes(c),
+                                    opt.windows);
+    } catch (const std::invalid_argument& e) {
+      throw ScheduleError("schedule.memory_budget", e.what());
+    }
+  } else if (!mesh_order_allowed(tile.a, tile.b, opt.order, opt.windows)) {
+    throw ScheduleError("schedule.tile", fmt::format("step order {} is not allowed for mesh {}x{}",
+                                                     to_string(opt.order), tile.a, tile.b));
+  }
+  const ChunkObjects objs = add_forward_objects(plan);
+  const int ranks = tile.ranks();
+  std::vector<int> partial_o(at(ranks * tile.a), -1), partial_lse(at(ranks * tile.a), -1);
+  for (int g = 0; g < ranks; ++g) {
+    for (int u = 0; u < tile.a; ++u) {
+      if (u == tile.q_pos(g)) continue;
+      const int chunk = tile.q_chunk(g, u);
+      partial_o[at(g * tile.a + u)] =
+          plan.add_object({Tensor::o, chunk, g, shape.o_accumulator_bytes(c), false, false,
+                           fmt::format("O[{}]@{}", chunk, g)});
+      partial_lse[at(g * tile.a + u)] =
+          plan.add_object({Tensor::lse, chunk, g, shape.lse_bytes(c), false, false,
+                           fmt::format("LSE[{}]@{}", chunk, g)});
+    }
+  }
+  for (int g = 0; g < ranks; ++g) {
+    RankBuilder(plan, objs, partial_o, partial_lse, opt, g).run();
+  }
+  return plan;
+}
+
+double mesh_bytes_in_per_rank(const AttentionShape& shape, MeshTile tile) {
+  const std::int64_t c = shape.seq_len / tile.ranks();
+  return (tile.a - 1) * shape.q_bytes(c) + (tile.b - 1) * shape.kv_bytes(c) +
+         (tile.a - 1) * (shape.o_accumulator_bytes(c) + shape.lse_bytes(c));
+}
+
+MeshTile fewest_bytes_tile(const AttentionShape& shape, int ranks) {
+  MeshTile best{1, ranks};
+  for (const MeshTile& t : mesh_tiles(ranks)) {
+    if (mesh_bytes_in_per_rank(shape, t) < mesh_bytes_in_per_rank(shape, best)) best = t;
+  }
+  return best;
+}
+
+Plan make_mesh_plan(const AttentionShape& shape, const ScheduleSpec& spec) {
+  MeshTile tile{spec.tile_a, spec.tile_b};
+  if (spec.tile_auto || spec.tile_a == 0 || spec.tile_b == 0) {
+    tile = fewest_bytes_tile(shape, spec.gpus);
+  }
+  if (tile.a < 1 || tile.b < 1 || tile.ranks() != spec.gpus) {
+    throw ScheduleError("schedule.tile", fmt::format("tile [{}, {}] has {} ranks, but gpus is {}",
+                                                     tile.a, tile.b, tile.a * tile.b, spec.gpus));
+  }
+  MeshOptions opt;
+  opt.tile = tile;
+  opt.windows = mesh_windows_for_budget(shape, tile, spec.memory_budget_bytes);
+  Plan plan = make_mesh_plan(shape, opt);
+  plan.placement = mesh_placement(tile, spec.placement);
+  return plan;
+}
+
+}  // namespace tilesim

@@ -1,0 +1,37 @@
+// Mesh-Attention tile geometry (DESIGN.md "Mesh-Attention").
+//
+// P = a*b ranks; Q and KV are cut into P chunks and rank g owns chunk g.
+// Rank g = tr*a + tc (tr = g / a, tc = g % a) computes the tile
+//   Q chunks {tr*a + j : j < a}  x  KV chunks {tc + a*k : k < b},
+// so every (q, kv) chunk pair belongs to exactly one rank and the tile holds
+// (g, g). The Q-group of g is the a ranks with the same tr (they own the
+// tile's Q chunks, position in the group = tc); the KV-group is the b ranks
+// with the same tc (they own the tile's KV chunks, position = tr). Each group
+// is a logical ring in position order: next = position + 1 mod size.
+#pragma once
+
+#include <utility>
+#include <vector>
+
+namespace tilesim {
+
+struct MeshTile {
+  int a = 1;  // Q-group size (Q chunks per tile)
+  int b = 1;  // KV-group size (KV chunks per tile)
+
+  int ranks() const { return a * b; }
+  int q_pos(int rank) const { return rank % a; }   // tc
+  int kv_pos(int rank) const { return rank / a; }  // tr
+  // The tile's j-th Q chunk and k-th KV chunk (also the owning rank).
+  int q_chunk(int rank, int j) const { return kv_pos(rank) * a + j; }
+  int kv_chunk(int rank, int k) const { return q_pos(rank) + a * k; }
+  int q_next(int rank) const { return kv_pos(rank) * a + (q_pos(rank) + 1) % a; }
+  int q_prev(int rank) const { return kv_pos(rank) * a + (q_pos(rank) + a - 1) % a; }
+  int kv_next(int rank) const { return ((kv_pos(rank) + 1) % b) * a + q_pos(rank); }
+  int kv_prev(int rank) const { return ((kv_pos(rank) + b - 1) % b) * a + q_pos(rank); }
+};
+
+// Every (a, b) with a*b = ranks, a ascending (1 x P is ring, P x 1 pass-Q).
+std::vector<MeshTile> mesh_tiles(int ranks);
+
+}  // namespace tilesim

@@ -1,0 +1,24 @@
+// Pass-Q ring (forward): Q chunks travel, KV stays, partial outputs return.
+//
+// Rank r owns chunk r (contiguous; zigzag ownership under a causal mask, so
+// every (Q, KV) chunk pair has work). In step s = 0..P-1 rank r holds Q[i],
+// i = (r - s) mod P, and computes Q[i] x KV[r]:
+//   * s = 0: into its own final accumulators O[r], LSE[r];
+//   * s > 0: into partials O[i]@r, LSE[i]@r (distinct objects per chunk and
+//     computing rank, fp32), which a comm group of the same step sends
+//     straight to the owner i = r - s, while rank r receives the partials of
+//     its own chunk from rank r + s. The owner merges each partial into
+//     O[r], LSE[r] (merge op) one step later and frees it.
+// Q moves on the ring as KV does in ring_schedule.hpp (double-buffered).
+// A partial whose block is fully masked is neither computed nor sent.
+// Bytes received per rank, c = S/P, every block unmasked:
+//   (P-1) * q  +  (P-1) * (o + lse)      with o = b*c*H*d*4, lse = b*c*H*4.
+#pragma once
+
+#include "sim/plan/plan.hpp"
+
+namespace tilesim {
+
+Plan make_pass_q_plan(const AttentionShape& shape, int ranks);
+
+}  // namespace tilesim

@@ -1,0 +1,55 @@
+// The pass-KV ring, forward and backward, over an ordered list of ranks (the
+// ring members). Ring, zigzag and striped use one ring of all P ranks; USP runs
+// one ring per head group across its Ulysses groups.
+//
+// Member k holds a set of query items (chunks whose Q, O, LSE, dO, dQ stay on
+// it) and a bundle of key items (chunks whose KV, dKV travel). With m members,
+// in step s = 0..m-1 member k works on bundle j = (k - s) mod m.
+//
+// Forward, step s: one comm group sends bundle j's KV to member k+1 and
+// receives bundle j-1 from member k-1 (not in the last step); computes
+// Q x KV for every query item and key item with unmasked pairs, into O, LSE;
+// then frees bundle j unless it is its own. A receive waits for the previous
+// step's frees, so at most two foreign bundles are live (double buffering).
+//   Bytes received per member: (m-1) * bundle KV bytes.
+//
+// Backward (FlashAttention-2 style), step s: group A sends/receives the KV
+// bundles as in forward (prefetch); computes dQ (kept), dKV[j] (travelling)
+// from Q, KV[j], dO, O, LSE; then, when m > 1, group B sends the dKV of bundle
+// j to member k+1 and receives dKV of bundle j-1 from member k-1, and the sent
+// dKV is freed. dKV makes m hops where KV makes m-1: in the last step every
+// dKV reaches its home member holding all contributions.
+//   Bytes received per member: (m-1) * bundle KV + [m > 1] * m * bundle dKV (fp32).
+// Every key item must have an unmasked block with some query item of its own
+// member (true for the diagonal in all layouts used), so that step 0 creates it.
+#pragma once
+
+#include <vector>
+
+#include "sim/plan/comm_groups.hpp"
+#include "sim/plan/plan.hpp"
+
+namespace tilesim {
+
+struct RingQuery {
+  int chunk = -1;
+  int q = -1, o = -1, lse = -1;
+  int d_o = -1, dq = -1;  // backward only
+};
+
+struct RingKey {
+  int chunk = -1;
+  int kv = -1;
+  int dkv = -1;  // backward only
+};
+
+struct RingMember {
+  int rank = 0;
+  std::vector<RingQuery> queries;
+  std::vector<RingKey> keys;
+};
+
+void add_ring_forward(Plan& plan, const std::vector<RingMember>& ring, CommGroups& groups);
+void add_ring_backward(Plan& plan, const std::vector<RingMember>& ring, CommGroups& groups);
+
+}  // namespace tilesim

@@ -1,0 +1,42 @@
+// Ulysses and USP (Ulysses x ring), forward and backward.
+//
+// P = u * r ranks: u ranks of all-to-all inside each of r ring groups; rank
+// x = G*u + h is member h of group G (Ulysses alone: u = P, r = 1). Heads are
+// split in u head groups (plan.head_groups = u): chunk (p, h), id p*u + h,
+// holds rank p's c = S/P tokens for heads/u query heads and kv_heads/u kv
+// heads, so its objects are 1/u of a full chunk's bytes and a compute between
+// two such chunks does 1/u of the FLOPs of its token pairs (plan.hpp). After
+// the all-to-all, rank (G, h) computes group G's S/r query tokens against all
+// S keys for heads/u heads: FLOPs per rank = total / P.
+// Ownership: contiguous; with a causal mask and r > 1, zigzag over the P
+// ranks (group G then holds blocks [G*u, G*u+u) and their mirror), which
+// balances the ring groups exactly.
+//
+// Forward on rank x = (G, h):
+//   1. all-to-all in group G (pairwise_exchange.hpp): x sends Q[x, h'], KV[x, h']
+//      to member h' and receives Q[p, h], KV[p, h] from every p in G;
+//   2. ring over the r ranks (G', h), G' = 0..r-1 (ring_passes.hpp), the key
+//      bundle of (G', h) being KV[p, h] for p in G': O[p, h] and LSE[p, h]
+//      accumulate on x for p in G;
+//   3. all-to-all back: x sends O[p, h] to its owner p, receives O[x, h'].
+//      LSE[p, h] stays on x, where the backward needs it.
+// Backward on x (after the forward, or from its saved state: Q, KV, O, LSE in
+// head layout on x, dO at the owner):
+//   1. all-to-all of dO; 2. the backward ring (dKV travels with KV, r hops);
+//   3. all-to-all back of dQ[p, h] and dKV[p, h] to their owners p.
+// Accumulators (O, dQ, dKV) are fp32 objects wherever they move.
+// Bytes received per rank, with q, kv, o (fp32), dkv (fp32) of c = S/P tokens:
+//   forward  (u-1)/u * (q + kv + o) + (r-1) * kv
+//   backward (u-1)/u * (q + o + dkv) + (r-1) * kv + [r > 1] * r * dkv
+//   (backward: dO in, dQ and dKV back; dQ has o's size.)
+// Ulysses needs heads and kv_heads divisible by u (ScheduleError otherwise).
+#pragma once
+
+#include "sim/plan/plan.hpp"
+
+namespace tilesim {
+
+Plan make_usp_plan(const AttentionShape& shape, int ranks, int ulysses_degree);
+Plan make_ulysses_plan(const AttentionShape& shape, int ranks);
+
+}  // namespace tilesim

@@ -1,0 +1,171 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <vector>
+
+#include "sim/plan/mesh_memory.hpp"
+#include "sim/plan/mesh_schedule.hpp"
+#include "sim/plan/ring_schedule.hpp"
+#include "sim/plan/validator.hpp"
+#include "tests/plan_fixtures.hpp"
+
+using namespace tilesim;
+using tilesim::testing::gqa_shape;
+using tilesim::testing::mha_shape;
+
+namespace {
+
+Plan mesh(const AttentionShape& shape, int a, int b, MeshWindows w = {}) {
+  MeshOptions opt;
+  opt.tile = MeshTile{a, b};
+  opt.windows = w.q == 0 && w.kv == 0 ? default_mesh_windows(opt.tile) : w;
+  return make_mesh_plan(shape, opt);
+}
+
+// Closed form of formulas.md with c = S/P: q = c*H*d*2, kv = 2*c*Hkv*d*2,
+// o = c*H*d*4, lse = c*H*4 (batch 1, bf16).
+double closed_form_bytes(std::int64_t seq, int heads, int kv_heads, int a, int b) {
+  const double c = static_cast<double>(seq) / (a * b);
+  const double q = c * heads * 128 * 2, kv = 2 * c * kv_heads * 128 * 2;
+  const double o = c * heads * 128 * 4, lse = c * heads * 4;
+  return (a - 1) * q + (b - 1) * kv + (a - 1) * (o + lse);
+}
+
+}  // namespace
+
+TEST_CASE("mesh: bytes per rank follow (a-1)q + (b-1)kv + (a-1)(o+lse)") {
+  const std::vector<std::pair<int, int>> tiles = {{3, 4}, {4, 3}, {2, 6}, {12, 1}, {1, 12},
+                                                  {6, 2}, {4, 4}, {2, 8}, {5, 3}};
+  for (auto [a, b] : tiles) {
+    for (bool gqa : {false, true}) {
+      for (bool causal : {false, true}) {
+        const std::int64_t seq = 2L * 3 * 5 * 16 * 64;
+        const AttentionShape shape = gqa ? gqa_shape(seq, causal) : mha_shape(seq, causal);
+        const Plan plan = mesh(shape, a, b);
+        const ValidationReport report = validate_plan(plan);
+        INFO(a << "x" << b << (gqa ? " GQA" : " MHA") << (causal ? " causal" : ""));
+        REQUIRE(report.ok());
+        const double want = closed_form_bytes(seq, 32, gqa ? 8 : 32, a, b);
+        CHECK(mesh_bytes_in_per_rank(shape, MeshTile{a, b}) == Approx(want).epsilon(1e-12));
+        for (const RankStats& r : report.ranks) {
+          CHECK(r.bytes_received == Approx(want).epsilon(1e-12));
+          CHECK(r.bytes_sent == Approx(want).epsilon(1e-12));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("mesh: validator accepts every factorisation of 12, 16 and 36") {
+  for (int p : {12, 16, 36}) {
+    for (const MeshTile& t : mesh_tiles(p)) {
+      for (bool causal : {false, true}) {
+        for (bool gqa : {false, true}) {
+          const std::int64_t seq = 2L * 36 * 16 * 8;
+          const Plan plan = mesh(gqa ? gqa_shape(seq, causal) : mha_shape(seq, causal), t.a, t.b);
+          const ValidationReport report = validate_plan(plan);
+          INFO(t.a << "x" << t.b << (causal ? " causal" : "") << (gqa ? " GQA" : "")
+                   << (report.ok() ? "" : report.errors.front()));
+          CHECK(report.ok());
+          // Every rank computes exactly its a x b tile (zigzag leaves no pair empty).
+          for (const RankStats& r : report.ranks) CHECK(r.computes == t.a * t.b);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("mesh: a = 1 emits the ring program op for op") {
+  for (int p : {2, 4, 7, 16}) {
+    const AttentionShape shape = mha_shape(16L * 1024 * 7);
+    const Plan ring = make_ring_plan(shape, p);
+    const Plan m = mesh(shape, 1, p);
+    REQUIRE(m.ranks == ring.ranks);
+    REQUIRE(m.objects.size() == ring.objects.size());
+    for (int r = 0; r < p; ++r) {
+      const RankProgram& x = ring.programs[static_cast<std::size_t>(r)];
+      const RankProgram& y = m.programs[static_cast<std::size_t>(r)];
+      REQUIRE(x.size() == y.size());
+      for (int i = 0; i < static_cast<int>(x.size()); ++i) {
+        INFO("P " << p << " " << ring.describe({r, i}) << " vs " << m.describe({r, i}));
+        CHECK(x.op(i).kind == y.op(i).kind);
+        CHECK(x.op(i).peer == y.op(i).peer);
+        CHECK(x.op(i).group == y.op(i).group);
+        CHECK(x.op(i).q_chunk == y.op(i).q_chunk);
+        CHECK(x.op(i).kv_chunk == y.op(i).kv_chunk);
+        CHECK(std::ranges::equal(x.reads(i), y.reads(i)));
+        CHECK(std::ranges::equal(x.writes(i), y.writes(i)));
+        CHECK(std::ranges::equal(x.after(i), y.after(i)));
+      }
+    }
+    const ValidationReport a = validate_plan(ring), b = validate_plan(m);
+    REQUIRE(b.ok());
+    for (int r = 0; r < p; ++r) {
+      CHECK(a.ranks[static_cast<std::size_t>(r)].bytes_received ==
+            b.ranks[static_cast<std::size_t>(r)].bytes_received);
+      CHECK(a.ranks[static_cast<std::size_t>(r)].computes ==
+            b.ranks[static_cast<std::size_t>(r)].computes);
+    }
+  }
+}
+
+TEST_CASE("mesh: causal zigzag tiles are balanced at 64 GPUs") {
+  const AttentionShape shape = mha_shape(64L * 2 * 256, true);
+  for (const MeshTile& t : mesh_tiles(64)) {
+    const ValidationReport report = validate_plan(mesh(shape, t.a, t.b));
+    REQUIRE(report.ok());
+    double sum = 0.0, max = 0.0;
+    for (const RankStats& r : report.ranks) {
+      sum += r.compute_flops;
+      max = std::max(max, r.compute_flops);
+    }
+    INFO(t.a << "x" << t.b);
+    CHECK(max / (sum / 64) <= 1.05);
+    // Total = causal attention: 4*H*d * S(S+1)/2 pairs.
+    const double s = static_cast<double>(shape.seq_len);
+    CHECK(sum == Approx(4.0 * 32 * 128 * s * (s + 1) / 2).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("mesh: 16x16 on 256 GPUs at 1M tokens receives >= 85% fewer bytes than ring") {
+  const AttentionShape shape = mha_shape(1L << 20);
+  const ValidationReport m = validate_plan(mesh(shape, 16, 16));
+  const ValidationReport r = validate_plan(make_ring_plan(shape, 256));
+  REQUIRE(m.ok());
+  REQUIRE(r.ok());
+  const double reduction = 1.0 - m.max_bytes_received() / r.max_bytes_received();
+  // (15q + 15kv + 15(o+lse)) / (255 kv) with kv = 2q, o = 2q, lse = q/64.
+  CHECK(reduction == Approx(1.0 - 15.0 * (5.0 + 1.0 / 64) / (255.0 * 2)).epsilon(1e-12));
+  CHECK(reduction >= 0.85);
+}
+
+TEST_CASE("mesh: peak memory stays within the bound and the budget") {
+  const AttentionShape shape = gqa_shape(1L << 16);
+  for (const MeshTile& t : mesh_tiles(16)) {
+    const MeshWindows full = default_mesh_windows(t);
+    const ValidationReport report = validate_plan(mesh(shape, t.a, t.b, full));
+    REQUIRE(report.ok());
+    INFO(t.a << "x" << t.b);
+    CHECK(report.max_peak_bytes() <= mesh_peak_bound_bytes(shape, t, full));
+  }
+  // 4x4 caching everything needs more than streaming; a budget in between
+  // must stream one ring and the measured peak must respect it.
+  const MeshTile t{4, 4};
+  const double all = mesh_peak_bound_bytes(shape, t, default_mesh_windows(t));
+  const double budget = all - 1.0;
+  const MeshWindows w = mesh_windows_for_budget(shape, t, budget);
+  CHECK((w.q == 2 || w.kv == 2));
+  const ValidationReport streamed = validate_plan(mesh(shape, 4, 4, w));
+  REQUIRE(streamed.ok());
+  CHECK(streamed.max_peak_bytes() <= budget);
+  CHECK(streamed.max_peak_bytes() <= mesh_peak_bound_bytes(shape, t, w));
+  CHECK(mesh_peak_bound_bytes(shape, t, w) < all);
+  // Below every choice: an error that says by how much.
+  try {
+    mesh_windows_for_budget(shape, t, 1024.0);
+    FAIL("expected a ScheduleError");
+  } catch (const ScheduleError& e) {
+    CHECK(e.key() == "schedule.memory_budget");
+    CHECK_THAT(e.what(), Catch::Contains("exceeds the memory budget"));
+  }
+}

@@ -1,0 +1,129 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "sim/model/simulator.hpp"
+#include "sim/plan/mesh_memory.hpp"
+#include "sim/plan/mesh_placement.hpp"
+#include "sim/plan/mesh_schedule.hpp"
+#include "sim/plan/ring_schedule.hpp"
+#include "sim/plan/validator.hpp"
+#include "sim/scenario/prepared_scenario.hpp"
+#include "sim/topology/topology.hpp"
+
+#include <fmt/format.h>
+
+using namespace tilesim;
+
+namespace {
+
+const std::string kScenario = std::string(TILESIM_SOURCE_DIR) + "/scenarios/mesh-1m-256.yaml";
+
+PreparedScenario prepared(int gpus, const std::string& seq_len) {
+  return prepare_scenario(kScenario, {fmt::format("schedule.gpus={}", gpus),
+                                      "schedule.tile=auto", "attention.seq_len=" + seq_len});
+}
+
+double makespan_s(const Plan& plan, const PreparedScenario& p) {
+  return ps_to_s(simulate(plan, p.topology, p.profile).makespan_ps);
+}
+
+}  // namespace
+
+TEST_CASE("mesh: greedy order is within 5% of the best order the rings allow") {
+  const std::vector<MeshTile> tiles = {{2, 2}, {2, 3}, {3, 2}, {3, 3}, {2, 4}, {4, 2}};
+  for (const char* seq : {"48K", "192K"}) {
+    for (const MeshTile& t : tiles) {
+      const PreparedScenario p = prepared(t.ranks(), seq);
+      const AttentionShape& shape = p.scenario.attention;
+      double best = std::numeric_limits<double>::infinity();
+      std::string best_order;
+      for (const MeshOrder& order : all_mesh_orders(t.a, t.b, {})) {
+        MeshOptions opt;
+        opt.tile = t;
+        opt.order = order;
+        const double m = makespan_s(make_mesh_plan(shape, opt), p);
+        if (m < best) best_order = to_string(order);
+        best = std::min(best, m);
+      }
+      MeshOptions greedy;
+      greedy.tile = t;
+      const double g = makespan_s(make_mesh_plan(shape, greedy), p);
+      INFO(t.a << "x" << t.b << " at " << seq << ": greedy " << g << " s, best " << best
+               << " s (" << best_order << ")");
+      CHECK(g <= 1.05 * best);
+    }
+  }
+}
+
+TEST_CASE("mesh: a = 1 predicts the same makespan as ring") {
+  const PreparedScenario p = prepared(16, "256K");
+  MeshOptions opt;
+  opt.tile = MeshTile{1, 16};
+  opt.windows = default_mesh_windows(opt.tile);
+  const SimulationResult m = simulate(make_mesh_plan(p.scenario.attention, opt), p.topology,
+                                      p.profile);
+  const SimulationResult r = simulate(make_ring_plan(p.scenario.attention, 16), p.topology,
+                                      p.profile);
+  CHECK(m.makespan_ps == r.makespan_ps);
+  for (std::size_t i = 0; i < r.ranks.size(); ++i) {
+    CHECK(m.ranks[i].bytes_received == r.ranks[i].bytes_received);
+    CHECK(m.ranks[i].compute_flops == r.ranks[i].compute_flops);
+  }
+}
+
+TEST_CASE("mesh: q-group-major keeps an 8-wide Q-group on NVLink") {
+  const PreparedScenario p = prepared(32, "256K");
+  const MeshTile t{8, 4};
+  MeshOptions opt;
+  opt.tile = t;
+  Plan plan = make_mesh_plan(p.scenario.attention, opt);
+  auto ib_bytes = [&](const std::vector<int>& placement) {
+    plan.placement = placement;
+    const SimulationResult result = simulate(plan, p.topology, p.profile);
+    Router router(p.topology);
+    double q_group_ib = 0.0, total_ib = 0.0;
+    for (const TransferRecord& tr : result.transfers) {
+      auto gpu = [&](int rank) {
+        return placement.empty() ? rank : placement[static_cast<std::size_t>(rank)];
+      };
+      bool ib = false;
+      for (LinkId l : router.route(gpu(tr.send.rank), gpu(tr.recv.rank)).links) {
+        ib = ib || p.topology.link(l).cls == LinkClass::ib;
+      }
+      if (!ib) continue;
+      total_ib += tr.bytes;
+      if (t.kv_pos(tr.send.rank) == t.kv_pos(tr.recv.rank)) q_group_ib += tr.bytes;
+    }
+    return std::pair{q_group_ib, total_ib};
+  };
+  const auto [q_ib, all_ib] = ib_bytes(mesh_placement(t, "q-group-major"));
+  CHECK(q_ib == 0.0);
+  // Only the KV ring crosses nodes: 32 ranks x 3 KV chunks.
+  const std::int64_t c = p.scenario.attention.seq_len / 32;
+  CHECK(all_ib == Approx(32 * 3 * p.scenario.attention.kv_bytes(c)));
+  // kv-group-major puts the KV ring inside nodes and every Q and R step on IB.
+  const auto [q_ib2, all_ib2] = ib_bytes(mesh_placement(t, "kv-group-major"));
+  const double qr = p.scenario.attention.q_bytes(c) + p.scenario.attention.o_accumulator_bytes(c) +
+                    p.scenario.attention.lse_bytes(c);
+  CHECK(q_ib2 == Approx(32 * 7 * qr));
+  CHECK(all_ib2 == Approx(q_ib2));
+}
+
+TEST_CASE("mesh: a memory budget is honoured in the simulation") {
+  PreparedScenario p = prepared(16, "256K");
+  const MeshTile t{4, 4};
+  const double full = mesh_peak_bound_bytes(p.scenario.attention, t, {});
+  p.scenario.schedule.tile_auto = false;
+  p.scenario.schedule.tile_a = 4;
+  p.scenario.schedule.tile_b = 4;
+  p.scenario.schedule.memory_budget_bytes = full - 1.0;
+  const Plan plan = build_valid_plan(p.scenario);
+  const SimulationResult r = simulate(plan, p.topology, p.profile);
+  for (const RankTotals& rank : r.ranks) CHECK(rank.peak_bytes <= full - 1.0);
+  p.scenario.schedule.memory_budget_bytes = 1024.0 * 1024;
+  CHECK_THROWS_WITH(build_plan(p.scenario), Catch::Contains("exceeds the memory budget"));
+}

@@ -1,0 +1,98 @@
+// Closed-form bytes per rank, backward and forward+backward.
+#include <catch2/catch.hpp>
+
+#include "tests/schedule_fixtures.hpp"
+
+using namespace tilesim;
+using namespace tilesim::testing;
+
+namespace {
+
+void check_every_rank(const ValidationReport& report, double in) {
+  INFO(errors_of(report));
+  REQUIRE(report.ok());
+  for (const RankStats& r : report.ranks) {
+    CHECK(r.bytes_received == Approx(in).epsilon(1e-12));
+    CHECK(r.bytes_sent == Approx(in).epsilon(1e-12));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("schedules: ring-family backward receives (P-1) kv + P dkv (fp32) per rank") {
+  for (const char* kind : {"ring", "zigzag", "striped"}) {
+    for (int p : {1, 2, 3, 4, 8}) {
+      for (bool gqa : {false, true}) {
+        for (bool causal : {false, true}) {
+          INFO(kind << " P = " << p << (gqa ? " GQA" : " MHA") << (causal ? " causal" : ""));
+          const AttentionShape bwd = shape_with(gqa, causal, PassSelection::backward);
+          const ChunkBytes b = chunk_bytes(bwd, p);
+          // KV goes round again (P-1 hops); dK, dV accumulators make P hops,
+          // the last one home. dkv = 2*b*c*Hkv*d*4.
+          const double dkv_hops = p > 1 ? p : 0;
+          check_every_rank(validate_plan(plan_of(kind, bwd, p)), (p - 1) * b.kv + dkv_hops * b.dkv);
+          const AttentionShape both = shape_with(gqa, causal, PassSelection::both);
+          check_every_rank(validate_plan(plan_of(kind, both, p)),
+                           2 * (p - 1) * b.kv + dkv_hops * b.dkv);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("schedules: ring backward values for one shape, written out") {
+  // S = 48K, P = 8, MHA: c = 6144, kv = 2*6144*32*128*2 = 100663296 bytes,
+  // dkv = 201326592 bytes: 7 kv + 8 dkv = 2315255808 bytes.
+  const AttentionShape bwd = shape_with(false, false, PassSelection::backward);
+  const ValidationReport report = validate_plan(plan_of("ring", bwd, 8));
+  REQUIRE(report.ok());
+  CHECK(report.max_bytes_received() == 2315255808.0);
+}
+
+TEST_CASE("schedules: ulysses backward moves (P-1)/P of dO in and of dQ, dKV out") {
+  for (int p : {2, 4, 8}) {
+    for (bool gqa : {false, true}) {
+      INFO("P = " << p << (gqa ? " GQA" : " MHA"));
+      const double f = (p - 1.0) / p;
+      const AttentionShape bwd = shape_with(gqa, true, PassSelection::backward);
+      const ChunkBytes b = chunk_bytes(bwd, p);
+      check_every_rank(validate_plan(plan_of("ulysses", bwd, p)), f * (b.q + b.o + b.dkv));
+      const AttentionShape both = shape_with(gqa, true, PassSelection::both);
+      check_every_rank(validate_plan(plan_of("ulysses", both, p)),
+                       f * (b.q + b.kv + b.o) + f * (b.q + b.o + b.dkv));
+    }
+  }
+}
+
+TEST_CASE("schedules: usp backward adds the ring's (r-1) kv + r dkv") {
+  for (int u : {1, 2, 4, 8}) {
+    for (bool gqa : {false, true}) {
+      const int p = 8, r = p / u;
+      INFO("u = " << u << (gqa ? " GQA" : " MHA"));
+      const double f = (u - 1.0) / u;
+      const double dkv_hops = r > 1 ? r : 0;
+      const AttentionShape bwd = shape_with(gqa, true, PassSelection::backward);
+      const ChunkBytes b = chunk_bytes(bwd, p);
+      const double backward = f * (b.q + b.o + b.dkv) + (r - 1) * b.kv + dkv_hops * b.dkv;
+      check_every_rank(validate_plan(plan_of("usp", bwd, p, u)), backward);
+      const AttentionShape both = shape_with(gqa, true, PassSelection::both);
+      const double forward = f * (b.q + b.kv + b.o) + (r - 1) * b.kv;
+      check_every_rank(validate_plan(plan_of("usp", both, p, u)), forward + backward);
+    }
+  }
+}
+
+TEST_CASE("schedules: ring backward keeps Q-side tensors home and double-buffers KV, dKV") {
+  const AttentionShape shape = shape_with(false, false, PassSelection::backward, 8 * 1024);
+  const ValidationReport report = validate_plan(plan_of("ring", shape, 8));
+  REQUIRE(report.ok());
+  const std::int64_t c = 1024;
+  // Own Q, KV, O, LSE, dO, dQ, dKV plus at most two foreign KV and two foreign
+  // dKV (current and incoming).
+  const double own = 2 * shape.q_bytes(c) + shape.kv_bytes(c) + 2 * shape.o_accumulator_bytes(c) +
+                     shape.lse_bytes(c) + shape.dkv_accumulator_bytes(c);
+  for (const RankStats& r : report.ranks) {
+    CHECK(r.peak_bytes <= own + 2 * shape.kv_bytes(c) + 2 * shape.dkv_accumulator_bytes(c));
+    CHECK(r.peak_bytes > own);
+  }
+}

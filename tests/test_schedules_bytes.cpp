@@ -1,0 +1,127 @@
+// Closed-form bytes per rank, forward (docs/schedules.md has the derivations).
+#include <catch2/catch.hpp>
+
+#include "sim/plan/schedule_kinds.hpp"
+#include "tests/schedule_fixtures.hpp"
+
+using namespace tilesim;
+using namespace tilesim::testing;
+
+namespace {
+
+void check_every_rank(const ValidationReport& report, double in, double out) {
+  INFO(errors_of(report));
+  REQUIRE(report.ok());
+  for (const RankStats& r : report.ranks) {
+    CHECK(r.bytes_received == Approx(in).epsilon(1e-12));
+    CHECK(r.bytes_sent == Approx(out).epsilon(1e-12));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("schedules: zigzag, striped, allgather_kv and double_ring receive (P-1) kv per rank") {
+  for (const char* kind : {"zigzag", "striped", "allgather_kv", "double_ring"}) {
+    for (int p : {2, 4, 8}) {
+      for (bool gqa : {false, true}) {
+        for (bool causal : {false, true}) {
+          const AttentionShape shape = shape_with(gqa, causal, PassSelection::forward);
+          const ChunkBytes b = chunk_bytes(shape, p);
+          INFO(kind << " P = " << p << (gqa ? " GQA" : " MHA") << (causal ? " causal" : ""));
+          check_every_rank(validate_plan(plan_of(kind, shape, p, 0, p >= 4 ? 2 : 0)),
+                           (p - 1) * b.kv, (p - 1) * b.kv);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("schedules: GQA kv bytes are kv_heads/heads of MHA") {
+  // kv = 2*b*c*Hkv*d*e: 32 -> 8 kv heads is 4x fewer ring bytes.
+  const double mha =
+      validate_plan(plan_of("zigzag", shape_with(false, true, PassSelection::forward), 8))
+          .max_bytes_received();
+  const double gqa =
+      validate_plan(plan_of("zigzag", shape_with(true, true, PassSelection::forward), 8))
+          .max_bytes_received();
+  CHECK(gqa * 4 == mha);
+  CHECK(mha == 7 * 2.0 * 6144 * 32 * 128 * 2);
+}
+
+TEST_CASE("schedules: double_ring sends n-1 kv across nodes and n(k-1) inside") {
+  // P = 8 as 2 nodes x 4: each rank sends (n-1) = 1 chunk to the other node.
+  const AttentionShape shape = shape_with(false, false, PassSelection::forward);
+  const Plan plan = plan_of("double_ring", shape, 8, 0, 4);
+  const ChunkBytes b = chunk_bytes(shape, 8);
+  for (int r = 0; r < 8; ++r) {
+    double inter = 0.0, intra = 0.0;
+    const RankProgram& program = plan.programs[static_cast<std::size_t>(r)];
+    for (int i = 0; i < static_cast<int>(program.size()); ++i) {
+      const Op& op = program.op(i);
+      if (op.kind != OpKind::recv) continue;
+      const double bytes = plan.object(program.writes(i)[0]).bytes;
+      (op.peer / 4 == r / 4 ? intra : inter) += bytes;
+    }
+    CHECK(inter == 1 * b.kv);
+    CHECK(intra == 2 * 3 * b.kv);
+  }
+}
+
+TEST_CASE("schedules: pass_q receives (P-1) q plus (P-1) returning O, LSE partials") {
+  for (int p : {2, 3, 4, 8}) {
+    for (bool gqa : {false, true}) {
+      for (bool causal : {false, true}) {
+        const AttentionShape shape = shape_with(gqa, causal, PassSelection::forward);
+        const ChunkBytes b = chunk_bytes(shape, p);
+        INFO("P = " << p << (gqa ? " GQA" : " MHA") << (causal ? " causal" : ""));
+        // Partial O is fp32: o = b*c*H*d*4, lse = b*c*H*4; KV never moves, so
+        // GQA does not change pass-Q bytes.
+        const double want = (p - 1) * b.q + (p - 1) * (b.o + b.lse);
+        check_every_rank(validate_plan(plan_of("pass_q", shape, p)), want, want);
+      }
+    }
+  }
+}
+
+TEST_CASE("schedules: ulysses moves (P-1)/P of Q, K, V in and of O out") {
+  for (int p : {2, 4, 8}) {
+    for (bool gqa : {false, true}) {
+      const AttentionShape shape = shape_with(gqa, false, PassSelection::forward);
+      const ChunkBytes b = chunk_bytes(shape, p);
+      INFO("P = " << p << (gqa ? " GQA" : " MHA"));
+      const double f = (p - 1.0) / p;
+      const double want = f * (b.q + b.kv + b.o);
+      check_every_rank(validate_plan(plan_of("ulysses", shape, p)), want, want);
+    }
+  }
+}
+
+TEST_CASE("schedules: usp u x r moves (u-1)/u of Q, KV, O plus (r-1) kv on the ring") {
+  for (int u : {1, 2, 4, 8}) {
+    for (bool gqa : {false, true}) {
+      for (bool causal : {false, true}) {
+        const AttentionShape shape = shape_with(gqa, causal, PassSelection::forward);
+        const int p = 8, r = p / u;
+        const ChunkBytes b = chunk_bytes(shape, p);
+        INFO("u = " << u << (gqa ? " GQA" : " MHA") << (causal ? " causal" : ""));
+        const double want = (u - 1.0) / u * (b.q + b.kv + b.o) + (r - 1) * b.kv;
+        check_every_rank(validate_plan(plan_of("usp", shape, p, u)), want, want);
+      }
+    }
+  }
+}
+
+TEST_CASE("schedules: usp picks the largest Ulysses degree within a node") {
+  AttentionShape shape = shape_with(true, false, PassSelection::forward);
+  ScheduleSpec spec;
+  spec.kind = "usp";
+  spec.gpus = 64;
+  spec.gpus_per_node = 8;
+  CHECK(usp_ulysses_degree(shape, spec) == 8);
+  shape.kv_heads = 4;
+  CHECK(usp_ulysses_degree(shape, spec) == 4);
+  spec.gpus = 2;
+  CHECK(usp_ulysses_degree(shape, spec) == 2);
+  spec.ulysses_degree = 1;
+  CHECK(usp_ulysses_degree(shape, spec) == 1);
+}
