@@ -36,8 +36,10 @@ TEST_CASE("mesh: greedy unlocks the most blocks per byte") {
   const MeshOrder o = greedy_mesh_order(4, 4, 1.0, 2.0, {});
   CHECK(to_string(o) == "QQKQKKRRR");
   CHECK(mesh_order_allowed(4, 4, o, {}));
-  // GQA with kv = q/2: KV steps first until Q's turn pays.
-  CHECK(to_string(greedy_mesh_order(3, 3, 1.0, 0.5, {})) == "KKQQRR");
+  // GQA with kv = q/2: KV steps first until Q's turn pays; once the KV ring is
+  // done an R step follows each Q step.
+  CHECK(to_string(greedy_mesh_order(3, 3, 1.0, 0.5, {})) == "KKQRQR");
+  CHECK(to_string(greedy_mesh_order(4, 2, 1.0, 2.0, {})) == "QQKRQRR");
   // Windows: with a KV window of 2 on 2x6 the Q ring must finish before KV #3.
   const MeshOrder w = greedy_mesh_order(2, 6, 1.0, 2.0, {0, 2});
   CHECK(mesh_order_allowed(2, 6, w, {0, 2}));

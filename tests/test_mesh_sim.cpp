@@ -35,24 +35,27 @@ double makespan_s(const Plan& plan, const PreparedScenario& p) {
 
 TEST_CASE("mesh: greedy order is within 5% of the best order the rings allow") {
   const std::vector<MeshTile> tiles = {{2, 2}, {2, 3}, {3, 2}, {3, 3}, {2, 4}, {4, 2}};
-  for (const char* seq : {"48K", "192K"}) {
+  for (const char* seq : {"9216", "73728", "294912"}) {
     for (const MeshTile& t : tiles) {
       const PreparedScenario p = prepared(t.ranks(), seq);
       const AttentionShape& shape = p.scenario.attention;
       double best = std::numeric_limits<double>::infinity();
       std::string best_order;
       for (const MeshOrder& order : all_mesh_orders(t.a, t.b, {})) {
-        MeshOptions opt;
-        opt.tile = t;
-        opt.order = order;
-        const double m = makespan_s(make_mesh_plan(shape, opt), p);
-        if (m < best) best_order = to_string(order);
-        best = std::min(best, m);
+        for (bool hold_back : {true, false}) {
+          MeshOptions opt;
+          opt.tile = t;
+          opt.order = order;
+          opt.hold_back = hold_back;
+          const double m = makespan_s(make_mesh_plan(shape, opt), p);
+          if (m < best) best_order = to_string(order) + (hold_back ? " hold-back" : "");
+          best = std::min(best, m);
+        }
       }
       MeshOptions greedy;
       greedy.tile = t;
       const double g = makespan_s(make_mesh_plan(shape, greedy), p);
-      INFO(t.a << "x" << t.b << " at " << seq << ": greedy " << g << " s, best " << best
+      WARN(t.a << "x" << t.b << " at " << seq << ": greedy " << g << " s, best " << best
                << " s (" << best_order << ")");
       CHECK(g <= 1.05 * best);
     }
@@ -105,11 +108,13 @@ TEST_CASE("mesh: q-group-major keeps an 8-wide Q-group on NVLink") {
   // Only the KV ring crosses nodes: 32 ranks x 3 KV chunks.
   const std::int64_t c = p.scenario.attention.seq_len / 32;
   CHECK(all_ib == Approx(32 * 3 * p.scenario.attention.kv_bytes(c)));
-  // kv-group-major puts the KV ring inside nodes and every Q and R step on IB.
+  // kv-group-major puts each 4-rank KV ring inside a node (GPU = tc*4 + tr) and
+  // two KV-groups per node: the Q/R ring hop tc -> tc+1 stays inside the node for
+  // even tc and crosses IB for odd tc, so half of the 7 Q and R steps go over IB.
   const auto [q_ib2, all_ib2] = ib_bytes(mesh_placement(t, "kv-group-major"));
   const double qr = p.scenario.attention.q_bytes(c) + p.scenario.attention.o_accumulator_bytes(c) +
                     p.scenario.attention.lse_bytes(c);
-  CHECK(q_ib2 == Approx(32 * 7 * qr));
+  CHECK(q_ib2 == Approx(32 * 7 * qr / 2));
   CHECK(all_ib2 == Approx(q_ib2));
 }
 

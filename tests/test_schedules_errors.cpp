@@ -47,14 +47,14 @@ TEST_CASE("schedules: forward-only kinds reject a backward pass, bad splits name
     INFO(kind);
     CHECK(starts_with(key_of(kind, bwd, 4), "attention.pass: schedule '"));
   }
-  const AttentionShape fwd = shape_with(false, false, PassSelection::forward, 3 * 1024);
-  CHECK(starts_with(key_of("zigzag", fwd, 4), "attention.seq_len: seq_len 3072 is not divisible "
+  const AttentionShape fwd = shape_with(false, false, PassSelection::forward, 4100);
+  CHECK(starts_with(key_of("zigzag", fwd, 4), "attention.seq_len: seq_len 4100 is not divisible "
                                               "into 8 zigzag blocks for 4 GPUs"));
   CHECK(starts_with(key_of("double_ring", shape_with(false, false, PassSelection::forward), 8, 0, 3),
                     "schedule.inner: inner ring of 3 ranks does not divide 8 GPUs"));
 }
 
-TEST_CASE("validator names a compute across two head groups and a missing head-group block") {
+TEST_CASE("schedules: validator names a compute across two head groups and a missing head-group block") {
   Plan plan = plan_of("ulysses", shape_with(false, false, PassSelection::forward, 4096), 2);
   // Rank 0 computes head group 0; point its first compute's kv chunk at head group 1.
   RankProgram& program = plan.programs[0];

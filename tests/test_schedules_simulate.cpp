@@ -31,7 +31,12 @@ TEST_CASE("schedules: every kind simulates from the example scenarios") {
     ValidationReport report;
     const Plan plan = build_valid_plan(p.scenario, &report);
     const SimulationResult result = simulate(plan, p.topology, p.profile);
-    CHECK(result.makespan_s > 0.0);
-    CHECK(result.makespan_s >= result.compute_s_max);
+    const Figures f = summarize(result);
+    CHECK(f.makespan_s > 0.0);
+    CHECK(f.makespan_s >= f.compute_s_max);
+    // The simulator moves exactly the bytes the validator counts.
+    for (std::size_t r = 0; r < report.ranks.size(); ++r) {
+      CHECK(result.ranks[r].bytes_received == Approx(report.ranks[r].bytes_received));
+    }
   }
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <stdexcept>
 #include <map>
 #include <unordered_map>
@@ -20,8 +21,21 @@ enum class EventKind : std::uint8_t { compute_done, flow_start, transfer_done };
 
 struct EventPayload {
   EventKind kind;
-  std::int32_t rank;   // compute_done
-  std::int64_t index;  // op index or transfer index
+  std::int32_t rank;       // compute_done
+  std::int64_t index;      // op index or transfer index
+  std::uint32_t version;   // compute_done: stale when the compute was rescheduled
+};
+
+// The compute running on a rank's stream. Its remaining work is kept in
+// unslowed picoseconds; while a transfer touches the GPU it progresses at
+// 1 / (1 + comm_slowdown), and its completion is rescheduled whenever that
+// changes.
+struct RunningCompute {
+  int index = -1;
+  double remaining_ps = 0.0;
+  Picoseconds since_ps = 0;
+  bool slowed = false;
+  std::uint32_t version = 0;
 };
 
 // Ranking of link classes for "the slowest class on a route" (alpha).
@@ -68,6 +82,7 @@ class Simulation {
           plan.programs[static_cast<std::size_t>(r)].size());
     }
     active_transfers_.assign(static_cast<std::size_t>(plan.ranks), 0);
+    running_.assign(static_cast<std::size_t>(plan.ranks), RunningCompute{});
     active_since_.assign(static_cast<std::size_t>(plan.ranks), 0);
   }
 
@@ -80,8 +95,9 @@ class Simulation {
       computes.clear();
       transfers.clear();
       tracker_.poll(computes, transfers);
-      for (OpId id : computes) start_compute(id, now);
+      // Transfers first: a compute that starts with them overlaps them.
       for (const Transfer& t : transfers) post_transfer(t, now);
+      for (OpId id : computes) start_compute(id, now);
       network_.settle(now);
       if (options_.record_link_samples) sample_links(now);
 
@@ -123,29 +139,55 @@ class Simulation {
     return caps;
   }
 
+  double slow_factor(bool slowed) const { return slowed ? 1.0 + profile_.comm_slowdown : 1.0; }
+
+  void schedule_completion(int rank, Picoseconds now) {
+    RunningCompute& run = running_[static_cast<std::size_t>(rank)];
+    ++run.version;
+    const auto left_ps = static_cast<Picoseconds>(std::ceil(run.remaining_ps * slow_factor(run.slowed) - 1e-6));
+    queue_.push(now + std::max<Picoseconds>(left_ps, 0),
+                {EventKind::compute_done, rank, run.index, run.version});
+  }
+
   void start_compute(OpId id, Picoseconds now) {
     const RankProgram& program = plan_.programs[static_cast<std::size_t>(id.rank)];
-    Picoseconds duration = compute_.duration_ps(program, id.index);
-    if (active_transfers_[static_cast<std::size_t>(id.rank)] > 0 && profile_.comm_slowdown > 0) {
-      duration = s_to_ps(ps_to_s(duration) * (1.0 + profile_.comm_slowdown));
-    }
-    auto& timing = result_.ops[static_cast<std::size_t>(id.rank)][static_cast<std::size_t>(id.index)];
-    timing.start_ps = now;
-    timing.end_ps = now + duration;
-    auto& totals = result_.ranks[static_cast<std::size_t>(id.rank)];
-    totals.compute_busy_ps += duration;
-    totals.compute_flops += plan_.compute_flops(program.op(id.index));
-    queue_.push(now + duration, {EventKind::compute_done, id.rank, id.index});
+    RunningCompute& run = running_[static_cast<std::size_t>(id.rank)];
+    run.index = id.index;
+    run.remaining_ps = static_cast<double>(compute_.duration_ps(program, id.index));
+    run.since_ps = now;
+    run.slowed = active_transfers_[static_cast<std::size_t>(id.rank)] > 0;
+    result_.ops[static_cast<std::size_t>(id.rank)][static_cast<std::size_t>(id.index)].start_ps = now;
+    result_.ranks[static_cast<std::size_t>(id.rank)].compute_flops +=
+        plan_.compute_flops(program.op(id.index));
+    schedule_completion(id.rank, now);
+  }
+
+  void finish_compute(const EventPayload& e, Picoseconds now) {
+    RunningCompute& run = running_[static_cast<std::size_t>(e.rank)];
+    if (e.version != run.version || run.index != e.index) return;  // rescheduled
+    auto& timing = result_.ops[static_cast<std::size_t>(e.rank)][static_cast<std::size_t>(e.index)];
+    timing.end_ps = now;
+    result_.ranks[static_cast<std::size_t>(e.rank)].compute_busy_ps += now - timing.start_ps;
+    run.index = -1;
+    tracker_.finish({e.rank, static_cast<int>(e.index)});
   }
 
   void transfer_touches(int rank, int delta, Picoseconds now) {
     auto& count = active_transfers_[static_cast<std::size_t>(rank)];
+    const bool was_active = count > 0;
     if (count == 0 && delta > 0) active_since_[static_cast<std::size_t>(rank)] = now;
     count += delta;
     if (count == 0) {
       result_.ranks[static_cast<std::size_t>(rank)].comm_active_ps +=
           now - active_since_[static_cast<std::size_t>(rank)];
     }
+    RunningCompute& run = running_[static_cast<std::size_t>(rank)];
+    if (run.index < 0 || was_active == (count > 0) || profile_.comm_slowdown <= 0) return;
+    run.remaining_ps -= static_cast<double>(now - run.since_ps) / slow_factor(run.slowed);
+    run.remaining_ps = std::max(run.remaining_ps, 0.0);
+    run.since_ps = now;
+    run.slowed = count > 0;
+    schedule_completion(rank, now);
   }
 
   void post_transfer(const Transfer& t, Picoseconds now) {
@@ -166,7 +208,7 @@ class Simulation {
       if (class_rank(topology_.link(l).cls) > class_rank(slowest)) slowest = topology_.link(l).cls;
     }
     const Picoseconds alpha = s_to_ps(profile_.link(slowest).alpha_s);
-    queue_.push(now + alpha, {EventKind::flow_start, 0, index});
+    queue_.push(now + alpha, {EventKind::flow_start, 0, index, 0});
   }
 
   void start_flow(std::int64_t index, Picoseconds now) {
@@ -183,7 +225,7 @@ class Simulation {
     }
     spec.rate_cap_bytes_per_s = cap;
     if (spec.bytes <= 0.0) {
-      queue_.push(now + route.latency_ps, {EventKind::transfer_done, 0, index});
+      queue_.push(now + route.latency_ps, {EventKind::transfer_done, 0, index, 0});
       return;
     }
     if (options_.record_link_samples) {
@@ -203,13 +245,13 @@ class Simulation {
     if (options_.record_link_samples) {
       for (LinkId l : route.links) touched_links_.push_back(l);
     }
-    queue_.push(now + route.latency_ps, {EventKind::transfer_done, 0, index});
+    queue_.push(now + route.latency_ps, {EventKind::transfer_done, 0, index, 0});
   }
 
   void handle(const EventPayload& e, Picoseconds now) {
     switch (e.kind) {
       case EventKind::compute_done:
-        tracker_.finish({e.rank, static_cast<int>(e.index)});
+        finish_compute(e, now);
         break;
       case EventKind::flow_start:
         start_flow(e.index, now);
@@ -282,6 +324,7 @@ class Simulation {
   EventQueue<EventPayload> queue_;
   std::vector<int> placement_;
   std::vector<int> active_transfers_;
+  std::vector<RunningCompute> running_;
   std::vector<Picoseconds> active_since_;
   std::unordered_map<FlowId, std::int64_t> flow_to_transfer_;
   std::vector<int> touched_links_;

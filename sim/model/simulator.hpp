@@ -6,8 +6,9 @@
 // software latency of the slowest link class on the route), flow completions
 // from the max-min fair network (link capacity = spec bandwidth x class
 // efficiency, flow cap = the smallest cap of the classes on the route), and
-// transfer completions (flow end + the route's propagation latency). A compute
-// starting while a transfer touches its GPU runs (1 + comm_slowdown) slower.
+// transfer completions (flow end + the route's propagation latency). While a
+// transfer touches its GPU, a compute progresses (1 + comm_slowdown) times
+// slower, for exactly the overlapping time.
 // Same inputs give the same result to the picosecond.
 #pragma once
 

@@ -75,8 +75,12 @@ MeshOrder greedy_mesh_order(int a, int b, double q_bytes, double kv_bytes, MeshW
     const double kv_score = (1.0 + done.q) / kv_bytes;
     const bool q_ok = step_allowed(a, b, done, MeshStep::q, windows);
     const bool kv_ok = step_allowed(a, b, done, MeshStep::kv, windows);
+    const bool r_ok = step_allowed(a, b, done, MeshStep::reduce, windows);
+    const bool after_r = !order.empty() && order.back() == MeshStep::reduce;
     MeshStep pick = MeshStep::reduce;
-    if (q_ok && kv_ok) {
+    if (r_ok && !after_r) {
+      pick = MeshStep::reduce;
+    } else if (q_ok && kv_ok) {
       if (q_score > kv_score) {
         pick = MeshStep::q;
       } else if (kv_score > q_score) {
@@ -88,7 +92,7 @@ MeshOrder greedy_mesh_order(int a, int b, double q_bytes, double kv_bytes, MeshW
       pick = MeshStep::q;
     } else if (kv_ok) {
       pick = MeshStep::kv;
-    } else if (!step_allowed(a, b, done, MeshStep::reduce, windows)) {
+    } else if (!r_ok) {
       throw std::invalid_argument(
           "no mesh step order fits these windows: the Q and KV windows are both smaller than "
           "their rings");

@@ -151,6 +151,13 @@ class RankBuilder {
       emit_blocks_of(p_, group);
       return;
     }
+    // Keep one own block per R step in reserve, all but one of them; the rest
+    // run as they come.
+    const int reserve = std::min(tile_.b - 1, tile_.a - 1);
+    for (int k : kv_arrival_order()) {
+      if (left_q_[at(p_)] <= reserve) break;
+      if (!emitted_[at(p_ * tile_.b + k)] && ready(p_, k, group)) compute(p_, k);
+    }
     if (!r_phase) return;
     // Spread the held-back own blocks evenly over the R steps and the end.
     const int r_left = remaining_r_steps(group) + 1;

@@ -26,9 +26,12 @@
 //     the R ring needs them; then frees of chunks that are used up and
 //     forwarded, and of partials already sent.
 // Hold-back (the compute side of the greedy): with a > 1 the blocks of the
-// rank's own Q chunk, ready from the start and needed only at the very end
-// (their partial is never sent), are held back and spread evenly over the R
-// steps, so the compute stream has work while partials travel.
+// rank's own Q chunk are needed only at the very end (their partial is never
+// sent). min(b-1, a-1) of them (one per R step, never all) are held back and spread evenly
+// over the R steps, so the compute stream has work while partials travel; the
+// others run as soon as their KV arrives (holding back more starves the
+// compute stream during the all-gathers when communication is the bottleneck,
+// which the exhaustive comparison in tests/test_mesh_sim.cpp showed).
 // Memory per rank is bounded by mesh_peak_bound_bytes (mesh_memory.hpp).
 #pragma once
 

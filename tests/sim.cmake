@@ -1,0 +1,2 @@
+tilesim_test(test_sim SOURCES test_simulator_ring.cpp test_simulator_determinism.cpp
+             test_calibration_profile.cpp LIBS tilesim_model tilesim_scenario)
