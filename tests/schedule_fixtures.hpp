@@ -31,8 +31,8 @@ inline ChunkBytes chunk_bytes(const AttentionShape& s, int ranks) {
           2.0 * b * c * hkv * d * 4.0};
 }
 
-inline Plan plan_of(const std::string& kind, const AttentionShape& shape, int gpus,
-                    int ulysses = 0, int inner = 0) {
+inline Plan plan_of(const std::string& kind, const AttentionShape& shape, int gpus, int ulysses = 0,
+                    int inner = 0) {
   ScheduleSpec spec;
   spec.kind = kind;
   spec.gpus = gpus;

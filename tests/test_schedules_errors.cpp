@@ -1,5 +1,4 @@
 #include <catch2/catch.hpp>
-
 #include <string>
 
 #include "sim/plan/program_builder.hpp"
@@ -30,8 +29,9 @@ TEST_CASE("schedules: ulysses needs heads and kv_heads divisible by the degree")
   AttentionShape shape = shape_with(true, false, PassSelection::forward);
   const std::string kv = key_of("ulysses", shape, 16);  // 32 heads, 8 kv heads
   INFO(kv);
-  CHECK(starts_with(kv, "attention.kv_heads: ulysses: kv_heads 8 are not divisible by the "
-                        "Ulysses degree 16"));
+  CHECK(starts_with(kv,
+                    "attention.kv_heads: ulysses: kv_heads 8 are not divisible by the "
+                    "Ulysses degree 16"));
   shape.heads = 24;
   shape.kv_heads = 24;
   const std::string heads = key_of("ulysses", shape, 16);
@@ -48,13 +48,16 @@ TEST_CASE("schedules: forward-only kinds reject a backward pass, bad splits name
     CHECK(starts_with(key_of(kind, bwd, 4), "attention.pass: schedule '"));
   }
   const AttentionShape fwd = shape_with(false, false, PassSelection::forward, 4100);
-  CHECK(starts_with(key_of("zigzag", fwd, 4), "attention.seq_len: seq_len 4100 is not divisible "
-                                              "into 8 zigzag blocks for 4 GPUs"));
-  CHECK(starts_with(key_of("double_ring", shape_with(false, false, PassSelection::forward), 8, 0, 3),
-                    "schedule.inner: inner ring of 3 ranks does not divide 8 GPUs"));
+  CHECK(starts_with(key_of("zigzag", fwd, 4),
+                    "attention.seq_len: seq_len 4100 is not divisible "
+                    "into 8 zigzag blocks for 4 GPUs"));
+  CHECK(
+      starts_with(key_of("double_ring", shape_with(false, false, PassSelection::forward), 8, 0, 3),
+                  "schedule.inner: inner ring of 3 ranks does not divide 8 GPUs"));
 }
 
-TEST_CASE("schedules: validator names a compute across two head groups and a missing head-group block") {
+TEST_CASE(
+    "schedules: validator names a compute across two head groups and a missing head-group block") {
   Plan plan = plan_of("ulysses", shape_with(false, false, PassSelection::forward, 4096), 2);
   // Rank 0 computes head group 0; point its first compute's kv chunk at head group 1.
   RankProgram& program = plan.programs[0];

@@ -1,6 +1,5 @@
 // Every schedule kind runs through the scenario loader and the simulator.
 #include <catch2/catch.hpp>
-
 #include <string>
 #include <vector>
 

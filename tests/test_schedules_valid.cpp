@@ -1,5 +1,4 @@
 #include <catch2/catch.hpp>
-
 #include <vector>
 
 #include "tests/schedule_fixtures.hpp"
@@ -34,10 +33,14 @@ void check_valid(const Plan& plan, const char* what) {
 
 TEST_CASE("schedules: every generator's plan passes validate_plan") {
   const std::vector<Case> cases = {
-      {"ring", {1, 2, 3, 4, 8}, true},         {"zigzag", {1, 2, 3, 4, 8}, true},
-      {"striped", {1, 2, 3, 4, 8}, true},      {"pass_q", {1, 2, 3, 4, 8}, false},
-      {"allgather_kv", {1, 2, 3, 4, 8}, false}, {"ulysses", {1, 2, 4, 8}, true},
-      {"usp", {1, 2, 4, 8}, true},             {"double_ring", {1, 2, 4, 8}, false},
+      {"ring", {1, 2, 3, 4, 8}, true},
+      {"zigzag", {1, 2, 3, 4, 8}, true},
+      {"striped", {1, 2, 3, 4, 8}, true},
+      {"pass_q", {1, 2, 3, 4, 8}, false},
+      {"allgather_kv", {1, 2, 3, 4, 8}, false},
+      {"ulysses", {1, 2, 4, 8}, true},
+      {"usp", {1, 2, 4, 8}, true},
+      {"double_ring", {1, 2, 4, 8}, false},
   };
   for (const Case& c : cases) {
     for (int p : c.gpus) {
@@ -60,7 +63,8 @@ TEST_CASE("schedules: every generator's plan passes validate_plan") {
   }
 }
 
-TEST_CASE("schedules: usp validates for every Ulysses degree and double_ring for every inner ring") {
+TEST_CASE(
+    "schedules: usp validates for every Ulysses degree and double_ring for every inner ring") {
   for (bool causal : {false, true}) {
     for (PassSelection pass : {PassSelection::forward, PassSelection::both}) {
       const AttentionShape shape = shape_with(true, causal, pass);
@@ -79,8 +83,8 @@ TEST_CASE("schedules: usp validates for every Ulysses degree and double_ring for
 }
 
 TEST_CASE("schedules: plans use only compute/send/recv/merge/free, merges only in pass_q") {
-  for (const char* kind : {"ring", "zigzag", "striped", "pass_q", "allgather_kv", "ulysses", "usp",
-                           "double_ring"}) {
+  for (const char* kind :
+       {"ring", "zigzag", "striped", "pass_q", "allgather_kv", "ulysses", "usp", "double_ring"}) {
     const Plan plan = plan_of(kind, shape_with(false, false, PassSelection::forward), 4);
     int merges = 0;
     for (const RankProgram& program : plan.programs) {

@@ -25,7 +25,7 @@ struct SweepArgs {
 
 int run_sweep(const SweepArgs& args) {
   Table table({"gpus", "tokens/GPU", "tokens", "TFLOP/GPU/phase", "phases", "bytes/GPU/phase",
-               "bytes/phase", "comm/phase", "compute/phase", "overlap", "makespan", "speedup",
+               "bytes/phase", "comm/phase (slowest)", "compute/phase", "overlap", "makespan", "speedup",
                "efficiency"});
   Table csv({"gpus", "tokens_per_gpu", "tokens", "flops_per_gpu_per_phase", "phases",
              "bytes_per_gpu_per_phase", "bytes_per_phase_total", "comm_s_per_phase",
@@ -67,6 +67,7 @@ int run_sweep(const SweepArgs& args) {
     row["bytes_per_gpu_per_phase"] = ph.bytes_per_gpu_per_phase;
     row["bytes_per_phase_total"] = ph.bytes_per_phase_total;
     row["comm_s_per_phase"] = ph.comm_s_per_phase;
+    row["comm_s_per_phase_mean"] = ph.comm_s_per_phase_mean;
     row["compute_s_per_phase"] = ph.compute_s_per_phase;
     rows.push_back(row);
   }

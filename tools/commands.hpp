@@ -21,6 +21,8 @@ void add_topo(CLI::App& app, int& exit_code);
 void add_plan(CLI::App& app, int& exit_code);
 void add_simulate(CLI::App& app, int& exit_code);
 void add_sweep(CLI::App& app, int& exit_code);
+void add_compare(CLI::App& app, int& exit_code);
+void add_tune(CLI::App& app, int& exit_code);
 void add_run(CLI::App& app, int& exit_code);
 
 }  // namespace tilesim::cli

@@ -25,6 +25,8 @@ int main(int argc, char** argv) {
   add_plan(app, exit_code);
   add_simulate(app, exit_code);
   add_sweep(app, exit_code);
+  add_compare(app, exit_code);
+  add_tune(app, exit_code);
   add_run(app, exit_code);
   try {
     app.parse(argc, argv);

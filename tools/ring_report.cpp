@@ -31,15 +31,17 @@ PhaseStats phase_stats(const Plan& plan, const SimulationResult& result) {
     s.compute_s_per_phase = compute_s / static_cast<double>(computes);
   }
   if (!result.transfers.empty()) {
-    double bytes = 0.0, comm_s = 0.0;
+    double bytes = 0.0, comm_s = 0.0, slowest_s = 0.0;
     for (const TransferRecord& t : result.transfers) {
       bytes += t.bytes;
       comm_s += ps_to_s(t.end_ps - t.posted_ps);
+      slowest_s = std::max(slowest_s, ps_to_s(t.end_ps - t.posted_ps));
     }
     const auto n = static_cast<double>(result.transfers.size());
     s.bytes_per_gpu_per_phase = bytes / n;
     s.bytes_per_phase_total = bytes / std::max(1, s.phases - 1);
-    s.comm_s_per_phase = comm_s / n;
+    s.comm_s_per_phase = slowest_s;
+    s.comm_s_per_phase_mean = comm_s / n;
   }
   return s;
 }

@@ -10,9 +10,8 @@
 namespace tilesim {
 
 Plan make_allgather_kv_plan(const AttentionShape& shape, int ranks) {
-  Plan plan =
-      make_chunked_plan("allgather_kv", shape, ranks,
-                        shape.causal ? ChunkOwnership::zigzag : ChunkOwnership::contiguous);
+  Plan plan = make_chunked_plan("allgather_kv", shape, ranks,
+                                shape.causal ? ChunkOwnership::zigzag : ChunkOwnership::contiguous);
   plan.tile_a = 1;
   plan.tile_b = ranks;
   const AttentionObjects objs = add_attention_objects(plan);

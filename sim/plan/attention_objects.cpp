@@ -13,12 +13,12 @@ AttentionObjects add_attention_objects(Plan& plan) {
     const Chunk& chunk = plan.chunks[static_cast<std::size_t>(i)];
     const int owner = chunk.owner;
     const auto c = chunk.tokens;
-    objs.q.push_back(
-        plan.add_object({Tensor::q, i, owner, shape.q_bytes(c), true, false, fmt::format("Q[{}]", i)}));
+    objs.q.push_back(plan.add_object(
+        {Tensor::q, i, owner, shape.q_bytes(c), true, false, fmt::format("Q[{}]", i)}));
     objs.kv.push_back(plan.add_object(
         {Tensor::kv, i, owner, shape.kv_bytes(c), true, false, fmt::format("KV[{}]", i)}));
-    objs.o.push_back(plan.add_object({Tensor::o, i, owner, shape.o_accumulator_bytes(c), !fwd, fwd,
-                                      fmt::format("O[{}]", i)}));
+    objs.o.push_back(plan.add_object(
+        {Tensor::o, i, owner, shape.o_accumulator_bytes(c), !fwd, fwd, fmt::format("O[{}]", i)}));
     objs.lse.push_back(plan.add_object(
         {Tensor::lse, i, owner, shape.lse_bytes(c), !fwd, fwd, fmt::format("LSE[{}]", i)}));
     if (!bwd) continue;

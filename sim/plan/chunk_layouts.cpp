@@ -11,11 +11,10 @@ Plan make_chunked_plan(std::string schedule, const AttentionShape& shape, int ra
   if (ranks < 1) throw ScheduleError("schedule.gpus", "expected at least 1 GPU");
   const int blocks = ownership == ChunkOwnership::zigzag ? 2 * ranks : ranks;
   if (shape.seq_len % blocks != 0) {
-    throw ScheduleError("attention.seq_len",
-                        fmt::format("seq_len {} is not divisible into {} {} blocks for {} GPUs",
-                                    shape.seq_len, blocks,
-                                    ownership == ChunkOwnership::zigzag ? "zigzag" : "equal",
-                                    ranks));
+    throw ScheduleError(
+        "attention.seq_len",
+        fmt::format("seq_len {} is not divisible into {} {} blocks for {} GPUs", shape.seq_len,
+                    blocks, ownership == ChunkOwnership::zigzag ? "zigzag" : "equal", ranks));
   }
   Plan plan;
   plan.schedule = std::move(schedule);

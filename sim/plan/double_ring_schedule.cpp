@@ -12,12 +12,12 @@ namespace tilesim {
 
 Plan make_double_ring_plan(const AttentionShape& shape, int ranks, int inner) {
   if (inner < 1 || ranks % inner != 0) {
-    throw ScheduleError("schedule.inner",
-                        fmt::format("inner ring of {} ranks does not divide {} GPUs", inner, ranks));
+    throw ScheduleError(
+        "schedule.inner",
+        fmt::format("inner ring of {} ranks does not divide {} GPUs", inner, ranks));
   }
-  Plan plan =
-      make_chunked_plan("double_ring", shape, ranks,
-                        shape.causal ? ChunkOwnership::zigzag : ChunkOwnership::contiguous);
+  Plan plan = make_chunked_plan("double_ring", shape, ranks,
+                                shape.causal ? ChunkOwnership::zigzag : ChunkOwnership::contiguous);
   plan.tile_a = 1;
   plan.tile_b = ranks;
   const AttentionObjects objs = add_attention_objects(plan);

@@ -14,7 +14,8 @@ void add_pairwise_exchange(Plan& plan, CommGroups& groups, const std::vector<int
       const int to = (i + t) % n;
       const int from = (i - t + n) % n;
       const int g = groups.take(rank);
-      for (int obj : objects(i, to)) build.send(rank, obj, members[static_cast<std::size_t>(to)], g);
+      for (int obj : objects(i, to))
+        build.send(rank, obj, members[static_cast<std::size_t>(to)], g);
       for (int obj : objects(from, i)) {
         build.recv(rank, obj, members[static_cast<std::size_t>(from)], g);
       }

@@ -36,8 +36,8 @@ std::vector<std::vector<Partial>> add_partials(Plan& plan) {
 }  // namespace
 
 Plan make_pass_q_plan(const AttentionShape& shape, int ranks) {
-  Plan plan = make_chunked_plan(
-      "pass_q", shape, ranks, shape.causal ? ChunkOwnership::zigzag : ChunkOwnership::contiguous);
+  Plan plan = make_chunked_plan("pass_q", shape, ranks,
+                                shape.causal ? ChunkOwnership::zigzag : ChunkOwnership::contiguous);
   plan.tile_a = ranks;
   plan.tile_b = 1;
   const AttentionObjects objs = add_attention_objects(plan);

@@ -48,8 +48,8 @@ void add_ring_forward(Plan& plan, const std::vector<RingMember>& ring, CommGroup
     std::vector<int> last_frees;
     for (int s = 0; s < m; ++s) {
       const int j = k - s;
-      if (s + 1 < m) exchange(build, groups, n, bundle(ring, j), bundle(ring, j - 1), &RingKey::kv,
-                              last_frees);
+      if (s + 1 < m)
+        exchange(build, groups, n, bundle(ring, j), bundle(ring, j - 1), &RingKey::kv, last_frees);
       for (const RingQuery& q : self.queries) {
         for (const RingKey& key : bundle(ring, j)) {
           if (plan.unmasked_pairs(q.chunk, key.chunk) <= 0) continue;
@@ -72,8 +72,9 @@ void add_ring_backward(Plan& plan, const std::vector<RingMember>& ring, CommGrou
     std::vector<int> last_kv_frees, last_dkv_frees;
     for (int s = 0; s < m; ++s) {
       const int j = k - s;
-      if (s + 1 < m) exchange(build, groups, n, bundle(ring, j), bundle(ring, j - 1), &RingKey::kv,
-                              last_kv_frees);
+      if (s + 1 < m)
+        exchange(build, groups, n, bundle(ring, j), bundle(ring, j - 1), &RingKey::kv,
+                 last_kv_frees);
       for (const RingQuery& q : self.queries) {
         for (const RingKey& key : bundle(ring, j)) {
           if (plan.unmasked_pairs(q.chunk, key.chunk) <= 0) continue;

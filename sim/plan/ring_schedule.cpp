@@ -15,8 +15,8 @@ Plan make_pass_kv_ring_plan(std::string schedule, const AttentionShape& shape, i
   std::vector<RingMember> ring;
   for (int r = 0; r < ranks; ++r) {
     const auto i = static_cast<std::size_t>(r);
-    RingQuery q{r, objs.q[i], objs.o[i], objs.lse[i], bwd ? objs.d_o[i] : -1,
-                bwd ? objs.dq[i] : -1};
+    RingQuery q{
+        r, objs.q[i], objs.o[i], objs.lse[i], bwd ? objs.d_o[i] : -1, bwd ? objs.dq[i] : -1};
     RingKey key{r, objs.kv[i], bwd ? objs.dkv[i] : -1};
     ring.push_back(RingMember{r, {q}, {key}});
   }

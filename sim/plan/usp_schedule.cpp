@@ -29,8 +29,9 @@ struct Grid {
 
 void check_divisible(const AttentionShape& shape, int ranks, int u, const std::string& name) {
   if (u < 1 || ranks % u != 0) {
-    throw ScheduleError("schedule.ulysses",
-                        fmt::format("{}: Ulysses degree {} does not divide {} GPUs", name, u, ranks));
+    throw ScheduleError(
+        "schedule.ulysses",
+        fmt::format("{}: Ulysses degree {} does not divide {} GPUs", name, u, ranks));
   }
   if (shape.heads % u != 0) {
     throw ScheduleError("attention.heads",
@@ -91,29 +92,27 @@ HeadObjects add_head_objects(Plan& plan, const Grid& grid) {
       const std::int64_t c = plan.chunks[static_cast<std::size_t>(i)].tokens;
       const int in_home = fwd ? p : x;  // backward-only: saved state in head layout
       auto name = [&](const char* t) { return fmt::format("{}[{}.h{}]", t, p, h); };
-      objs.q.push_back(plan.add_object({Tensor::q, i, in_home, s.q_bytes(c) / u, true, false,
-                                        name("Q")}));
-      objs.kv.push_back(plan.add_object({Tensor::kv, i, in_home, s.kv_bytes(c) / u, true, false,
-                                         name("KV")}));
-      objs.o.push_back(plan.add_object({Tensor::o, i, fwd ? p : x, s.o_accumulator_bytes(c) / u,
-                                        !fwd, fwd, name("O")}));
+      objs.q.push_back(
+          plan.add_object({Tensor::q, i, in_home, s.q_bytes(c) / u, true, false, name("Q")}));
+      objs.kv.push_back(
+          plan.add_object({Tensor::kv, i, in_home, s.kv_bytes(c) / u, true, false, name("KV")}));
+      objs.o.push_back(plan.add_object(
+          {Tensor::o, i, fwd ? p : x, s.o_accumulator_bytes(c) / u, !fwd, fwd, name("O")}));
       objs.lse.push_back(
           plan.add_object({Tensor::lse, i, x, s.lse_bytes(c) / u, !fwd, fwd, name("LSE")}));
       if (!bwd) continue;
       objs.d_o.push_back(
           plan.add_object({Tensor::d_o, i, p, s.q_bytes(c) / u, true, false, name("dO")}));
-      objs.dq.push_back(plan.add_object({Tensor::dq, i, p, s.o_accumulator_bytes(c) / u, false,
-                                         true, name("dQ")}));
-      objs.dkv.push_back(plan.add_object({Tensor::dkv, i, p, s.dkv_accumulator_bytes(c) / u,
-                                          false, true, name("dKV")}));
+      objs.dq.push_back(plan.add_object(
+          {Tensor::dq, i, p, s.o_accumulator_bytes(c) / u, false, true, name("dQ")}));
+      objs.dkv.push_back(plan.add_object(
+          {Tensor::dkv, i, p, s.dkv_accumulator_bytes(c) / u, false, true, name("dKV")}));
     }
   }
   return objs;
 }
 
-int at(const std::vector<int>& v, int i) {
-  return v.empty() ? -1 : v[static_cast<std::size_t>(i)];
-}
+int at(const std::vector<int>& v, int i) { return v.empty() ? -1 : v[static_cast<std::size_t>(i)]; }
 
 // The ring of head group h across the r Ulysses groups.
 std::vector<RingMember> head_ring(const Grid& grid, const HeadObjects& objs, int h) {

@@ -1,0 +1,109 @@
+#include "sim/scenario/schedule_tuner.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <string_view>
+
+#include "sim/core/input_error.hpp"
+#include "sim/model/simulator.hpp"
+#include "sim/plan/mesh_tile.hpp"
+#include "sim/topology/topology.hpp"
+
+namespace tilesim {
+namespace {
+
+std::string bound_of(const Plan& plan, const SimulationResult& result, const Figures& f,
+                     const Topology& topology) {
+  if (f.exposed_comm_s_max < 0.1 * f.makespan_s) return "compute";
+  Router router(topology);
+  std::array<double, kLinkClassCount> busy_ps{};
+  auto gpu = [&](int rank) {
+    return plan.placement.empty() ? rank : plan.placement[static_cast<std::size_t>(rank)];
+  };
+  for (const TransferRecord& t : result.transfers) {
+    int slowest = -1;
+    double slowest_bw = 0.0;
+    for (LinkId l : router.route(gpu(t.send.rank), gpu(t.recv.rank)).links) {
+      const Link& link = topology.link(l);
+      if (slowest < 0 || link.bandwidth_bytes_per_s < slowest_bw) {
+        slowest = static_cast<int>(link.cls);
+        slowest_bw = link.bandwidth_bytes_per_s;
+      }
+    }
+    if (slowest >= 0) {
+      busy_ps[static_cast<std::size_t>(slowest)] += static_cast<double>(t.end_ps - t.posted_ps);
+    }
+  }
+  const auto top = std::max_element(busy_ps.begin(), busy_ps.end()) - busy_ps.begin();
+  return std::string(to_string(static_cast<LinkClass>(top)));
+}
+
+}  // namespace
+
+std::vector<ScheduleCandidate> tune_candidates(const ScheduleSpec& base, bool mesh_only) {
+  std::vector<ScheduleCandidate> out;
+  if (!mesh_only) {
+    for (const char* kind : kScheduleKinds) {
+      if (std::string_view(kind) == "mesh") continue;
+      ScheduleSpec spec = base;
+      spec.kind = kind;
+      out.push_back({kind, spec});
+    }
+  }
+  for (const MeshTile& t : mesh_tiles(base.gpus)) {
+    for (const char* placement : {"node-major", "kv-group-major"}) {
+      ScheduleSpec spec = base;
+      spec.kind = "mesh";
+      spec.tile_a = t.a;
+      spec.tile_b = t.b;
+      spec.tile_auto = false;
+      spec.placement = placement;
+      out.push_back({fmt::format("mesh:{}x{}/{}", t.a, t.b, placement), spec});
+    }
+  }
+  return out;
+}
+
+CandidateResult evaluate_candidate(const PreparedScenario& p, const ScheduleCandidate& c) {
+  CandidateResult r;
+  r.candidate = c;
+  try {
+    const Plan plan = make_plan(p.scenario.attention, c.spec);
+    const SimulationResult result = simulate(plan, p.topology, p.profile);
+    r.figures = summarize(result);
+    r.bound = bound_of(plan, result, r.figures, p.topology);
+    r.sim_wall_s = result.sim_wall_s;
+    r.ok = true;
+  } catch (const ScheduleError& e) {
+    r.reason = fmt::format("{}: {}", e.key(), e.what());
+  }
+  return r;
+}
+
+std::vector<CandidateResult> tune_schedules(const PreparedScenario& p, bool mesh_only) {
+  std::vector<CandidateResult> all;
+  for (const ScheduleCandidate& c : tune_candidates(p.scenario.schedule, mesh_only)) {
+    all.push_back(evaluate_candidate(p, c));
+  }
+  std::stable_sort(all.begin(), all.end(), [](const CandidateResult& x, const CandidateResult& y) {
+    if (x.ok != y.ok) return x.ok;
+    return x.ok && x.figures.makespan_s < y.figures.makespan_s;
+  });
+  return all;
+}
+
+void resolve_auto_tile(PreparedScenario& p) {
+  ScheduleSpec& spec = p.scenario.schedule;
+  if (spec.kind != "mesh" || !spec.tile_auto) return;
+  const std::vector<CandidateResult> ranked = tune_schedules(p, true);
+  if (ranked.empty() || !ranked.front().ok) {
+    throw InputError(p.scenario.file, p.scenario.line_of_key("schedule.tile"), "schedule.tile",
+                     ranked.empty() ? std::string("no mesh tile for this GPU count")
+                                    : "no mesh tile fits: " + ranked.front().reason);
+  }
+  spec = ranked.front().candidate.spec;
+}
+
+}  // namespace tilesim

@@ -1,0 +1,52 @@
+// Searches schedule kind x mesh tile x placement for a prepared scenario and
+// ranks the candidates by simulated makespan (the `tune` and `compare` verbs).
+//
+// Candidates: every kind of kScheduleKinds other than mesh with the scenario's
+// own settings (kinds without a generator, or that cannot split this shape,
+// are kept with the reason), and mesh for every tile a x b = P with the
+// placements node-major and kv-group-major (q-group-major is the same GPU
+// assignment as node-major under mesh_tile.hpp's rank numbering, so it is not
+// simulated twice). The memory budget of the scenario applies to every mesh
+// candidate (a tile that cannot fit is listed with the generator's reason).
+// What bounds a candidate: "compute" when exposed communication is under 10%
+// of the makespan, otherwise the link class (NVLink, IB...) that carried the
+// most transfer-seconds (routes are classed by their slowest link class).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/model/simulation_result.hpp"
+#include "sim/plan/schedule.hpp"
+#include "sim/scenario/prepared_scenario.hpp"
+
+namespace tilesim {
+
+struct ScheduleCandidate {
+  std::string label;  // "ring", "mesh:16x16/kv-group-major"
+  ScheduleSpec spec;
+};
+
+struct CandidateResult {
+  ScheduleCandidate candidate;
+  bool ok = false;
+  std::string reason;  // why it was left out, when !ok
+  Figures figures;
+  std::string bound;   // compute | nvlink | ib | ...
+  double sim_wall_s = 0.0;
+};
+
+std::vector<ScheduleCandidate> tune_candidates(const ScheduleSpec& base, bool mesh_only);
+
+// Builds, simulates and summarises one candidate; a ScheduleError becomes
+// ok = false with the reason.
+CandidateResult evaluate_candidate(const PreparedScenario& p, const ScheduleCandidate& c);
+
+// Every candidate, the runnable ones sorted by makespan first.
+std::vector<CandidateResult> tune_schedules(const PreparedScenario& p, bool mesh_only = false);
+
+// mesh with tile auto: sets the tile and placement of the fastest mesh
+// candidate (nothing to do for other kinds or explicit tiles).
+void resolve_auto_tile(PreparedScenario& p);
+
+}  // namespace tilesim

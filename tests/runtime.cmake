@@ -1,0 +1,69 @@
+# Runtime: unit tests (no MPI needed) and, where MPI is found, end-to-end runs of
+# `tilesim run --backend cpu` under mpirun checked against the reference attention.
+tilesim_test(test_runtime
+  SOURCES test_runtime_inputs.cpp test_runtime_dependencies.cpp test_runtime_results.cpp
+  LIBS tilesim_runtime_core)
+
+if(NOT TILESIM_HAVE_MPI)
+  message(STATUS "tilesim: MPI not found, runtime mpirun tests skipped")
+  return()
+endif()
+
+# Small shapes keep every run well under a second on two cores.
+set(rt_scenario ${PROJECT_SOURCE_DIR}/scenarios/ring-256k.yaml)
+set(rt_small --set attention.seq_len=96 --set attention.heads=4 --set attention.kv_heads=2
+             --set attention.head_dim=16 --set attention.dtype=fp32)
+set(rt_env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1)
+
+# tilesim_mpi_test(NAME ranks EXPECT ok|fail [REGEX r] [ENV e...] ARGS ... [ARGS2 ...] [SAME ON|OFF])
+function(tilesim_mpi_test name ranks)
+  cmake_parse_arguments(T "" "EXPECT;REGEX;SAME" "ARGS;ARGS2;ENV" ${ARGN})
+  set(launch ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks} --oversubscribe
+             $<TARGET_FILE:tilesim> run ${rt_scenario} --backend cpu ${rt_small})
+  set(cmd ${launch} ${T_ARGS})
+  string(REPLACE ";" "\\;" cmd "${cmd}")
+  set(defs -DCMD=${cmd} -DEXPECT=${T_EXPECT})
+  if(T_REGEX)
+    list(APPEND defs "-DREGEX=${T_REGEX}")
+  endif()
+  if(T_ARGS2)
+    set(cmd2 ${launch} ${T_ARGS2})
+    string(REPLACE ";" "\\;" cmd2 "${cmd2}")
+    list(APPEND defs -DCMD2=${cmd2} -DSAME=${T_SAME})
+  endif()
+  add_test(NAME "runtime: ${name}"
+           COMMAND ${CMAKE_COMMAND} ${defs} -P ${CMAKE_CURRENT_SOURCE_DIR}/runtime/expect_run.cmake)
+  set_tests_properties("runtime: ${name}" PROPERTIES TIMEOUT 60 ENVIRONMENT "${rt_env};${T_ENV}")
+endfunction()
+
+foreach(gpus 4 6)
+  foreach(causal false true)
+    tilesim_mpi_test("ring ${gpus} ranks causal=${causal} matches full attention" ${gpus}
+      EXPECT ok REGEX "check +max abs error [^\n]*: passed"
+      ARGS --set schedule.gpus=${gpus} --set attention.causal=${causal} --check)
+  endforeach()
+endforeach()
+# 192 tokens, 4 heads of 32, GQA 4:1, another seed.
+tilesim_mpi_test("ring 4 ranks GQA head_dim 32 matches full attention" 4
+  EXPECT ok REGEX "passed"
+  ARGS --set schedule.gpus=4 --set attention.seq_len=192 --set attention.head_dim=32
+       --set attention.kv_heads=1 --set attention.causal=true --seed 7 --check)
+tilesim_mpi_test("same seed gives identical outputs" 4 EXPECT ok SAME ON
+  ARGS --set schedule.gpus=4 --set attention.causal=true --seed 11
+  ARGS2 --set schedule.gpus=4 --set attention.causal=true --seed 11)
+tilesim_mpi_test("another seed gives other outputs" 4 EXPECT ok SAME OFF
+  ARGS --set schedule.gpus=4 --seed 11
+  ARGS2 --set schedule.gpus=4 --seed 12)
+tilesim_mpi_test("a failing rank ends the job naming rank and op" 4 EXPECT fail
+  REGEX "tilesim run: rank 2 failed at rank 2 op 3: [^\n]*injected failure"
+  ENV TILESIM_FAIL_RANK=2 TILESIM_FAIL_OP=3
+  ARGS --set schedule.gpus=4 --check)
+tilesim_mpi_test("a hanging rank trips the others' watchdog" 4 EXPECT fail
+  REGEX "failed at rank [0-9] op [0-9]+: [^\n]*no progress for 1500 ms"
+  ENV TILESIM_FAIL_RANK=1 TILESIM_FAIL_OP=2 TILESIM_FAIL_MODE=hang
+  ARGS --set schedule.gpus=4 --timeout 1.5s)
+tilesim_mpi_test("rank count must equal schedule.gpus" 2 EXPECT fail
+  REGEX "schedule.gpus is 4 but this job has 2 MPI rank"
+  ARGS --set schedule.gpus=4)
+tilesim_mpi_test("one rank without peers" 1 EXPECT ok REGEX "passed"
+  ARGS --set schedule.gpus=1 --set attention.causal=true --check)

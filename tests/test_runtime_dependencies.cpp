@@ -1,0 +1,66 @@
+// The per-rank dependency structure the executor walks.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "runtime/rank_dependencies.hpp"
+#include "sim/plan/schedule.hpp"
+
+using namespace tilesim;
+using namespace tilesim::runtime;
+
+namespace {
+
+bool waits_for(const RankDependencies& deps, int op, int pre) {
+  const auto p = deps.prerequisites(op);
+  return std::find(p.begin(), p.end(), pre) != p.end();
+}
+
+}  // namespace
+
+TEST_CASE("runtime: ring dependencies follow the plan semantics", "[runtime]") {
+  AttentionShape shape;
+  shape.seq_len = 64;
+  shape.heads = 2;
+  shape.kv_heads = 2;
+  shape.head_dim = 16;
+  ScheduleSpec spec;
+  spec.gpus = 4;
+  const Plan plan = make_plan(shape, spec);
+  const int rank = 1;
+  const RankProgram& program = plan.programs[rank];
+  const RankDependencies deps(plan, rank);
+  REQUIRE(deps.size() == program.size());
+  // Three ring steps with a send and a receive each; four computes; three frees.
+  REQUIRE(deps.groups().size() == 3);
+  CHECK(deps.compute_ops().size() == 4);
+  CHECK(deps.free_ops().size() == 3);
+  for (const CommGroup& g : deps.groups()) {
+    REQUIRE(g.ops.size() == 2);
+    CHECK(program.op(g.ops[0]).kind == OpKind::send);
+    CHECK(program.op(g.ops[1]).kind == OpKind::recv);
+  }
+  // Group 2 waits for all of group 1; the compute on a received KV waits for its receive.
+  for (int op : deps.groups()[0].ops) CHECK(waits_for(deps, deps.groups()[1].ops[0], op));
+  const int recv0 = deps.groups()[0].ops[1];
+  const int object = program.writes(recv0)[0];
+  for (int op : deps.compute_ops()) {
+    const auto reads = program.reads(op);
+    if (std::find(reads.begin(), reads.end(), object) != reads.end()) {
+      CHECK(waits_for(deps, op, recv0));
+    }
+  }
+  // A free waits for every earlier reader of its object (write-after-read).
+  for (int f : deps.free_ops()) {
+    const int freed = program.writes(f)[0];
+    for (int i = 0; i < f; ++i) {
+      const auto reads = program.reads(i);
+      if (std::find(reads.begin(), reads.end(), freed) != reads.end()) {
+        CHECK(waits_for(deps, f, i));
+      }
+    }
+  }
+  for (std::size_t i = 0; i < deps.size(); ++i) {
+    for (int p : deps.prerequisites(static_cast<int>(i))) CHECK(p < static_cast<int>(i));
+  }
+}

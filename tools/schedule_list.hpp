@@ -1,0 +1,20 @@
+// The --schedules syntax of `compare`: comma-separated entries, each
+//   KIND            any name of kScheduleKinds, with the scenario's settings
+//   mesh:AxB        mesh with tile [A, B]
+//   mesh:auto       mesh with the tile and placement the tuner finds fastest
+//   KIND:U / KIND:UxR  usp with U-way Ulysses (R is implied by the GPU count)
+//   all             every kind of kScheduleKinds (mesh as mesh:auto)
+// e.g. "ring,mesh:4x4,mesh:8x2,mesh:auto". An unknown name is an InputError.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/scenario/schedule_tuner.hpp"
+
+namespace tilesim::cli {
+
+std::vector<ScheduleCandidate> parse_schedule_list(const std::string& text,
+                                                   const ScheduleSpec& base);
+
+}  // namespace tilesim::cli
