@@ -117,7 +117,12 @@ void PlanTracker::build_rank(int rank) {
                                       plan_->describe(at), group_runs[k].first));
     }
   }
-  for (int obj : touched) hazards[static_cast<std::size_t>(obj)] = Hazard{};
+  for (int obj : touched) {  // reset, keeping the readers' capacity for the next rank
+    Hazard& h = hazards[static_cast<std::size_t>(obj)];
+    h.last_writer = -1;
+    h.touched = false;
+    h.readers_since_write.clear();
+  }
 
   // Successor lists in CSR form, each sorted by successor index.
   for (auto [p, s] : edges) ++rs.op[static_cast<std::size_t>(p) + 1].succ_begin;

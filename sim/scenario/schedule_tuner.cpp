@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
+#include <map>
 #include <string_view>
 
 #include "sim/core/input_error.hpp"
@@ -17,27 +17,28 @@ namespace {
 std::string bound_of(const Plan& plan, const SimulationResult& result, const Figures& f,
                      const Topology& topology) {
   if (f.exposed_comm_s_max < 0.1 * f.makespan_s) return "compute";
-  Router router(topology);
-  std::array<double, kLinkClassCount> busy_ps{};
+  // The busiest route: the GPU pair with the most transfer-seconds.
+  std::map<std::pair<int, int>, double> busy_ps;
   auto gpu = [&](int rank) {
     return plan.placement.empty() ? rank : plan.placement[static_cast<std::size_t>(rank)];
   };
   for (const TransferRecord& t : result.transfers) {
-    int slowest = -1;
-    double slowest_bw = 0.0;
-    for (LinkId l : router.route(gpu(t.send.rank), gpu(t.recv.rank)).links) {
-      const Link& link = topology.link(l);
-      if (slowest < 0 || link.bandwidth_bytes_per_s < slowest_bw) {
-        slowest = static_cast<int>(link.cls);
-        slowest_bw = link.bandwidth_bytes_per_s;
-      }
-    }
-    if (slowest >= 0) {
-      busy_ps[static_cast<std::size_t>(slowest)] += static_cast<double>(t.end_ps - t.posted_ps);
+    busy_ps[{gpu(t.send.rank), gpu(t.recv.rank)}] += static_cast<double>(t.end_ps - t.posted_ps);
+  }
+  if (busy_ps.empty()) return "compute";
+  const auto busiest = std::max_element(busy_ps.begin(), busy_ps.end(),
+                                        [](const auto& x, const auto& y) { return x.second < y.second; });
+  Router router(topology);
+  LinkClass slowest = LinkClass::nvlink;
+  double slowest_bw = -1.0;
+  for (LinkId l : router.route(busiest->first.first, busiest->first.second).links) {
+    const Link& link = topology.link(l);
+    if (slowest_bw < 0 || link.bandwidth_bytes_per_s < slowest_bw) {
+      slowest = link.cls;
+      slowest_bw = link.bandwidth_bytes_per_s;
     }
   }
-  const auto top = std::max_element(busy_ps.begin(), busy_ps.end()) - busy_ps.begin();
-  return std::string(to_string(static_cast<LinkClass>(top)));
+  return std::string(to_string(slowest));
 }
 
 }  // namespace

@@ -9,8 +9,8 @@
 // simulated twice). The memory budget of the scenario applies to every mesh
 // candidate (a tile that cannot fit is listed with the generator's reason).
 // What bounds a candidate: "compute" when exposed communication is under 10%
-// of the makespan, otherwise the link class (NVLink, IB...) that carried the
-// most transfer-seconds (routes are classed by their slowest link class).
+// of the makespan, otherwise the slowest link class (nvlink, ib...) on the
+// busiest route: the GPU pair whose transfers took the most seconds.
 #pragma once
 
 #include <string>

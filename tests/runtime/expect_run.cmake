@@ -1,8 +1,8 @@
 # Runs a command (an mpirun of `tilesim run`) for ctest and checks its outcome:
-#   -DCMD=<;-list>       the command
+#   -DCMD=<a|b|c>        the command, arguments separated by |
 #   -DEXPECT=ok|fail     exit status zero / non-zero
 #   -DREGEX=<regex>      must match stdout+stderr (optional)
-#   -DCMD2=<;-list>      a second run whose "output checksum" must equal the first one's
+#   -DCMD2=<a|b|c>       a second run whose "output checksum" must equal the first one's
 #                        (-DSAME=ON) or differ from it (-DSAME=OFF)
 function(run_one cmd out_var rc_var)
   execute_process(COMMAND ${cmd} OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc
@@ -19,6 +19,7 @@ function(checksum_of text var)
   set(${var} "${CMAKE_MATCH_1}" PARENT_SCOPE)
 endfunction()
 
+string(REPLACE "|" ";" CMD "${CMD}")
 run_one("${CMD}" out rc)
 message("${out}")
 if(EXPECT STREQUAL "ok" AND NOT rc EQUAL 0)
@@ -31,6 +32,7 @@ if(DEFINED REGEX AND NOT out MATCHES "${REGEX}")
   message(FATAL_ERROR "output does not match '${REGEX}'")
 endif()
 if(DEFINED CMD2)
+  string(REPLACE "|" ";" CMD2 "${CMD2}")
   run_one("${CMD2}" out2 rc2)
   message("${out2}")
   if(NOT rc2 EQUAL 0)
