@@ -34,6 +34,7 @@ inline CalibrationProfile ideal_profile(double flops_per_s) {
   p.merge_bytes_per_s = 1e15;
   p.forward[128].points = {{1.0, 1.0}};
   p.backward[128].points = {{1.0, 1.0}};
+  p.causal_efficiency.points = {{1.0, 1.0}};
   for (auto& link : p.links) {
     link.defined = true;
     link.efficiency = 1.0;

@@ -9,7 +9,7 @@ TEST_CASE("mesh: step orders obey the ring restrictions") {
   CHECK(mesh_order_allowed(2, 2, {S::q, S::kv, S::reduce}, {}));
   CHECK(mesh_order_allowed(2, 2, {S::kv, S::q, S::reduce}, {}));
   CHECK_FALSE(mesh_order_allowed(2, 2, {S::q, S::reduce, S::kv}, {}));  // R before all KV
-  CHECK_FALSE(mesh_order_allowed(2, 2, {S::q, S::kv}, {}));            // R missing
+  CHECK_FALSE(mesh_order_allowed(2, 2, {S::q, S::kv}, {}));             // R missing
   CHECK_FALSE(mesh_order_allowed(3, 1, {S::reduce, S::q, S::q, S::reduce}, {}));
   // A KV window of 2 on a 2x4 tile: the third KV recv needs the Q ring done.
   CHECK_FALSE(mesh_order_allowed(2, 4, {S::kv, S::kv, S::kv, S::q, S::reduce}, {0, 2}));

@@ -29,7 +29,8 @@ std::string tile_of(const ScheduleSpec& s) {
 
 int run_compare(const CompareArgs& args) {
   PreparedScenario p = prepare_scenario(args.scenario.path, args.scenario.sets);
-  const std::vector<ScheduleCandidate> list = parse_schedule_list(args.schedules, p.scenario.schedule);
+  const std::vector<ScheduleCandidate> list =
+      parse_schedule_list(args.schedules, p.scenario.schedule);
   const AttentionShape& shape = p.scenario.attention;
   const int gpus = p.scenario.schedule.gpus;
   const double ring_bytes = (gpus - 1) * shape.kv_bytes(shape.seq_len / gpus);
@@ -95,9 +96,8 @@ void add_compare(CLI::App& app, int& exit_code) {
   add_scenario_options(*verb, args->scenario);
   verb->add_option("--schedules", args->schedules,
                    "Comma-separated: all, a kind (ring, zigzag, ...), mesh:AxB, mesh:auto, usp:U");
-  verb->callback([args, &exit_code] {
-    exit_code = run_guarded([&] { return run_compare(*args); });
-  });
+  verb->callback(
+      [args, &exit_code] { exit_code = run_guarded([&] { return run_compare(*args); }); });
 }
 
 }  // namespace tilesim::cli

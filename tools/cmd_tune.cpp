@@ -29,8 +29,8 @@ int run_tune(const TuneArgs& args) {
   }
   const PreparedScenario p = prepare_scenario(args.scenario.path, sets);
   const std::vector<CandidateResult> ranked = tune_schedules(p);
-  Table table({"#", "schedule", "makespan", "bytes in/rank", "peak mem", "exposed comm",
-               "speedup", "bound"});
+  Table table({"#", "schedule", "makespan", "bytes in/rank", "peak mem", "exposed comm", "speedup",
+               "bound"});
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   nlohmann::ordered_json left_out = nlohmann::ordered_json::array();
   std::string skipped;
@@ -83,9 +83,7 @@ void add_tune(CLI::App& app, int& exit_code) {
                    "Peak bytes per GPU the schedule may use, e.g. 60GiB");
   verb->add_option("--top", args->top, "How many of the fastest candidates to print")
       ->check(CLI::PositiveNumber);
-  verb->callback([args, &exit_code] {
-    exit_code = run_guarded([&] { return run_tune(*args); });
-  });
+  verb->callback([args, &exit_code] { exit_code = run_guarded([&] { return run_tune(*args); }); });
 }
 
 }  // namespace tilesim::cli

@@ -64,10 +64,31 @@ std::map<int, EfficiencyCurve> read_efficiency(const YamlMap& table) {
   return out;
 }
 
+// A single factor, or a table {tokens: factor} interpolated like efficiency.
+EfficiencyCurve read_causal(const YamlMap& compute);
+
 double fraction(const YamlMap& m, std::string_view key, double lo, double hi) {
   const double v = m.number(key);
   if (!(v >= lo && v <= hi)) m.fail(key, fmt::format("expected a number in [{}, {}]", lo, hi));
   return v;
+}
+
+EfficiencyCurve read_causal(const YamlMap& compute) {
+  EfficiencyCurve curve;
+  const YAML::Node node = compute.node("causal_efficiency");
+  if (node.IsScalar()) {
+    curve.points = {{1.0, fraction(compute, "causal_efficiency", 0.01, 1.0)}};
+    return curve;
+  }
+  const YamlMap table = compute.map("causal_efficiency");
+  for (const std::string& size : table.keys()) {
+    auto tokens = parse_tokens(size);
+    if (!tokens || *tokens == 0) table.fail(size, "expected a block size in tokens (2K, 16K...)");
+    curve.points.emplace_back(static_cast<double>(*tokens), fraction(table, size, 0.01, 1.0));
+  }
+  if (curve.points.empty()) compute.fail("causal_efficiency", "expected a factor or a table");
+  std::sort(curve.points.begin(), curve.points.end());
+  return curve;
 }
 
 }  // namespace
@@ -88,7 +109,7 @@ CalibrationProfile load_calibration(const std::string& path) {
   p.merge_bytes_per_s = compute.bandwidth_bytes_per_s("merge_bandwidth");
   if (p.merge_bytes_per_s <= 0) compute.fail("merge_bandwidth", "expected a positive bandwidth");
   p.comm_slowdown = fraction(compute, "comm_slowdown", 0.0, 10.0);
-  p.causal_efficiency = fraction(compute, "causal_efficiency", 0.01, 1.0);
+  p.causal_efficiency = read_causal(compute);
   p.forward = read_efficiency(compute.map("forward"));
   p.backward = read_efficiency(compute.map("backward"));
 

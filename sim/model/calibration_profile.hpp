@@ -3,8 +3,10 @@
 // Compute: a block of nq x nk tokens with F FLOPs takes
 //   F / (peak_flops * efficiency(pass, head_dim, sqrt(nq*nk))) + launch_overhead
 // where efficiency is a table over block size (tokens), interpolated linearly
-// in log2(size) and clamped at its ends, times causal_efficiency for blocks the
-// causal mask cuts. A merge of B bytes takes B / merge_bytes_per_s + launch.
+// in log2(size) and clamped at its ends. Within a compute op, each block pair
+// the causal mask cuts runs at efficiency x causal_efficiency(block tokens): the
+// masked diagonal tiles cost relatively more on small blocks (FA3 causal/full is
+// 0.83 at 2K and 0.95 at 16K tokens on H100). A merge of B bytes takes B / merge_bytes_per_s + launch.
 // While a transfer touches the GPU, compute runs (1 + comm_slowdown) slower.
 // Links: per class, the achievable share of the spec bandwidth (efficiency),
 // the per-message software latency alpha, and a per-flow rate cap (one NCCL
@@ -41,7 +43,7 @@ struct CalibrationProfile {
   double launch_overhead_s = 0.0;
   double merge_bytes_per_s = 0.0;
   double comm_slowdown = 0.0;
-  double causal_efficiency = 1.0;
+  EfficiencyCurve causal_efficiency;  // factor by block size (tokens)
   // efficiency[pass][head_dim] -> curve
   std::map<int, EfficiencyCurve> forward;
   std::map<int, EfficiencyCurve> backward;

@@ -4,24 +4,30 @@
 
 namespace tilesim {
 
-double ComputeModel::block_time_s(double q_tokens, double kv_tokens, double pairs, double flops,
-                                  Pass pass) const {
-  const double size = std::sqrt(q_tokens * kv_tokens);
-  double e = profile_->efficiency(pass, plan_->shape.head_dim, size);
-  if (pairs < q_tokens * kv_tokens) e *= profile_->causal_efficiency;
-  return flops / (profile_->peak_flops * e) + profile_->launch_overhead_s;
+double ComputeModel::compute_time_s(const Op& op) const {
+  const Chunk& q = plan_->chunks[static_cast<std::size_t>(op.q_chunk)];
+  const Chunk& kv = plan_->chunks[static_cast<std::size_t>(op.kv_chunk)];
+  const double size = std::sqrt(static_cast<double>(q.tokens) * static_cast<double>(kv.tokens));
+  const double e = profile_->efficiency(op.pass, plan_->shape.head_dim, size);
+  const double per_pair = (op.pass == Pass::fwd ? plan_->shape.flops_per_pair_forward()
+                                                : plan_->shape.flops_per_pair_backward()) /
+                          static_cast<double>(plan_->head_groups);
+  const auto block = static_cast<double>(plan_->layout.block_tokens());
+  const double cut_e = e * profile_->causal_efficiency.at(block);
+  double time_s = 0.0;
+  for (int qb : q.blocks) {
+    for (int kb : kv.blocks) {
+      const double pairs = plan_->layout.unmasked_pairs(qb, kb, plan_->shape.causal);
+      if (pairs <= 0) continue;
+      time_s += pairs * per_pair / (profile_->peak_flops * (pairs < block * block ? cut_e : e));
+    }
+  }
+  return time_s + profile_->launch_overhead_s;
 }
 
 Picoseconds ComputeModel::duration_ps(const RankProgram& program, int index) const {
   const Op& op = program.op(index);
-  if (op.kind == OpKind::compute) {
-    const auto q_tokens =
-        static_cast<double>(plan_->chunks[static_cast<std::size_t>(op.q_chunk)].tokens);
-    const auto kv_tokens =
-        static_cast<double>(plan_->chunks[static_cast<std::size_t>(op.kv_chunk)].tokens);
-    const double pairs = plan_->unmasked_pairs(op.q_chunk, op.kv_chunk);
-    return s_to_ps(block_time_s(q_tokens, kv_tokens, pairs, plan_->compute_flops(op), op.pass));
-  }
+  if (op.kind == OpKind::compute) return s_to_ps(compute_time_s(op));
   if (op.kind == OpKind::merge) {
     double bytes = 0.0;
     for (int obj : program.reads(index)) bytes += plan_->object(obj).bytes;
@@ -32,14 +38,17 @@ Picoseconds ComputeModel::duration_ps(const RankProgram& program, int index) con
 }
 
 double ComputeModel::single_gpu_time_s() const {
+  // The whole sequence as one block per pass: one causal block when causal.
   const auto s = static_cast<double>(plan_->shape.seq_len);
   const double pairs = plan_->shape.causal ? s * (s + 1) / 2 : s * s;
   double total = 0.0;
-  if (plan_->shape.has_forward()) {
-    total += block_time_s(s, s, pairs, pairs * plan_->shape.flops_per_pair_forward(), Pass::fwd);
-  }
-  if (plan_->shape.has_backward()) {
-    total += block_time_s(s, s, pairs, pairs * plan_->shape.flops_per_pair_backward(), Pass::bwd);
+  for (Pass pass : {Pass::fwd, Pass::bwd}) {
+    if (pass == Pass::fwd ? !plan_->shape.has_forward() : !plan_->shape.has_backward()) continue;
+    double e = profile_->efficiency(pass, plan_->shape.head_dim, s);
+    if (plan_->shape.causal) e *= profile_->causal_efficiency.at(s);
+    const double per_pair = pass == Pass::fwd ? plan_->shape.flops_per_pair_forward()
+                                              : plan_->shape.flops_per_pair_backward();
+    total += pairs * per_pair / (profile_->peak_flops * e) + profile_->launch_overhead_s;
   }
   return total;
 }

@@ -14,9 +14,9 @@ class ComputeModel {
 
   // Duration of a compute or merge op when no communication slows it down.
   Picoseconds duration_ps(const RankProgram& program, int index) const;
-  // A block of nq x nk tokens with `pairs` attending pairs, `flops` FLOPs.
-  double block_time_s(double q_tokens, double kv_tokens, double pairs, double flops,
-                      Pass pass) const;
+  // A compute op: its chunks' block pairs summed, each at the op's efficiency
+  // (by its size sqrt(nq * nk)), cut pairs also at the causal factor.
+  double compute_time_s(const Op& op) const;
   // The same attention on one GPU: the whole sequence as one block per pass.
   double single_gpu_time_s() const;
 

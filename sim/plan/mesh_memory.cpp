@@ -43,8 +43,8 @@ MeshWindows mesh_windows_for_budget(const AttentionShape& shape, MeshTile tile,
   const MeshWindows stream_q{2, choices[0].kv};
   const double save_kv = mesh_peak_bound_bytes(shape, tile, choices[0]) -
                          mesh_peak_bound_bytes(shape, tile, stream_kv);
-  const double save_q = mesh_peak_bound_bytes(shape, tile, choices[0]) -
-                        mesh_peak_bound_bytes(shape, tile, stream_q);
+  const double save_q =
+      mesh_peak_bound_bytes(shape, tile, choices[0]) - mesh_peak_bound_bytes(shape, tile, stream_q);
   // Smaller saving first: the first choice that fits keeps the most cached.
   if (save_kv <= save_q) {
     choices.push_back(stream_kv);
@@ -61,11 +61,11 @@ MeshWindows mesh_windows_for_budget(const AttentionShape& shape, MeshTile tile,
     smallest = std::min(smallest, need);
     if (need <= budget_bytes) return w;
   }
-  throw ScheduleError("schedule.memory_budget",
-                      fmt::format("mesh {}x{} needs at least {} per rank, which exceeds the "
-                                  "memory budget of {} by {}",
-                                  tile.a, tile.b, gib(smallest), gib(budget_bytes),
-                                  gib(smallest - budget_bytes)));
+  throw ScheduleError(
+      "schedule.memory_budget",
+      fmt::format("mesh {}x{} needs at least {} per rank, which exceeds the "
+                  "memory budget of {} by {}",
+                  tile.a, tile.b, gib(smallest), gib(budget_bytes), gib(smallest - budget_bytes)));
 }
 
 }  // namespace tilesim

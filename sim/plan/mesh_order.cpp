@@ -71,7 +71,7 @@ MeshOrder greedy_mesh_order(int a, int b, double q_bytes, double kv_bytes, MeshW
   Progress done;
   const std::size_t total = static_cast<std::size_t>(2 * (a - 1) + (b - 1));
   while (order.size() < total) {
-    const double q_score = (1.0 + done.kv) / q_bytes;    // blocks unlocked per byte
+    const double q_score = (1.0 + done.kv) / q_bytes;  // blocks unlocked per byte
     const double kv_score = (1.0 + done.q) / kv_bytes;
     const bool q_ok = step_allowed(a, b, done, MeshStep::q, windows);
     const bool kv_ok = step_allowed(a, b, done, MeshStep::kv, windows);

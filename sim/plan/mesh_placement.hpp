@@ -20,8 +20,7 @@
 
 namespace tilesim {
 
-inline constexpr const char* kMeshPlacements[] = {"node-major", "q-group-major",
-                                                  "kv-group-major"};
+inline constexpr const char* kMeshPlacements[] = {"node-major", "q-group-major", "kv-group-major"};
 
 // Throws ScheduleError at schedule.placement for an unknown name.
 std::vector<int> mesh_placement(MeshTile tile, std::string_view name);

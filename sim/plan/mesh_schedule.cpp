@@ -44,8 +44,16 @@ class RankBuilder {
  public:
   RankBuilder(Plan& plan, const ChunkObjects& objs, const std::vector<int>& partial_o,
               const std::vector<int>& partial_lse, const MeshOptions& opt, int rank)
-      : plan_(plan), build_(plan), objs_(objs), po_(partial_o), pl_(partial_lse), opt_(opt),
-        tile_(opt.tile), g_(rank), p_(tile_.q_pos(rank)), t_(tile_.kv_pos(rank)) {
+      : plan_(plan),
+        build_(plan),
+        objs_(objs),
+        po_(partial_o),
+        pl_(partial_lse),
+        opt_(opt),
+        tile_(opt.tile),
+        g_(rank),
+        p_(tile_.q_pos(rank)),
+        t_(tile_.kv_pos(rank)) {
     const int a = tile_.a, b = tile_.b;
     q_ = ring_times(a, p_, MeshStep::q);
     kv_ = ring_times(b, t_, MeshStep::kv);
@@ -290,8 +298,8 @@ Plan make_mesh_plan(const AttentionShape& shape, const MeshOptions& options) {
   const std::int64_t c = shape.seq_len / tile.ranks();
   if (opt.order.empty()) {
     try {
-      opt.order = greedy_mesh_order(tile.a, tile.b, shape.q_bytes(c), shape.kv_bytes(c),
-                                    opt.windows);
+      opt.order =
+          greedy_mesh_order(tile.a, tile.b, shape.q_bytes(c), shape.kv_bytes(c), opt.windows);
     } catch (const std::invalid_argument& e) {
       throw ScheduleError("schedule.memory_budget", e.what());
     }

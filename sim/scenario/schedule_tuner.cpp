@@ -26,8 +26,9 @@ std::string bound_of(const Plan& plan, const SimulationResult& result, const Fig
     busy_ps[{gpu(t.send.rank), gpu(t.recv.rank)}] += static_cast<double>(t.end_ps - t.posted_ps);
   }
   if (busy_ps.empty()) return "compute";
-  const auto busiest = std::max_element(busy_ps.begin(), busy_ps.end(),
-                                        [](const auto& x, const auto& y) { return x.second < y.second; });
+  const auto busiest =
+      std::max_element(busy_ps.begin(), busy_ps.end(),
+                       [](const auto& x, const auto& y) { return x.second < y.second; });
   Router router(topology);
   LinkClass slowest = LinkClass::nvlink;
   double slowest_bw = -1.0;

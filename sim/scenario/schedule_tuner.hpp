@@ -32,7 +32,7 @@ struct CandidateResult {
   bool ok = false;
   std::string reason;  // why it was left out, when !ok
   Figures figures;
-  std::string bound;   // compute | nvlink | ib | ...
+  std::string bound;  // compute | nvlink | ib | ...
   double sim_wall_s = 0.0;
 };
 
