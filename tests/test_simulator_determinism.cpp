@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "sim/model/chrome_trace.hpp"
@@ -33,4 +34,21 @@ TEST_CASE("two simulations of the same input give byte-identical JSON and trace"
   CHECK(first.second == second.second);
   CHECK(first.second.find("\"ph\":\"C\"") != std::string::npos);  // link counters present
   CHECK(first.first.find("\"makespan_s\"") != std::string::npos);
+}
+
+TEST_CASE("the trace is Chrome trace JSON with a compute and a comm track per rank") {
+  const auto out = run_once({"schedule.gpus=4", "attention.seq_len=16K"});
+  const auto trace = nlohmann::json::parse(out.second);
+  int computes = 0, sends = 0, counters = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] == "X" && e["tid"] == 0) ++computes;
+    if (e["ph"] == "X" && e["cat"] == "send") ++sends;
+    if (e["ph"] == "C") {
+      ++counters;
+      CHECK(e["name"].get<std::string>().find("->") != std::string::npos);
+    }
+  }
+  CHECK(computes == 4 * 4);  // P blocks on each of P ranks
+  CHECK(sends == 4 * 3);     // P-1 sends per rank
+  CHECK(counters > 0);
 }

@@ -63,7 +63,7 @@ void write_chrome_trace(std::ostream& out, const Plan& plan, const SimulationRes
     for (const LinkSample& s : result.link_samples) {
       const Link& link = topology->link(s.link);
       const std::string name = fmt::format(
-          "{}->{} ({})j", topology->device(topology->link_source(s.link)).name,
+          "{}->{} ({})", topology->device(topology->link_source(s.link)).name,
           topology->device(topology->link_target(s.link)).name, to_string(link.cls));
       emit(fmt::format(R"j({{"ph":"C","pid":{},"name":"{}","ts":{},"args":{{"GB/s":{:.3f}}}}})j",
                        kLinksPid, name, us(s.time_ps), s.load_bytes_per_s / 1e9));

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# One prepared check for a machine with an NVIDIA GPU (e.g. a lent H200), run from the repo
+# root: configure + build (CUDA ON, Release), the GPU kernel tests, the kernel throughput sweep
+# (CSV), and a 1-rank `tilesim run --backend cuda --check` of a small scenario. Every step has
+# a timeout; everything lands in $OUT (if set) or ./gpu-check-out. Exit status: the number of
+# failed steps (0 = all passed). Total budget well under 10 minutes.
+set -u
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${OUT:-$PWD/gpu-check-out}
+build=${BUILD_DIR:-$root/build-gpu}
+mkdir -p "$out"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+failed=0
+
+step() {  # step NAME TIMEOUT_S COMMAND...
+  local name=$1 limit=$2
+  shift 2
+  local start=$SECONDS
+  timeout --kill-after=10 "$limit" "$@" >"$out/$name.log" 2>&1
+  local rc=$?
+  echo "$name: exit $rc in $((SECONDS - start)) s" | tee -a "$out/summary.txt"
+  [ "$rc" -eq 0 ] || failed=$((failed + 1))
+  return "$rc"
+}
+
+nvidia-smi >"$out/nvidia-smi.txt" 2>&1
+step configure 120 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DTILESIM_CUDA=ON \
+  -DTILESIM_BENCHMARKS=OFF "-DTILESIM_TEST_MODULES=kernels;runtime" &&
+  step build 330 cmake --build "$build" -j"$(nproc)" \
+    --target tilesim test_kernels_cuda bench_attention_cuda
+step kernel-tests 60 "$build/tests/test_kernels_cuda" --durations yes
+step kernel-sweep 90 sh -c "'$build/kernels/cuda/bench_attention_cuda' > '$out/bench_attention_cuda.csv'"
+step cuda-run 60 mpirun -np 1 "$build/tilesim" run "$root/scenarios/ring-256k.yaml" \
+  --backend cuda --check --json --trace "$out/cuda-run-trace.json" \
+  --set schedule.gpus=1 --set attention.seq_len=4K --set attention.heads=8 \
+  --set attention.kv_heads=8 --set attention.head_dim=128 --set attention.causal=true
+cp "$out/cuda-run.log" "$out/cuda-run.json" 2>/dev/null
+echo "failed steps: $failed" | tee -a "$out/summary.txt"
+exit "$failed"
