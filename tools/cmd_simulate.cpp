@@ -36,8 +36,8 @@ void print_summary(const PreparedScenario& p, const Plan& plan, const Simulation
   fmt::print("  bytes             {} in total, {} received per rank (max)\n",
              format_bytes(f.comm_bytes_total), format_bytes(f.comm_bytes_per_rank_max));
   fmt::print("  peak memory       {} per rank (max)\n", format_bytes(f.peak_memory_bytes_max));
-  fmt::print("  simulation        {} ops, {} events, {:.3f} s wall\n", plan.op_count(),
-             result.events, result.sim_wall_s);
+  fmt::print("  simulation        {} ops, {} events, {} wall\n", plan.op_count(), result.events,
+             format_time_s(result.sim_wall_s));
 }
 
 int run_simulate(const SimulateArgs& args) {
