@@ -61,21 +61,6 @@ int RankProgram::add(Op op, std::span<const int> reads, std::span<const int> wri
   return static_cast<int>(ops_.size()) - 1;
 }
 
-std::span<const int> RankProgram::reads(int index) const {
-  const Op& o = op(index);
-  return {refs_.data() + o.refs_begin, o.read_count};
-}
-
-std::span<const int> RankProgram::writes(int index) const {
-  const Op& o = op(index);
-  return {refs_.data() + o.refs_begin + o.read_count, o.write_count};
-}
-
-std::span<const int> RankProgram::after(int index) const {
-  const Op& o = op(index);
-  return {refs_.data() + o.refs_begin + o.read_count + o.write_count, o.after_count};
-}
-
 void RankProgram::set_refs(int index, std::span<const int> reads, std::span<const int> writes,
                            std::span<const int> after) {
   Op& o = mutable_op(index);

@@ -96,9 +96,19 @@ class RankProgram {
   std::size_t size() const { return ops_.size(); }
   const Op& op(int index) const { return ops_[static_cast<std::size_t>(index)]; }
   Op& mutable_op(int index) { return ops_[static_cast<std::size_t>(index)]; }
-  std::span<const int> reads(int index) const;
-  std::span<const int> writes(int index) const;
-  std::span<const int> after(int index) const;
+  // Inline: the tracker and validator call these for every op.
+  std::span<const int> reads(int index) const {
+    const Op& o = op(index);
+    return {refs_.data() + o.refs_begin, o.read_count};
+  }
+  std::span<const int> writes(int index) const {
+    const Op& o = op(index);
+    return {refs_.data() + o.refs_begin + o.read_count, o.write_count};
+  }
+  std::span<const int> after(int index) const {
+    const Op& o = op(index);
+    return {refs_.data() + o.refs_begin + o.read_count + o.write_count, o.after_count};
+  }
   // Replaces an op's references (used by tests that corrupt plans).
   void set_refs(int index, std::span<const int> reads, std::span<const int> writes,
                 std::span<const int> after);
