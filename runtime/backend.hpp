@@ -32,7 +32,7 @@ struct ComputeTask {
   Pass pass = Pass::fwd;
   int q_chunk = -1;
   int kv_chunk = -1;
-  int q = -1, kv = -1;  // inputs
+  int q = -1, kv = -1;   // inputs
   int o = -1, lse = -1;  // forward accumulators (written)
 };
 

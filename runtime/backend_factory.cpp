@@ -14,8 +14,7 @@ InputPrecision backend_precision(const std::string& backend) {
 double backend_tolerance(const std::string& backend) { return backend == "cuda" ? 2e-2 : 1e-5; }
 
 std::unique_ptr<Backend> make_backend(const std::string& backend, const Plan& plan,
-                                      const InputData& inputs, const MpiSession& mpi,
-                                      int threads) {
+                                      const InputData& inputs, const MpiSession& mpi, int threads) {
   if (backend == "cpu") {
     return std::make_unique<CpuBackend>(plan, mpi.rank(), inputs, mpi.world(), threads);
   }

@@ -23,7 +23,6 @@ InputPrecision backend_precision(const std::string& backend);
 double backend_tolerance(const std::string& backend);
 
 std::unique_ptr<Backend> make_backend(const std::string& backend, const Plan& plan,
-                                      const InputData& inputs, const MpiSession& mpi,
-                                      int threads);
+                                      const InputData& inputs, const MpiSession& mpi, int threads);
 
 }  // namespace tilesim::runtime

@@ -121,10 +121,9 @@ void CpuBackend::launch_merge(const MergeTask& task, std::span<const int> /*pend
             fmt::format("merge op {}: partial and target cover different chunks", op));
       }
       for (std::size_t k = 0; k < blocks; ++k) {
-        kernels::accumulate_partial_cpu(rows, po.subspan(k * o_size, o_size),
-                                        pl.subspan(k * lse_size, lse_size),
-                                        o.subspan(k * o_size, o_size),
-                                        lse.subspan(k * lse_size, lse_size));
+        kernels::accumulate_partial_cpu(
+            rows, po.subspan(k * o_size, o_size), pl.subspan(k * lse_size, lse_size),
+            o.subspan(k * o_size, o_size), lse.subspan(k * lse_size, lse_size));
       }
     }
   });
@@ -134,13 +133,15 @@ void CpuBackend::post_group(std::span<const CommTask> tasks, std::span<const int
   const Picoseconds now = since_start(Clock::now());
   for (const CommTask& t : tasks) {
     std::span<float> buffer = data(t.object);
-    if (t.tag > tag_limit_ || buffer.size() > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
+    if (t.tag > tag_limit_ ||
+        buffer.size() > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
       throw RankFailure(rank_, t.op, "message tag or size exceeds what MPI can address");
     }
     Request r{t.op, t.object, t.kind == OpKind::recv, MPI_REQUEST_NULL};
     const int count = static_cast<int>(buffer.size());
-    const int rc = r.recv ? MPI_Irecv(buffer.data(), count, MPI_FLOAT, t.peer, t.tag, comm_, &r.request)
-                          : MPI_Isend(buffer.data(), count, MPI_FLOAT, t.peer, t.tag, comm_, &r.request);
+    const int rc =
+        r.recv ? MPI_Irecv(buffer.data(), count, MPI_FLOAT, t.peer, t.tag, comm_, &r.request)
+               : MPI_Isend(buffer.data(), count, MPI_FLOAT, t.peer, t.tag, comm_, &r.request);
     try {
       mpi_check(rc, r.recv ? "MPI_Irecv" : "MPI_Isend");
     } catch (const std::exception& e) {
@@ -168,9 +169,11 @@ void CpuBackend::poll(std::vector<int>& finished) {
       if (flag != 0 && it->recv) {
         int count = 0;
         mpi_check(MPI_Get_count(&status, MPI_FLOAT, &count), "MPI_Get_count");
-        if (static_cast<std::size_t>(count) != objects_[static_cast<std::size_t>(it->object)].size()) {
-          throw std::runtime_error(fmt::format("received {} values, expected {}", count,
-                                               objects_[static_cast<std::size_t>(it->object)].size()));
+        if (static_cast<std::size_t>(count) !=
+            objects_[static_cast<std::size_t>(it->object)].size()) {
+          throw std::runtime_error(
+              fmt::format("received {} values, expected {}", count,
+                          objects_[static_cast<std::size_t>(it->object)].size()));
         }
       }
     } catch (const std::exception& e) {

@@ -16,9 +16,9 @@ namespace {
 
 int local_rank(const MpiSession& mpi) {
   MPI_Comm local = MPI_COMM_NULL;
-  mpi_check(MPI_Comm_split_type(mpi.world(), MPI_COMM_TYPE_SHARED, mpi.rank(), MPI_INFO_NULL,
-                                &local),
-            "MPI_Comm_split_type");
+  mpi_check(
+      MPI_Comm_split_type(mpi.world(), MPI_COMM_TYPE_SHARED, mpi.rank(), MPI_INFO_NULL, &local),
+      "MPI_Comm_split_type");
   int rank = 0;
   MPI_Comm_rank(local, &rank);
   MPI_Comm_free(&local);
@@ -103,9 +103,8 @@ void CudaBackend::allocate(int object, ObjectFill fill) {
     inputs_.fill(object, host);
     kernels::DeviceBuffer staging(n * sizeof(float));
     staging.upload(host.data(), n * sizeof(float));
-    kernels::convert_from_f32_cuda(staging.as<float>(), buffer.data(),
-                                   static_cast<std::int64_t>(n), kernels::DType::bf16,
-                                   compute_->get());
+    kernels::convert_from_f32_cuda(staging.as<float>(), buffer.data(), static_cast<std::int64_t>(n),
+                                   kernels::DType::bf16, compute_->get());
     cuda_check(cudaStreamSynchronize(compute_->get()), "cudaStreamSynchronize");
   } else if (fill == ObjectFill::accumulator) {
     const float value = tensor == Tensor::lse ? -std::numeric_limits<float>::infinity() : 0.0F;
@@ -154,8 +153,8 @@ void CudaBackend::launch_compute(const ComputeTask& task, std::span<const int> p
         }
         const std::byte* kv = bytes_of(task.kv) + b * kv_size * 2;
         kernels::attention_forward_cuda(shape, kernel_mask(plan_, q_blocks[a], kv_blocks[b]),
-                                        kernels::DType::bf16, bytes_of(task.q) + a * q_size * 2,
-                                        kv, kv + kv_size, scratch_o_.as<float>(),
+                                        kernels::DType::bf16, bytes_of(task.q) + a * q_size * 2, kv,
+                                        kv + kv_size, scratch_o_.as<float>(),
                                         scratch_lse_.as<float>(), s);
         kernels::accumulate_partial_cuda(rows, scratch_o_.as<float>(), scratch_lse_.as<float>(),
                                          floats_of(task.o) + a * q_size,
@@ -181,17 +180,15 @@ void CudaBackend::launch_merge(const MergeTask& task, std::span<const int> pendi
     const kernels::RowsShape rows = block_rows(plan_);
     const auto o_size = static_cast<std::size_t>(rows.o_elements());
     const auto lse_size = static_cast<std::size_t>(rows.lse_elements());
-    const std::size_t blocks =
-        static_cast<std::size_t>(object_extent(plan_, task.target.o).blocks);
+    const std::size_t blocks = static_cast<std::size_t>(object_extent(plan_, task.target.o).blocks);
     for (const PartialPair& p : task.partials) {
       if (object_extent(plan_, p.o).blocks != static_cast<int>(blocks)) {
         throw std::runtime_error("partial and target cover different chunks");
       }
       for (std::size_t k = 0; k < blocks; ++k) {
-        kernels::accumulate_partial_cuda(rows, floats_of(p.o) + k * o_size,
-                                         floats_of(p.lse) + k * lse_size,
-                                         floats_of(task.target.o) + k * o_size,
-                                         floats_of(task.target.lse) + k * lse_size, s);
+        kernels::accumulate_partial_cuda(
+            rows, floats_of(p.o) + k * o_size, floats_of(p.lse) + k * lse_size,
+            floats_of(task.target.o) + k * o_size, floats_of(task.target.lse) + k * lse_size, s);
       }
     }
     cuda_check(cudaEventRecord(events_[static_cast<std::size_t>(e)].end.get(), s),
@@ -247,8 +244,8 @@ void CudaBackend::poll(std::vector<int>& finished) {
         break;
       }
     }
-    throw RankFailure(rank_, op, std::string("NCCL asynchronous error: ") +
-                                     ncclGetErrorString(async));
+    throw RankFailure(rank_, op,
+                      std::string("NCCL asynchronous error: ") + ncclGetErrorString(async));
   }
   for (auto it = in_flight_.begin(); it != in_flight_.end();) {
     const int e = event_of_op_[static_cast<std::size_t>(*it)];

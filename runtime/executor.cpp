@@ -66,8 +66,7 @@ void Executor::prepare() {
   }
 }
 
-bool Executor::can_issue(int op, std::span<const int> same_group,
-                         std::vector<int>& pending) const {
+bool Executor::can_issue(int op, std::span<const int> same_group, std::vector<int>& pending) const {
   for (int p : deps_.prerequisites(op)) {
     if (done_[static_cast<std::size_t>(p)]) continue;
     if (std::find(same_group.begin(), same_group.end(), p) != same_group.end()) continue;
@@ -104,8 +103,13 @@ void Executor::issue_compute(int op, std::span<const int> pending) {
     if (o.pass != Pass::fwd) {
       throw RankFailure(rank_, op, "backward compute ops are not supported by the runtime yet");
     }
-    ComputeTask task{op, o.pass, o.q_chunk, o.kv_chunk, find_tensor(plan_, reads, Tensor::q),
-                     find_tensor(plan_, reads, Tensor::kv), find_tensor(plan_, writes, Tensor::o),
+    ComputeTask task{op,
+                     o.pass,
+                     o.q_chunk,
+                     o.kv_chunk,
+                     find_tensor(plan_, reads, Tensor::q),
+                     find_tensor(plan_, reads, Tensor::kv),
+                     find_tensor(plan_, writes, Tensor::o),
                      find_tensor(plan_, writes, Tensor::lse)};
     if (task.q < 0 || task.kv < 0 || task.o < 0 || task.lse < 0) {
       throw RankFailure(rank_, op, "a forward compute must read Q and KV and write O and LSE");
@@ -162,12 +166,11 @@ void Executor::stalled() const {
   const RankProgram& program = plan_.programs[static_cast<std::size_t>(rank_)];
   for (int i = 0; i < static_cast<int>(program.size()); ++i) {
     if (done_[static_cast<std::size_t>(i)]) continue;
-    throw RankFailure(rank_, i,
-                      fmt::format("no progress for {} ms ({}; --timeout)",
-                                  options_.stall_timeout.count(),
-                                  issued_[static_cast<std::size_t>(i)]
-                                      ? "issued, waiting for it to finish"
-                                      : "waiting for its prerequisites"));
+    throw RankFailure(
+        rank_, i,
+        fmt::format("no progress for {} ms ({}; --timeout)", options_.stall_timeout.count(),
+                    issued_[static_cast<std::size_t>(i)] ? "issued, waiting for it to finish"
+                                                         : "waiting for its prerequisites"));
   }
   throw RankFailure(rank_, -1, "no progress (--timeout)");
 }

@@ -26,8 +26,8 @@ class InputData {
   InputData(const Plan& plan, std::uint64_t seed, InputPrecision precision);
 
   // The value of one element; part 0 = K, 1 = V for Tensor::kv (0 otherwise).
-  float value(Tensor tensor, int part, std::int64_t batch, std::int64_t position,
-              std::int64_t head, std::int64_t dim) const;
+  float value(Tensor tensor, int part, std::int64_t batch, std::int64_t position, std::int64_t head,
+              std::int64_t dim) const;
 
   // Fills an input object (Q, KV or dO) in the layout of object_layout.hpp.
   void fill(int object, std::span<float> out) const;

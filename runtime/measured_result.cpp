@@ -76,8 +76,8 @@ SimulationResult measured_result(const Plan& plan, const std::vector<RankRun>& r
       if (queue.empty()) throw std::invalid_argument("measured_result: unmatched receive");
       const OpId send = queue.front();
       queue.pop_front();
-      const OpTiming& ts = result.ops[static_cast<std::size_t>(send.rank)]
-                                     [static_cast<std::size_t>(send.index)];
+      const OpTiming& ts =
+          result.ops[static_cast<std::size_t>(send.rank)][static_cast<std::size_t>(send.index)];
       const OpTiming& tr = result.ops[static_cast<std::size_t>(r)][static_cast<std::size_t>(i)];
       const int object = program.writes(i)[0];
       result.transfers.push_back(TransferRecord{send, OpId{r, i}, object, plan.object(object).bytes,

@@ -15,10 +15,9 @@ std::vector<std::vector<T>> gather_values(const MpiSession& mpi, const std::vect
             "MPI_Gather");
   std::vector<int> displs(counts.size(), 0);
   std::exclusive_scan(counts.begin(), counts.end(), displs.begin(), 0);
-  std::vector<T> all(mpi.rank() == 0 ? static_cast<std::size_t>(displs.back() + counts.back())
-                                     : 0);
-  mpi_check(MPI_Gatherv(mine.data(), count, type, all.data(), counts.data(), displs.data(), type,
-                        0, mpi.world()),
+  std::vector<T> all(mpi.rank() == 0 ? static_cast<std::size_t>(displs.back() + counts.back()) : 0);
+  mpi_check(MPI_Gatherv(mine.data(), count, type, all.data(), counts.data(), displs.data(), type, 0,
+                        mpi.world()),
             "MPI_Gatherv");
   std::vector<std::vector<T>> out;
   if (mpi.rank() != 0) return out;
@@ -36,7 +35,8 @@ void mpi_check(int rc, const char* what) {
   char text[MPI_MAX_ERROR_STRING];
   int length = 0;
   MPI_Error_string(rc, text, &length);
-  throw std::runtime_error(std::string(what) + ": " + std::string(text, static_cast<std::size_t>(length)));
+  throw std::runtime_error(std::string(what) + ": " +
+                           std::string(text, static_cast<std::size_t>(length)));
 }
 
 MpiSession::MpiSession() {

@@ -9,11 +9,14 @@ std::int64_t block_elements(const Plan& plan, Tensor tensor) {
     case Tensor::q:
     case Tensor::o:
     case Tensor::d_o:
-    case Tensor::dq: return s.batch * c * s.heads * s.head_dim;
+    case Tensor::dq:
+      return s.batch * c * s.heads * s.head_dim;
     case Tensor::kv:
-    case Tensor::dkv: return 2 * s.batch * c * s.kv_heads * s.head_dim;
+    case Tensor::dkv:
+      return 2 * s.batch * c * s.kv_heads * s.head_dim;
     case Tensor::lse:
-    case Tensor::delta: return s.batch * s.heads * c;
+    case Tensor::delta:
+      return s.batch * s.heads * c;
   }
   return 0;
 }
@@ -30,18 +33,15 @@ kernels::BlockShape block_shape(const Plan& plan) {
   return kernels::BlockShape{s.batch, s.heads, s.kv_heads, s.head_dim, c, c};
 }
 
-kernels::RowsShape block_rows(const Plan& plan) {
-  return kernels::output_rows(block_shape(plan));
-}
+kernels::RowsShape block_rows(const Plan& plan) { return kernels::output_rows(block_shape(plan)); }
 
 kernels::TokenPositions block_positions(const Plan& plan, int block) {
   return kernels::TokenPositions{plan.layout.block_start(block), plan.layout.block_stride()};
 }
 
 kernels::BlockMask kernel_mask(const Plan& plan, int q_block, int kv_block) {
-  return kernels::BlockMask{
-      plan.shape.causal ? kernels::MaskKind::causal : kernels::MaskKind::full,
-      block_positions(plan, q_block), block_positions(plan, kv_block)};
+  return kernels::BlockMask{plan.shape.causal ? kernels::MaskKind::causal : kernels::MaskKind::full,
+                            block_positions(plan, q_block), block_positions(plan, kv_block)};
 }
 
 }  // namespace tilesim::runtime

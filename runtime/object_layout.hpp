@@ -18,8 +18,8 @@
 namespace tilesim::runtime {
 
 struct ObjectExtent {
-  int blocks = 0;                       // blocks of the object's chunk
-  std::int64_t block_elements = 0;      // elements of one block (K and V together for kv)
+  int blocks = 0;                   // blocks of the object's chunk
+  std::int64_t block_elements = 0;  // elements of one block (K and V together for kv)
   std::int64_t elements() const { return blocks * block_elements; }
 };
 

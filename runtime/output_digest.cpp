@@ -23,8 +23,8 @@ std::uint64_t fnv(std::uint64_t h, const unsigned char* bytes, std::size_t n) {
 OutputDigest::OutputDigest(const Plan& plan) : hashes_(plan.objects.size(), 0) {}
 
 void OutputDigest::add(int object, std::span<const float> data) {
-  std::uint64_t h = fnv(kFnvOffset, reinterpret_cast<const unsigned char*>(data.data()),
-                        data.size_bytes());
+  std::uint64_t h =
+      fnv(kFnvOffset, reinterpret_cast<const unsigned char*>(data.data()), data.size_bytes());
   std::int64_t value = 0;
   std::memcpy(&value, &h, sizeof value);
   hashes_.at(static_cast<std::size_t>(object)) = value;

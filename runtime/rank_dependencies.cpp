@@ -9,10 +9,13 @@ namespace tilesim::runtime {
 Stream stream_of(OpKind kind) {
   switch (kind) {
     case OpKind::compute:
-    case OpKind::merge: return Stream::compute;
+    case OpKind::merge:
+      return Stream::compute;
     case OpKind::send:
-    case OpKind::recv: return Stream::comm;
-    case OpKind::free: return Stream::host;
+    case OpKind::recv:
+      return Stream::comm;
+    case OpKind::free:
+      return Stream::host;
   }
   return Stream::host;
 }
@@ -48,8 +51,12 @@ RankDependencies::RankDependencies(const Plan& plan, int rank) {
       acc.readers.clear();
     }
     switch (stream_of(op.kind)) {
-      case Stream::compute: compute_ops_.push_back(i); break;
-      case Stream::host: free_ops_.push_back(i); break;
+      case Stream::compute:
+        compute_ops_.push_back(i);
+        break;
+      case Stream::host:
+        free_ops_.push_back(i);
+        break;
       case Stream::comm:
         // A group is a run of consecutive comm ops (compute ops may sit between them).
         if (groups_.empty() || groups_.back().group != op.group) {

@@ -185,10 +185,11 @@ int run_on_ranks(const MpiSession& mpi, const RunOptions& options) {
       print_summary(plan, result, options);
       fmt::print("  output checksum   {}\n", checksum);
       if (options.check) {
-        fmt::print("  check             max abs error {:.3e}, max rel error {:.3e} over {} values "
-                   "(tolerance {:.0e} abs): {}\n",
-                   total.max_abs_error, total.max_rel_error(), total.values, tolerance,
-                   passed ? "passed" : "FAILED");
+        fmt::print(
+            "  check             max abs error {:.3e}, max rel error {:.3e} over {} values "
+            "(tolerance {:.0e} abs): {}\n",
+            total.max_abs_error, total.max_rel_error(), total.values, tolerance,
+            passed ? "passed" : "FAILED");
       }
     }
     if (options.check && !passed) {

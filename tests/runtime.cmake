@@ -67,3 +67,16 @@ tilesim_mpi_test("rank count must equal schedule.gpus" 2 EXPECT fail
   ARGS --set schedule.gpus=4)
 tilesim_mpi_test("one rank without peers" 1 EXPECT ok REGEX "passed"
   ARGS --set schedule.gpus=1 --set attention.causal=true --check)
+# Every mesh tile of 4 and 6 ranks (merges of O/LSE partials at the Q owners).
+foreach(tile 2,2 1,4 4,1 2,3 3,2 1,6 6,1)
+  string(REPLACE "," ";" ab "${tile}")
+  list(GET ab 0 a)
+  list(GET ab 1 b)
+  math(EXPR gpus "${a} * ${b}")
+  foreach(causal false true)
+    tilesim_mpi_test("mesh ${a}x${b} causal=${causal} matches full attention" ${gpus}
+      EXPECT ok REGEX "check +max abs error [^\n]*: passed"
+      ARGS --set schedule.gpus=${gpus} --set schedule.kind=mesh "--set" "schedule.tile=[${a},${b}]"
+           --set attention.causal=${causal} --check)
+  endforeach()
+endforeach()

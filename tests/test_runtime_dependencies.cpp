@@ -1,7 +1,6 @@
 // The per-rank dependency structure the executor walks.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 
 #include "runtime/rank_dependencies.hpp"
 #include "sim/plan/schedule.hpp"

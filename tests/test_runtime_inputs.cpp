@@ -1,7 +1,6 @@
 // Runtime inputs and numerics check: seeded data is a pure function of its coordinates, and
 // the check measures the real distance to the reference.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <vector>
 
@@ -90,14 +89,13 @@ TEST_CASE("runtime: inputs are a pure function of seed and coordinates", "[runti
 
 TEST_CASE("runtime: bf16 rounding keeps 8 significant bits, to nearest even", "[runtime]") {
   CHECK(round_to(InputPrecision::bf16, 1.0F) == 1.0F);
-  CHECK(round_to(InputPrecision::bf16, 1.0F + 1.0F / 512) == 1.0F);          // tie -> even
+  CHECK(round_to(InputPrecision::bf16, 1.0F + 1.0F / 512) == 1.0F);               // tie -> even
   CHECK(round_to(InputPrecision::bf16, 1.0F + 3.0F / 512) == 1.0F + 1.0F / 128);  // tie -> even
   CHECK(round_to(InputPrecision::bf16, -0.3F) == Approx(-0.30078125F));
   CHECK(round_to(InputPrecision::fp32, 0.3F) == 0.3F);
 }
 
-TEST_CASE("runtime: the check matches the reference and measures a perturbation",
-          "[runtime]") {
+TEST_CASE("runtime: the check matches the reference and measures a perturbation", "[runtime]") {
   for (bool causal : {false, true}) {
     const Plan plan = ring(4, causal);
     const InputData inputs(plan, 3, InputPrecision::fp32);

@@ -42,20 +42,20 @@ TEST_CASE("runtime: measured timings fill the result like a simulation", "[runti
   Picoseconds last_end = 0;
   for (int i = 0; i < static_cast<int>(plan.programs[1].size()); ++i) {
     if (plan.programs[1].op(i).kind == OpKind::compute) ++computes;
-    if (plan.programs[1].op(i).kind != OpKind::free) last_end = (10 * (i + 1) + 1 + 5) * 1'000'000LL;
+    if (plan.programs[1].op(i).kind != OpKind::free)
+      last_end = (10 * (i + 1) + 1 + 5) * 1'000'000LL;
   }
   CHECK(result.ranks[1].compute_busy_ps == computes * 5'000'000LL);
   CHECK(result.ranks[1].end_ps == last_end);
   CHECK(result.makespan_ps == std::max(result.ranks[0].end_ps, result.ranks[1].end_ps));
-  CHECK(result.single_gpu_s == Approx(ps_to_s(result.ranks[0].compute_busy_ps +
-                                               result.ranks[1].compute_busy_ps)));
+  CHECK(result.single_gpu_s ==
+        Approx(ps_to_s(result.ranks[0].compute_busy_ps + result.ranks[1].compute_busy_ps)));
   const Figures f = summarize(result);
   CHECK(f.comm_bytes_per_rank_max == 2000.0);
   CHECK(f.compute_balance == Approx(1.0));
 }
 
-TEST_CASE("runtime: the output digest depends on every value and not on the owner",
-          "[runtime]") {
+TEST_CASE("runtime: the output digest depends on every value and not on the owner", "[runtime]") {
   AttentionShape shape;
   shape.seq_len = 8;
   shape.heads = 1;

@@ -45,8 +45,8 @@ runtime::FailureInjection failure_from_env() {
   if (m != "error" && m != "hang") {
     throw std::invalid_argument("TILESIM_FAIL_MODE must be error or hang, got " + m);
   }
-  fail.mode = m == "hang" ? runtime::FailureInjection::Mode::hang
-                          : runtime::FailureInjection::Mode::error;
+  fail.mode =
+      m == "hang" ? runtime::FailureInjection::Mode::hang : runtime::FailureInjection::Mode::error;
   return fail;
 }
 
