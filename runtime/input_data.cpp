@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "runtime/object_layout.hpp"
+#include "runtime/reference_outputs.hpp"
 
 namespace tilesim::runtime {
 namespace {
@@ -41,13 +42,14 @@ float InputData::value(Tensor tensor, int part, std::int64_t batch, std::int64_t
   return round_to(precision_, 2.0F * unit - 1.0F);
 }
 
-void InputData::fill_tokens(Tensor tensor, int part, int heads, std::int64_t start,
-                            std::int64_t stride, std::int64_t tokens, std::span<float> out) const {
+void InputData::fill_tokens(Tensor tensor, int part, std::int64_t head_begin, std::int64_t heads,
+                            std::int64_t start, std::int64_t stride, std::int64_t tokens,
+                            std::span<float> out) const {
   const AttentionShape& s = plan_->shape;
   std::size_t i = 0;
   for (std::int64_t b = 0; b < s.batch; ++b) {
     for (std::int64_t t = 0; t < tokens; ++t) {
-      for (std::int64_t h = 0; h < heads; ++h) {
+      for (std::int64_t h = head_begin; h < head_begin + heads; ++h) {
         for (std::int64_t d = 0; d < s.head_dim; ++d) {
           out[i++] = value(tensor, part, b, start + t * stride, h, d);
         }
@@ -63,6 +65,13 @@ void InputData::fill(int object, std::span<float> out) const {
   if (out.size() != static_cast<std::size_t>(extent.elements())) {
     throw std::invalid_argument("InputData::fill: buffer size does not match " + obj.name);
   }
+  if (obj.tensor == Tensor::o || obj.tensor == Tensor::lse) {
+    ReferenceOutputs reference(*plan_, *this);
+    const std::vector<double> values = reference.object_values(object);
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<float>(values[i]);
+    return;
+  }
+  const HeadRange heads = head_range(*plan_, obj.chunk);
   const std::int64_t c = plan_->layout.block_tokens();
   const auto block_size = static_cast<std::size_t>(extent.block_elements);
   for (std::size_t k = 0; k < chunk.blocks.size(); ++k) {
@@ -71,26 +80,27 @@ void InputData::fill(int object, std::span<float> out) const {
     switch (obj.tensor) {
       case Tensor::q:
       case Tensor::d_o:
-        fill_tokens(obj.tensor, 0, plan_->shape.heads, pos.start, pos.stride, c, block);
+        fill_tokens(obj.tensor, 0, heads.q_begin, heads.q_count, pos.start, pos.stride, c, block);
         break;
       case Tensor::kv:
-        fill_tokens(Tensor::kv, 0, plan_->shape.kv_heads, pos.start, pos.stride, c,
+        fill_tokens(Tensor::kv, 0, heads.kv_begin, heads.kv_count, pos.start, pos.stride, c,
                     block.first(block_size / 2));
-        fill_tokens(Tensor::kv, 1, plan_->shape.kv_heads, pos.start, pos.stride, c,
+        fill_tokens(Tensor::kv, 1, heads.kv_begin, heads.kv_count, pos.start, pos.stride, c,
                     block.last(block_size / 2));
         break;
       default:
         throw std::invalid_argument("InputData::fill: " + obj.name +
-                                    " is not a generated input (Q, KV, dO)");
+                                    " is not a generated input (Q, KV, dO, saved O, LSE)");
     }
   }
 }
 
 std::vector<double> InputData::q_block(Tensor tensor, int block) const {
   const kernels::TokenPositions pos = block_positions(*plan_, block);
-  std::vector<float> values(static_cast<std::size_t>(block_elements(*plan_, Tensor::q)));
-  fill_tokens(tensor, 0, plan_->shape.heads, pos.start, pos.stride, plan_->layout.block_tokens(),
-              values);
+  const AttentionShape& s = plan_->shape;
+  const std::int64_t c = plan_->layout.block_tokens();
+  std::vector<float> values(static_cast<std::size_t>(s.batch * c * s.heads * s.head_dim));
+  fill_tokens(tensor, 0, 0, s.heads, pos.start, pos.stride, c, values);
   return {values.begin(), values.end()};
 }
 
@@ -98,7 +108,7 @@ std::vector<double> InputData::full_kv(int part) const {
   const AttentionShape& s = plan_->shape;
   std::vector<float> values(
       static_cast<std::size_t>(s.batch * s.seq_len * s.kv_heads * s.head_dim));
-  fill_tokens(Tensor::kv, part, s.kv_heads, 0, 1, s.seq_len, values);
+  fill_tokens(Tensor::kv, part, 0, s.kv_heads, 0, 1, s.seq_len, values);
   return {values.begin(), values.end()};
 }
 

@@ -6,6 +6,11 @@
 // its outputs, and the reference can rebuild the whole sequence in position order.
 // Inputs may be rounded to the precision a backend stores them in (InputPrecision), so that the
 // reference sees exactly the values the kernels saw.
+// A backward-only plan also takes the forward's saved state as inputs: its O and LSE objects
+// are filled with the true forward result over the whole sequence (runtime/reference_outputs,
+// double precision, then stored as fp32), as the generators assume.
+// Objects of a head group (Plan::head_groups > 1) hold that group's heads only
+// (runtime/object_layout.hpp); the values of a head do not depend on the grouping.
 #pragma once
 
 #include <cstdint>
@@ -29,7 +34,8 @@ class InputData {
   float value(Tensor tensor, int part, std::int64_t batch, std::int64_t position, std::int64_t head,
               std::int64_t dim) const;
 
-  // Fills an input object (Q, KV or dO) in the layout of object_layout.hpp.
+  // Fills an input object (Q, KV, dO, or the saved O, LSE of a backward-only plan) in the
+  // layout of object_layout.hpp.
   void fill(int object, std::span<float> out) const;
 
   // One layout block of Q (or dO) in kernel layout, as doubles.
@@ -42,8 +48,11 @@ class InputData {
   InputPrecision precision() const { return precision_; }
 
  private:
-  void fill_tokens(Tensor tensor, int part, int heads, std::int64_t start, std::int64_t stride,
-                   std::int64_t tokens, std::span<float> out) const;
+  // Tokens start + t * stride, t < tokens, heads [head_begin, head_begin + heads), in the
+  // layout [batch][tokens][heads][head_dim].
+  void fill_tokens(Tensor tensor, int part, std::int64_t head_begin, std::int64_t heads,
+                   std::int64_t start, std::int64_t stride, std::int64_t tokens,
+                   std::span<float> out) const;
 
   const Plan* plan_;
   std::uint64_t seed_;

@@ -8,6 +8,11 @@
 //   lse, delta    : [batch][heads][c]
 // so that every (q block, kv block) pair is one kernel call on contiguous spans, and a block's
 // token t sits at position block_start + t * block_stride.
+//
+// Head groups (Plan::head_groups = g > 1, Ulysses and USP): an object of a chunk with head
+// group h holds only query heads h*H/g .. (h+1)*H/g - 1 and kv heads h*Hkv/g .. (h+1)*Hkv/g - 1,
+// so `heads` and `kv_heads` above are H/g and Hkv/g. Local query head i still reads local kv
+// head i / (H/Hkv): the GQA grouping of the slice is that of the full heads.
 #pragma once
 
 #include <cstdint>
@@ -23,17 +28,31 @@ struct ObjectExtent {
   std::int64_t elements() const { return blocks * block_elements; }
 };
 
-// Elements of one block of a tensor of this plan (K and V together for kv and dkv).
+// The heads one chunk's objects hold: [q_begin, q_begin + q_count) of the query heads and
+// [kv_begin, kv_begin + kv_count) of the kv heads.
+struct HeadRange {
+  std::int64_t q_begin = 0;
+  std::int64_t q_count = 0;
+  std::int64_t kv_begin = 0;
+  std::int64_t kv_count = 0;
+};
+
+// Throws std::invalid_argument when heads or kv_heads do not split into the plan's head groups.
+HeadRange head_range(const Plan& plan, int chunk);
+
+// Elements of one block of a tensor of this plan (K and V together for kv and dkv), for the
+// heads of one head group.
 std::int64_t block_elements(const Plan& plan, Tensor tensor);
 ObjectExtent object_extent(const Plan& plan, int object);
 
-// Kernel shapes of one q block x kv block pair and of one block of output rows.
+// Kernel shapes of one q block x kv block pair and of one block of output rows, for the heads
+// of one head group (what a compute op of the plan works on).
 kernels::BlockShape block_shape(const Plan& plan);
 kernels::RowsShape block_rows(const Plan& plan);
 // Positions of a layout block's tokens.
 kernels::TokenPositions block_positions(const Plan& plan, int block);
-// The kernel mask of a (q block, kv block) pair; std::nullopt-free: callers skip pairs whose
-// plan mask is BlockMask::skip.
+// The kernel mask of a (q block, kv block) pair; callers skip pairs whose plan mask is
+// BlockMask::skip.
 kernels::BlockMask kernel_mask(const Plan& plan, int q_block, int kv_block);
 
 }  // namespace tilesim::runtime

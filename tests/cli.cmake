@@ -3,7 +3,7 @@ function(tilesim_cli_test name exit_code regex)
   add_test(NAME cli_${name}
            COMMAND ${CMAKE_COMMAND} "-DCOMMAND=$<TARGET_FILE:tilesim>;${ARGN}"
                    -DEXPECT_EXIT=${exit_code} "-DEXPECT_REGEX=${regex}"
-                   -P ${CMAKE_CURRENT_SOURCE_DIR}/run_cli.cmake
+                   -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/run_cli.cmake
            WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endfunction()
 

@@ -102,13 +102,17 @@ CalibrationProfile load_calibration(const std::string& path) {
 
   const YamlMap compute = root.map("compute");
   compute.allow_only({"peak", "launch_overhead", "merge_bandwidth", "comm_slowdown",
-                      "causal_efficiency", "forward", "backward"});
+                      "causal_efficiency", "forward", "backward", "cores"});
   p.peak_flops = compute.flop_rate("peak");
   if (p.peak_flops <= 0) compute.fail("peak", "expected a positive FLOP rate");
   p.launch_overhead_s = compute.time_s("launch_overhead");
   p.merge_bytes_per_s = compute.bandwidth_bytes_per_s("merge_bandwidth");
   if (p.merge_bytes_per_s <= 0) compute.fail("merge_bandwidth", "expected a positive bandwidth");
   p.comm_slowdown = fraction(compute, "comm_slowdown", 0.0, 10.0);
+  if (compute.has("cores")) {
+    p.compute_cores = compute.number("cores");
+    if (!(p.compute_cores > 0.0)) compute.fail("cores", "expected a positive number of cores");
+  }
   p.causal_efficiency = read_causal(compute);
   p.forward = read_efficiency(compute.map("forward"));
   p.backward = read_efficiency(compute.map("backward"));

@@ -8,6 +8,9 @@
 // masked diagonal tiles cost relatively more on small blocks (FA3 causal/full is
 // 0.83 at 2K and 0.95 at 16K tokens on H100). A merge of B bytes takes B / merge_bytes_per_s + launch.
 // While a transfer touches the GPU, compute runs (1 + comm_slowdown) slower.
+// Optional `cores` (compute_cores; 0 = absent): the ranks placed on one topology node share
+// that many compute units fairly, so k concurrent compute-stream ops on a node each progress
+// at min(1, cores / k) of their own rate (a CPU host running more ranks than cores).
 // Links: per class, the achievable share of the spec bandwidth (efficiency),
 // the per-message software latency alpha, and a per-flow rate cap (one NCCL
 // send/recv pair cannot fill an NVLink); 0 = no cap.
@@ -43,6 +46,7 @@ struct CalibrationProfile {
   double launch_overhead_s = 0.0;
   double merge_bytes_per_s = 0.0;
   double comm_slowdown = 0.0;
+  double compute_cores = 0.0;  // shared compute units per node; 0 = one per rank (no sharing)
   EfficiencyCurve causal_efficiency;  // factor by block size (tokens)
   // efficiency[pass][head_dim] -> curve
   std::map<int, EfficiencyCurve> forward;
