@@ -27,13 +27,18 @@ enum class ObjectFill {
   none,         // contents arrive later (a receive)
 };
 
+// A compute op: every (q block, kv block) pair of its two chunks that the mask does not skip.
+//   fwd: reads q, kv; accumulates the block's O/LSE partial into o, lse (online merge).
+//   bwd: reads q, kv, d_o and the final merged o, lse of the q chunk; adds into dq, dkv.
 struct ComputeTask {
   int op = -1;
   Pass pass = Pass::fwd;
   int q_chunk = -1;
   int kv_chunk = -1;
-  int q = -1, kv = -1;   // inputs
-  int o = -1, lse = -1;  // forward accumulators (written)
+  int q = -1, kv = -1;    // inputs
+  int o = -1, lse = -1;   // fwd: accumulators (written); bwd: final O and LSE (read)
+  int d_o = -1;           // bwd: gradient of O (read)
+  int dq = -1, dkv = -1;  // bwd: accumulators (written)
 };
 
 struct PartialPair {

@@ -7,19 +7,12 @@
 #include <thread>
 
 #include "kernels/cpu/attention_cpu.hpp"
+#include "runtime/cpu_block_ops.hpp"
 #include "runtime/mpi_session.hpp"
 #include "runtime/object_layout.hpp"
 #include "runtime/rank_failure.hpp"
 
 namespace tilesim::runtime {
-namespace {
-
-std::span<float> block_of(std::span<float> all, int block, std::int64_t block_elements) {
-  return all.subspan(static_cast<std::size_t>(block * block_elements),
-                     static_cast<std::size_t>(block_elements));
-}
-
-}  // namespace
 
 CpuBackend::CpuBackend(const Plan& plan, int rank, const InputData& inputs, MPI_Comm comm,
                        int threads)
@@ -29,14 +22,12 @@ CpuBackend::CpuBackend(const Plan& plan, int rank, const InputData& inputs, MPI_
       comm_(comm),
       threads_(threads),
       objects_(plan.objects.size()),
-      timings_(plan.programs.at(static_cast<std::size_t>(rank)).size()) {
+      timings_(plan.programs.at(static_cast<std::size_t>(rank)).size()),
+      scratch_(plan) {
   void* value = nullptr;
   int flag = 0;
   MPI_Comm_get_attr(comm, MPI_TAG_UB, &value, &flag);
   if (flag != 0 && value != nullptr) tag_limit_ = *static_cast<int*>(value);
-  const kernels::RowsShape rows = block_rows(plan);
-  scratch_o_.resize(static_cast<std::size_t>(rows.o_elements()));
-  scratch_lse_.resize(static_cast<std::size_t>(rows.lse_elements()));
 }
 
 CpuBackend::~CpuBackend() {
@@ -73,35 +64,17 @@ void CpuBackend::release(int object) {
 
 void CpuBackend::launch_compute(const ComputeTask& task, std::span<const int> /*pending*/) {
   // Spans are resolved here, on the main thread; the hazards keep them alive and unshared.
-  std::span<const float> q = data(task.q);
-  std::span<const float> kv = data(task.kv);
-  std::span<float> o = data(task.o);
-  std::span<float> lse = data(task.lse);
-  worker_.submit(task.op, [this, task, q, kv, o, lse] {
-    const kernels::BlockShape shape = block_shape(plan_);
-    const kernels::RowsShape rows = block_rows(plan_);
-    const std::int64_t q_size = block_elements(plan_, Tensor::q);
-    const std::int64_t kv_size = block_elements(plan_, Tensor::kv);
-    const std::int64_t lse_size = block_elements(plan_, Tensor::lse);
-    const auto& q_blocks = plan_.chunks.at(static_cast<std::size_t>(task.q_chunk)).blocks;
-    const auto& kv_blocks = plan_.chunks.at(static_cast<std::size_t>(task.kv_chunk)).blocks;
-    for (std::size_t a = 0; a < q_blocks.size(); ++a) {
-      for (std::size_t b = 0; b < kv_blocks.size(); ++b) {
-        if (plan_.layout.mask(q_blocks[a], kv_blocks[b], plan_.shape.causal) == BlockMask::skip) {
-          continue;
-        }
-        const std::span<const float> kvb =
-            kv.subspan(b * static_cast<std::size_t>(kv_size), static_cast<std::size_t>(kv_size));
-        kernels::attention_forward_cpu(
-            shape, kernel_mask(plan_, q_blocks[a], kv_blocks[b]),
-            q.subspan(a * static_cast<std::size_t>(q_size), static_cast<std::size_t>(q_size)),
-            kvb.first(kvb.size() / 2), kvb.last(kvb.size() / 2), scratch_o_, scratch_lse_,
-            threads_);
-        kernels::accumulate_partial_cpu(rows, scratch_o_, scratch_lse_,
-                                        block_of(o, static_cast<int>(a), q_size),
-                                        block_of(lse, static_cast<int>(a), lse_size));
-      }
-    }
+  if (task.pass == Pass::fwd) {
+    const ForwardSpans spans{data(task.q), data(task.kv), data(task.o), data(task.lse)};
+    worker_.submit(task.op, [this, task, spans] {
+      run_forward_blocks(plan_, task.q_chunk, task.kv_chunk, spans, scratch_, threads_);
+    });
+    return;
+  }
+  const BackwardSpans spans{data(task.q),   data(task.kv), data(task.o),  data(task.lse),
+                            data(task.d_o), data(task.dq), data(task.dkv)};
+  worker_.submit(task.op, [this, task, spans] {
+    run_backward_blocks(plan_, task.q_chunk, task.kv_chunk, spans, threads_);
   });
 }
 

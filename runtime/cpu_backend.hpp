@@ -3,9 +3,9 @@
 // Data: every object is fp32 whatever the scenario dtype (the plan's byte counts stay those of
 // the dtype; only the values are fp32), in the layout of runtime/object_layout.hpp.
 // Compute stream: a ComputeWorker thread runs compute and merge ops in issue order with the
-// fast CPU kernels (kernels/cpu/attention_cpu.hpp); a block op loops over the q block x kv
-// block pairs the plan's mask does not skip, runs attention_forward_cpu into a scratch and
-// accumulates it into the O/LSE accumulator (online merge).
+// fast CPU kernels (kernels/cpu/attention_cpu.hpp); a compute op loops over the q block x kv
+// block pairs the plan's mask does not skip (runtime/cpu_block_ops.hpp): forward accumulates
+// each pair's O/LSE into the accumulators (online merge), backward adds into dQ and dKV.
 // Comm stream: a group's sends and receives are MPI_Isend/MPI_Irecv on MPI_COMM_WORLD with tag
 // = k for the k-th send a->b / recv b<-a, so matches are exact; MPI_Test polls them from the
 // main thread. A receive checks the element count it got.
@@ -20,6 +20,7 @@
 
 #include "runtime/backend.hpp"
 #include "runtime/compute_worker.hpp"
+#include "runtime/cpu_block_ops.hpp"
 #include "runtime/input_data.hpp"
 
 namespace tilesim::runtime {
@@ -63,10 +64,8 @@ class CpuBackend final : public Backend {
   std::vector<std::vector<float>> objects_;  // by object id; empty = absent
   std::vector<OpTiming> timings_;
   std::vector<Request> requests_;
-  // Scratch of the compute worker (only it touches these).
-  std::vector<float> scratch_o_;
-  std::vector<float> scratch_lse_;
-  ComputeWorker worker_;  // last: joined first, while the buffers above still exist
+  ForwardScratch scratch_;  // only the compute worker touches it
+  ComputeWorker worker_;    // last: joined first, while the buffers above still exist
 };
 
 }  // namespace tilesim::runtime

@@ -101,11 +101,16 @@ void CudaBackend::allocate(int object, ObjectFill fill) {
   if (fill == ObjectFill::input) {
     std::vector<float> host(n);
     inputs_.fill(object, host);
-    kernels::DeviceBuffer staging(n * sizeof(float));
-    staging.upload(host.data(), n * sizeof(float));
-    kernels::convert_from_f32_cuda(staging.as<float>(), buffer.data(), static_cast<std::int64_t>(n),
-                                   kernels::DType::bf16, compute_->get());
-    cuda_check(cudaStreamSynchronize(compute_->get()), "cudaStreamSynchronize");
+    if (half) {
+      kernels::DeviceBuffer staging(n * sizeof(float));
+      staging.upload(host.data(), n * sizeof(float));
+      kernels::convert_from_f32_cuda(staging.as<float>(), buffer.data(),
+                                     static_cast<std::int64_t>(n), kernels::DType::bf16,
+                                     compute_->get());
+      cuda_check(cudaStreamSynchronize(compute_->get()), "cudaStreamSynchronize");
+    } else {  // the saved O, LSE of a backward-only plan stay fp32
+      buffer.upload(host.data(), n * sizeof(float));
+    }
   } else if (fill == ObjectFill::accumulator) {
     const float value = tensor == Tensor::lse ? -std::numeric_limits<float>::infinity() : 0.0F;
     const std::vector<float> host(n, value);
@@ -133,6 +138,9 @@ void CudaBackend::wait_for(cudaStream_t stream, std::span<const int> pending, bo
 }
 
 void CudaBackend::launch_compute(const ComputeTask& task, std::span<const int> pending) {
+  if (task.pass != Pass::fwd) {
+    throw RankFailure(rank_, task.op, "the cuda backend runs forward compute ops only");
+  }
   try {
     cudaStream_t s = compute_->get();
     wait_for(s, pending, false);

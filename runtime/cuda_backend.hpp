@@ -4,10 +4,12 @@
 // finds no usable GPU (or the head_dim has no CUDA kernel) every rank throws
 // BackendUnavailable with the reason, so the job ends cleanly instead of hanging in NCCL.
 // Data: Q, KV and dO are stored as bf16 (whatever the scenario dtype; the reference rounds
-// the inputs the same way), accumulators and partials (O, LSE, dQ, dKV) as fp32; layout as in
+// the inputs the same way), accumulators, partials and saved forward state (O, LSE, dQ, dKV)
+// as fp32; layout as in
 // runtime/object_layout.hpp.
 // Streams: one compute stream runs compute and merge ops in issue order (block forward into a
-// scratch, then accumulate_partial_cuda into the accumulator); one comm stream runs each comm
+// scratch, then accumulate_partial_cuda into the accumulator; backward compute ops are not
+// implemented here and fail naming the op); one comm stream runs each comm
 // group as ncclGroupStart / ncclSend|ncclRecv... / ncclGroupEnd on a communicator bootstrapped
 // over MPI (rank 0's ncclGetUniqueId broadcast). Cross-stream prerequisites become
 // cudaStreamWaitEvent on the prerequisite's end event, so the host never blocks on them.

@@ -6,6 +6,7 @@
 #include <map>
 #include <thread>
 
+#include "runtime/op_tasks.hpp"
 #include "runtime/rank_failure.hpp"
 
 namespace tilesim::runtime {
@@ -16,13 +17,6 @@ bool ordered(const Backend& backend, Stream before, Stream after) {
   if (before == Stream::host || after == Stream::host) return false;
   if (before == Stream::compute && after == Stream::compute) return true;
   return backend.orders_across_streams();
-}
-
-int find_tensor(const Plan& plan, std::span<const int> objects, Tensor tensor) {
-  for (int obj : objects) {
-    if (plan.object(obj).tensor == tensor) return obj;
-  }
-  return -1;
 }
 
 }  // namespace
@@ -96,48 +90,14 @@ void Executor::issue_compute(int op, std::span<const int> pending) {
   const RankProgram& program = plan_.programs[static_cast<std::size_t>(rank_)];
   const Op& o = program.op(op);
   maybe_inject(op);
-  const auto reads = program.reads(op);
-  const auto writes = program.writes(op);
-  for (int w : writes) ensure(w, ObjectFill::accumulator);
   if (o.kind == OpKind::compute) {
-    if (o.pass != Pass::fwd) {
-      throw RankFailure(rank_, op, "backward compute ops are not supported by the runtime yet");
-    }
-    ComputeTask task{op,
-                     o.pass,
-                     o.q_chunk,
-                     o.kv_chunk,
-                     find_tensor(plan_, reads, Tensor::q),
-                     find_tensor(plan_, reads, Tensor::kv),
-                     find_tensor(plan_, writes, Tensor::o),
-                     find_tensor(plan_, writes, Tensor::lse)};
-    if (task.q < 0 || task.kv < 0 || task.o < 0 || task.lse < 0) {
-      throw RankFailure(rank_, op, "a forward compute must read Q and KV and write O and LSE");
-    }
+    const ComputeTask task = compute_task(plan_, rank_, op);
+    for (int w : program.writes(op)) ensure(w, ObjectFill::accumulator);
     stats_.compute_flops += plan_.compute_flops(o);
     backend_.launch_compute(task, pending);
   } else {
-    MergeTask task;
-    task.op = op;
-    task.target = {find_tensor(plan_, writes, Tensor::o), find_tensor(plan_, writes, Tensor::lse)};
-    // Pair each O partial with the LSE partial of the same chunk made on the same rank.
-    for (int r : reads) {
-      const DataObject& po = plan_.object(r);
-      if (po.tensor != Tensor::o) continue;
-      int lse = -1;
-      for (int l : reads) {
-        const DataObject& pl = plan_.object(l);
-        if (pl.tensor == Tensor::lse && pl.chunk == po.chunk && pl.home_rank == po.home_rank) {
-          lse = l;
-        }
-      }
-      task.partials.push_back({r, lse});
-    }
-    const bool paired = std::all_of(task.partials.begin(), task.partials.end(),
-                                    [](const PartialPair& p) { return p.lse >= 0; });
-    if (task.target.o < 0 || task.target.lse < 0 || task.partials.empty() || !paired) {
-      throw RankFailure(rank_, op, "a merge must read O/LSE partial pairs and write O and LSE");
-    }
+    const MergeTask task = merge_task(plan_, rank_, op);
+    for (int w : program.writes(op)) ensure(w, ObjectFill::accumulator);
     backend_.launch_merge(task, pending);
   }
   issued_[static_cast<std::size_t>(op)] = true;

@@ -7,6 +7,8 @@
 // home before the program starts, a receive's object when its group is posted, a compute's or
 // merge's accumulators (empty) when it is issued; free releases. Live bytes are counted with
 // the plan's object sizes, so peak memory is comparable with the simulator's.
+// Compute ops of both passes are handed over as tasks (runtime/op_tasks.hpp): forward reads
+// Q, KV and accumulates O, LSE; backward reads Q, KV, dO, O, LSE and accumulates dQ, dKV.
 //
 // Watchdog: if nothing is issued or finishes for `stall_timeout`, the rank fails naming the
 // first unfinished op. Failure injection (a test hook): the rank `fail.rank` fails when it

@@ -38,7 +38,7 @@ class InputData {
   // layout of object_layout.hpp.
   void fill(int object, std::span<float> out) const;
 
-  // One layout block of Q (or dO) in kernel layout, as doubles.
+  // One layout block of Q (or dO) over all heads in kernel layout, as doubles.
   std::vector<double> q_block(Tensor tensor, int block) const;
   // The whole sequence of K (part 0) or V (part 1) in position order:
   // [batch][seq_len][kv_heads][head_dim], as doubles.

@@ -1,16 +1,17 @@
 // Checks a rank's final outputs against the reference attention over the whole sequence.
 //
-// For each layout block of an output chunk, the reference (kernels/cpu/reference_attention,
-// double precision) runs the block's queries against every key of the sequence, with the
-// causal mask by absolute positions, on the same (possibly rounded) inputs as the backend.
-// Errors: max_abs_error = max |x - ref| over O and LSE (both -inf counts as equal);
+// Every output object (O, LSE of the forward; dQ, dKV of the backward) is compared, at its home
+// rank, with the reference of runtime/reference_outputs.hpp in the object's layout (its chunk's
+// blocks, its head group's heads), computed in double precision on the same (possibly rounded)
+// inputs as the backend.
+// Errors: max_abs_error = max |x - ref| over all compared values (both -inf counts as equal);
 // max_rel_error = max_abs_error / max |ref| (a norm-wise relative error, robust to values
 // near zero).
 #pragma once
 
 #include <span>
 
-#include "runtime/input_data.hpp"
+#include "runtime/reference_outputs.hpp"
 #include "sim/plan/plan.hpp"
 
 namespace tilesim::runtime {
@@ -25,8 +26,9 @@ struct CheckResult {
   void combine(const CheckResult& other);
 };
 
-// Compares the final O and LSE of chunk `chunk` (layout of object_layout.hpp).
-CheckResult check_forward_chunk(const Plan& plan, const InputData& inputs, int chunk,
-                                std::span<const float> o, std::span<const float> lse);
+// Compares the final contents of one O, LSE, dQ or dKV object (layout of object_layout.hpp).
+// Throws std::invalid_argument when `data` does not have the object's size.
+CheckResult check_output(const Plan& plan, ReferenceOutputs& reference, int object,
+                         std::span<const float> data);
 
 }  // namespace tilesim::runtime

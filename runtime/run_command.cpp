@@ -8,11 +8,13 @@
 #include <memory>
 
 #include "runtime/backend_factory.hpp"
+#include "runtime/check_report.hpp"
 #include "runtime/measured_result.hpp"
 #include "runtime/mpi_session.hpp"
-#include "runtime/numerics_check.hpp"
 #include "runtime/output_digest.hpp"
+#include "runtime/owned_outputs.hpp"
 #include "runtime/rank_failure.hpp"
+#include "sim/calibration/op_times_json.hpp"
 #include "sim/core/input_error.hpp"
 #include "sim/model/chrome_trace.hpp"
 #include "sim/model/result_json.hpp"
@@ -116,46 +118,26 @@ int run_on_ranks(const MpiSession& mpi, const RunOptions& options) {
     fail_rank(mpi, plan, RankFailure(mpi.rank(), -1, e.what()));
   }
   // Outputs owned here: digest and (optionally) check.
-  std::vector<double> mine{0.0, 0.0, 0.0};  // max abs error, max |ref|, values
   OutputDigest digest(plan);
-  for (int c = 0; c < static_cast<int>(plan.chunks.size()); ++c) {
-    int o = -1, lse = -1;
-    for (int obj = 0; obj < static_cast<int>(plan.objects.size()); ++obj) {
-      const DataObject& d = plan.object(obj);
-      if (!d.output || d.chunk != c || d.home_rank != mpi.rank()) continue;
-      if (d.tensor == Tensor::o) o = obj;
-      if (d.tensor == Tensor::lse) lse = obj;
-    }
-    if (o < 0 || lse < 0) continue;
-    const std::vector<float> o_data = backend->read_object(o);
-    const std::vector<float> lse_data = backend->read_object(lse);
-    digest.add(o, o_data);
-    digest.add(lse, lse_data);
-    if (options.check) {
-      const CheckResult r = check_forward_chunk(plan, inputs, c, o_data, lse_data);
-      mine[0] = std::max(mine[0], r.max_abs_error);
-      mine[1] = std::max(mine[1], r.max_abs_reference);
-      mine[2] += static_cast<double>(r.values);
-    }
+  OutputChecks own;
+  try {
+    own = digest_and_check_outputs(plan, mpi.rank(), *backend, inputs, options.check, digest);
+  } catch (const std::exception& e) {
+    fail_rank(mpi, plan, RankFailure(mpi.rank(), -1, std::string("output check: ") + e.what()));
   }
   run.timings.resize(plan.programs[static_cast<std::size_t>(mpi.rank())].size());
   const auto timings = mpi.gather(pack_timings(run));
   const auto stats = mpi.gather(
       std::vector<double>{run.peak_bytes, run.compute_flops, run.bytes_sent, run.bytes_received});
-  const auto checks = mpi.gather(mine);
+  const auto checks = mpi.gather(CheckReport::pack(own));
   const auto digests = mpi.gather(digest.values());
   int code = kOk;
   if (mpi.rank() == 0) {
     const double wall_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
     const SimulationResult result = measured_result(plan, unpack(timings, stats), wall_s);
-    CheckResult total;
-    for (const auto& c : checks) {
-      total.combine(CheckResult{c[0], c[1], static_cast<std::int64_t>(c[2])});
-    }
-    const double tolerance = backend_tolerance(options.backend);
-    const bool passed = total.max_abs_error <= tolerance;
-    if (options.check && !passed) code = kFailure;
+    const CheckReport report(options.backend, checks);
+    if (options.check && !report.passed()) code = kFailure;
     const std::string checksum = OutputDigest::combine(digests);
     if (!options.trace.empty()) {
       std::ofstream out(options.trace);
@@ -173,29 +155,15 @@ int run_on_ranks(const MpiSession& mpi, const RunOptions& options) {
       j["backend"] = options.backend;
       j["seed"] = options.seed;
       j["output_checksum"] = checksum;
-      if (options.check) {
-        j["check"] = {{"max_abs_error", total.max_abs_error},
-                      {"max_rel_error", total.max_rel_error()},
-                      {"values", total.values},
-                      {"tolerance_abs", tolerance},
-                      {"passed", passed}};
-      }
+      j["op_times"] = calibration::op_times_to_json(plan, result);  // for tilesim validate
+      if (options.check) j["check"] = report.json();
       fmt::print("{}\n", j.dump(2));
     } else {
       print_summary(plan, result, options);
       fmt::print("  output checksum   {}\n", checksum);
-      if (options.check) {
-        fmt::print(
-            "  check             max abs error {:.3e}, max rel error {:.3e} over {} values "
-            "(tolerance {:.0e} abs): {}\n",
-            total.max_abs_error, total.max_rel_error(), total.values, tolerance,
-            passed ? "passed" : "FAILED");
-      }
+      if (options.check) report.print();
     }
-    if (options.check && !passed) {
-      fmt::print(stderr, "tilesim run: check failed: max abs error {:.3e} > {:.0e}\n",
-                 total.max_abs_error, tolerance);
-    }
+    if (options.check && !report.passed()) report.print_failure();
     std::fflush(stdout);
   }
   return mpi.broadcast(code);

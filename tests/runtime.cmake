@@ -2,6 +2,7 @@
 # `tilesim run --backend cpu` under mpirun checked against the reference attention.
 tilesim_test(test_runtime
   SOURCES test_runtime_inputs.cpp test_runtime_dependencies.cpp test_runtime_results.cpp
+          test_runtime_backward.cpp
   LIBS tilesim_runtime_core)
 
 if(NOT TILESIM_HAVE_MPI)
@@ -80,3 +81,93 @@ foreach(tile 2,2 1,4 4,1 2,3 3,2 1,6 6,1)
            --set attention.causal=${causal} --check)
   endforeach()
 endforeach()
+# Every schedule kind forward, fp32, checked against the full attention (max abs error 1e-5).
+# A case is name|ranks|settings ("," separated)|values: the values checked, i.e. every output
+# element exactly once (O and LSE: S*H*d + S*H = 6528 for the small shape; dQ and dKV:
+# S*H*d + 2*S*Hkv*d = 12288). Ulysses with 4 ranks needs kv_heads % 4 == 0, so it runs 8 heads
+# over 4 kv heads (GQA 2:1); "usp uAxB" has A ranks of all-to-all in each of B ring groups.
+set(rt_forward_cases
+  "zigzag|4|schedule.kind=zigzag|6528"
+  "striped|4|schedule.kind=striped|6528"
+  "pass_q|4|schedule.kind=pass_q|6528"
+  "allgather_kv|4|schedule.kind=allgather_kv|6528"
+  "ulysses|4|schedule.kind=ulysses,attention.heads=8,attention.kv_heads=4|13056"
+  "usp u2x2|4|schedule.kind=usp,schedule.ulysses=2|6528"
+  "usp u2x4|8|schedule.kind=usp,schedule.ulysses=2|6528"
+  "usp u4x2|8|schedule.kind=usp,schedule.ulysses=4,attention.heads=8,attention.kv_heads=4|13056"
+  "double_ring inner 2|4|schedule.kind=double_ring,schedule.inner=2|6528"
+  "double_ring inner 2|8|schedule.kind=double_ring,schedule.inner=2|6528"
+  "double_ring inner 4|8|schedule.kind=double_ring,schedule.inner=4|6528")
+# Backward and both passes: dQ, dK, dV checked at their owners (max abs error 1e-4);
+# name|ranks|settings|forward values|backward values.
+set(rt_backward_cases
+  "ring|4|schedule.kind=ring|6528|12288"
+  "zigzag|4|schedule.kind=zigzag|6528|12288"
+  "striped|4|schedule.kind=striped|6528|12288"
+  "ulysses|4|schedule.kind=ulysses,attention.heads=8,attention.kv_heads=4|13056|24576"
+  "usp u2x2|4|schedule.kind=usp,schedule.ulysses=2|6528|12288")
+
+# rt_case(<case> prefix): prefix_name, prefix_gpus, prefix_sets ("--set;a=b;..."), prefix_v1,
+# prefix_v2 from a case string.
+function(rt_case case prefix)
+  string(REPLACE "|" ";" fields "${case}")
+  list(GET fields 0 name)
+  list(GET fields 1 gpus)
+  list(GET fields 2 settings)
+  list(GET fields 3 v1)
+  list(LENGTH fields n)
+  set(v2 "")
+  if(n GREATER 4)
+    list(GET fields 4 v2)
+  endif()
+  string(REPLACE "," ";" settings "${settings}")
+  set(sets "")
+  foreach(s ${settings})
+    list(APPEND sets --set ${s})
+  endforeach()
+  set(${prefix}_name "${name}" PARENT_SCOPE)
+  set(${prefix}_gpus "${gpus}" PARENT_SCOPE)
+  set(${prefix}_sets "${sets}" PARENT_SCOPE)
+  set(${prefix}_v1 "${v1}" PARENT_SCOPE)
+  set(${prefix}_v2 "${v2}" PARENT_SCOPE)
+endfunction()
+
+set(rt_fwd "check +max abs error [^\n]* over")
+set(rt_bwd "check backward +max abs error [^\n]* over")
+set(rt_ok "values \\(tolerance [^\n]*\\): passed")
+foreach(case ${rt_forward_cases})
+  rt_case("${case}" c)
+  foreach(causal false true)
+    tilesim_mpi_test("${c_name} ${c_gpus} ranks causal=${causal} matches full attention" ${c_gpus}
+      EXPECT ok REGEX "${rt_fwd} ${c_v1} ${rt_ok}"
+      ARGS --set schedule.gpus=${c_gpus} ${c_sets} --set attention.causal=${causal} --check)
+  endforeach()
+endforeach()
+
+foreach(case ${rt_backward_cases})
+  rt_case("${case}" c)
+  foreach(pass backward both)
+    set(regex "${rt_bwd} ${c_v2} ${rt_ok}")
+    if(pass STREQUAL "both")
+      set(regex "${rt_fwd} ${c_v1} ${rt_ok}\n  ${regex}")
+    endif()
+    foreach(causal false true)
+      tilesim_mpi_test("${c_name} ${c_gpus} ranks ${pass} causal=${causal} matches full gradients"
+        ${c_gpus} EXPECT ok REGEX "${regex}"
+        ARGS --set schedule.gpus=${c_gpus} ${c_sets} --set attention.pass=${pass}
+             --set attention.causal=${causal} --check)
+    endforeach()
+  endforeach()
+endforeach()
+
+# GQA 4:1 backward on the ring (dKV: 2*96*1*16 values) and GQA 4:1 per head group on usp
+# (8 heads over 2 kv heads), both passes, another seed.
+tilesim_mpi_test("ring 4 ranks GQA backward matches full gradients" 4
+  EXPECT ok REGEX "${rt_bwd} 9216 ${rt_ok}"
+  ARGS --set schedule.gpus=4 --set attention.kv_heads=1 --set attention.pass=backward
+       --set attention.causal=true --seed 5 --check)
+tilesim_mpi_test("usp u2x2 GQA both passes match full attention and gradients" 4
+  EXPECT ok REGEX "${rt_fwd} 13056 ${rt_ok}\n  ${rt_bwd} 18432 ${rt_ok}"
+  ARGS --set schedule.gpus=4 --set schedule.kind=usp --set schedule.ulysses=2
+       --set attention.heads=8 --set attention.kv_heads=2 --set attention.pass=both
+       --set attention.causal=true --seed 5 --check)

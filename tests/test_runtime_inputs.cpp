@@ -8,6 +8,7 @@
 #include "runtime/input_data.hpp"
 #include "runtime/numerics_check.hpp"
 #include "runtime/object_layout.hpp"
+#include "runtime/reference_outputs.hpp"
 #include "sim/plan/schedule.hpp"
 
 using namespace tilesim;
@@ -99,16 +100,21 @@ TEST_CASE("runtime: the check matches the reference and measures a perturbation"
   for (bool causal : {false, true}) {
     const Plan plan = ring(4, causal);
     const InputData inputs(plan, 3, InputPrecision::fp32);
+    ReferenceOutputs reference(plan, inputs);
     for (int chunk = 0; chunk < 4; ++chunk) {
       std::vector<float> o, lse;
       run_chunk(plan, inputs, chunk, o, lse);
-      const CheckResult good = check_forward_chunk(plan, inputs, chunk, o, lse);
+      const int o_id = object_named(plan, "O[" + std::to_string(chunk) + "]");
+      const int lse_id = object_named(plan, "LSE[" + std::to_string(chunk) + "]");
+      CheckResult good = check_output(plan, reference, o_id, o);
+      good.combine(check_output(plan, reference, lse_id, lse));
       CHECK(good.max_abs_error < 1e-5);
       CHECK(good.values == static_cast<std::int64_t>(o.size() + lse.size()));
       CHECK(good.max_abs_reference > 0.1);
       o[7] += 0.01F;
-      const CheckResult bad = check_forward_chunk(plan, inputs, chunk, o, lse);
+      const CheckResult bad = check_output(plan, reference, o_id, o);
       CHECK(bad.max_abs_error == Approx(0.01).epsilon(0.01));
+      CHECK_THROWS_AS(check_output(plan, reference, o_id, lse), std::invalid_argument);
     }
   }
 }

@@ -24,5 +24,8 @@ void add_sweep(CLI::App& app, int& exit_code);
 void add_compare(CLI::App& app, int& exit_code);
 void add_tune(CLI::App& app, int& exit_code);
 void add_run(CLI::App& app, int& exit_code);
+void add_calibrate(CLI::App& app, int& exit_code);
+void add_validate(CLI::App& app, int& exit_code);
+void add_regress(CLI::App& app, int& exit_code);
 
 }  // namespace tilesim::cli

@@ -28,6 +28,9 @@ int main(int argc, char** argv) {
   add_compare(app, exit_code);
   add_tune(app, exit_code);
   add_run(app, exit_code);
+  add_calibrate(app, exit_code);
+  add_validate(app, exit_code);
+  add_regress(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -27,14 +27,15 @@ struct EventPayload {
 };
 
 // The compute running on a rank's stream. Its remaining work is kept in
-// unslowed picoseconds; while a transfer touches the GPU it progresses at
-// 1 / (1 + comm_slowdown), and its completion is rescheduled whenever that
-// changes.
+// unslowed picoseconds; it progresses at 1 / stretch, where stretch =
+// (1 + comm_slowdown while a transfer touches the GPU) x (k / cores while k >
+// cores computes share the node's cores), and its completion is rescheduled
+// whenever the stretch changes.
 struct RunningCompute {
   int index = -1;
   double remaining_ps = 0.0;
   Picoseconds since_ps = 0;
-  bool slowed = false;
+  double stretch = 1.0;
   std::uint32_t version = 0;
 };
 
@@ -84,6 +85,9 @@ class Simulation {
     active_transfers_.assign(static_cast<std::size_t>(plan.ranks), 0);
     running_.assign(static_cast<std::size_t>(plan.ranks), RunningCompute{});
     active_since_.assign(static_cast<std::size_t>(plan.ranks), 0);
+    for (int gpu : placement_) rank_node_.push_back(std::max(topology.node_of_gpu(gpu), 0));
+    running_on_node_.assign(
+        rank_node_.empty() ? 1 : static_cast<std::size_t>(*std::max_element(rank_node_.begin(), rank_node_.end()) + 1), 0);
   }
 
   SimulationResult run() {
@@ -141,10 +145,44 @@ class Simulation {
 
   double slow_factor(bool slowed) const { return slowed ? 1.0 + profile_.comm_slowdown : 1.0; }
 
+  // Fair sharing of a node's cores: k > cores running computes each get cores / k.
+  double share_stretch(int rank) const {
+    const int k = running_on_node_[static_cast<std::size_t>(rank_node_[static_cast<std::size_t>(rank)])];
+    const double cores = profile_.compute_cores;
+    return cores > 0.0 && k > cores ? static_cast<double>(k) / cores : 1.0;
+  }
+
+  double stretch_of(int rank) const {
+    return slow_factor(active_transfers_[static_cast<std::size_t>(rank)] > 0) * share_stretch(rank);
+  }
+
+  // Re-rates a running compute whose stretch may have changed.
+  void restretch(int rank, Picoseconds now) {
+    RunningCompute& run = running_[static_cast<std::size_t>(rank)];
+    if (run.index < 0) return;
+    const double stretch = stretch_of(rank);
+    if (stretch == run.stretch) return;
+    run.remaining_ps -= static_cast<double>(now - run.since_ps) / run.stretch;
+    run.remaining_ps = std::max(run.remaining_ps, 0.0);
+    run.since_ps = now;
+    run.stretch = stretch;
+    schedule_completion(rank, now);
+  }
+
+  // A compute started or ended on `rank`'s node: re-rate the node's others.
+  void node_load_changed(int rank, int delta, Picoseconds now) {
+    const int node = rank_node_[static_cast<std::size_t>(rank)];
+    running_on_node_[static_cast<std::size_t>(node)] += delta;
+    if (profile_.compute_cores <= 0.0) return;
+    for (int r = 0; r < plan_.ranks; ++r) {
+      if (r != rank && rank_node_[static_cast<std::size_t>(r)] == node) restretch(r, now);
+    }
+  }
+
   void schedule_completion(int rank, Picoseconds now) {
     RunningCompute& run = running_[static_cast<std::size_t>(rank)];
     ++run.version;
-    const auto left_ps = static_cast<Picoseconds>(std::ceil(run.remaining_ps * slow_factor(run.slowed) - 1e-6));
+    const auto left_ps = static_cast<Picoseconds>(std::ceil(run.remaining_ps * run.stretch - 1e-6));
     queue_.push(now + std::max<Picoseconds>(left_ps, 0),
                 {EventKind::compute_done, rank, run.index, run.version});
   }
@@ -155,7 +193,8 @@ class Simulation {
     run.index = id.index;
     run.remaining_ps = static_cast<double>(compute_.duration_ps(program, id.index));
     run.since_ps = now;
-    run.slowed = active_transfers_[static_cast<std::size_t>(id.rank)] > 0;
+    node_load_changed(id.rank, +1, now);
+    run.stretch = stretch_of(id.rank);
     result_.ops[static_cast<std::size_t>(id.rank)][static_cast<std::size_t>(id.index)].start_ps = now;
     result_.ranks[static_cast<std::size_t>(id.rank)].compute_flops +=
         plan_.compute_flops(program.op(id.index));
@@ -169,6 +208,7 @@ class Simulation {
     timing.end_ps = now;
     result_.ranks[static_cast<std::size_t>(e.rank)].compute_busy_ps += now - timing.start_ps;
     run.index = -1;
+    node_load_changed(e.rank, -1, now);
     tracker_.finish({e.rank, static_cast<int>(e.index)});
   }
 
@@ -181,13 +221,8 @@ class Simulation {
       result_.ranks[static_cast<std::size_t>(rank)].comm_active_ps +=
           now - active_since_[static_cast<std::size_t>(rank)];
     }
-    RunningCompute& run = running_[static_cast<std::size_t>(rank)];
-    if (run.index < 0 || was_active == (count > 0) || profile_.comm_slowdown <= 0) return;
-    run.remaining_ps -= static_cast<double>(now - run.since_ps) / slow_factor(run.slowed);
-    run.remaining_ps = std::max(run.remaining_ps, 0.0);
-    run.since_ps = now;
-    run.slowed = count > 0;
-    schedule_completion(rank, now);
+    if (was_active == (count > 0) || profile_.comm_slowdown <= 0) return;
+    restretch(rank, now);
   }
 
   void post_transfer(const Transfer& t, Picoseconds now) {
@@ -326,6 +361,8 @@ class Simulation {
   std::vector<int> active_transfers_;
   std::vector<RunningCompute> running_;
   std::vector<Picoseconds> active_since_;
+  std::vector<int> rank_node_;         // topology node of each rank's GPU
+  std::vector<int> running_on_node_;   // computes running per node (core sharing)
   std::unordered_map<FlowId, std::int64_t> flow_to_transfer_;
   std::vector<int> touched_links_;
   std::map<int, double> last_link_load_;

@@ -8,7 +8,10 @@
 // efficiency, flow cap = the smallest cap of the classes on the route), and
 // transfer completions (flow end + the route's propagation latency). While a
 // transfer touches its GPU, a compute progresses (1 + comm_slowdown) times
-// slower, for exactly the overlapping time.
+// slower, for exactly the overlapping time. With a profile's `cores` set, the
+// ranks on one topology node share that many compute units: while k > cores
+// computes run there, each progresses at cores / k of its rate (fair sharing, the
+// same rule as a link's flows; a CPU host running more ranks than cores).
 // Same inputs give the same result to the picosecond.
 #pragma once
 

@@ -58,6 +58,8 @@ class RankBuilder {
     q_ = ring_times(a, p_, MeshStep::q);
     kv_ = ring_times(b, t_, MeshStep::kv);
     emitted_.assign(at(a * b), 0);
+    for (int s = 0; s < b; ++s) kv_order_.push_back(mod(t_ - s, b));
+    cursor_.assign(at(a), 0);
     left_q_.assign(at(a), b);
     left_kv_.assign(at(b), a);
     for (int j = 0; j < a; ++j) {
@@ -138,16 +140,31 @@ class RankBuilder {
   }
 
   // Every remaining block of Q position u (its inputs arrived before `group`).
+  // KV positions arrive in kv_order_, so the scan stops at the first one not
+  // yet arrived, and starts after the prefix that is already emitted.
   void emit_blocks_of(int u, int group) {
-    for (int k : kv_arrival_order()) {
-      if (!emitted_[at(u * tile_.b + k)] && ready(u, k, group)) compute(u, k);
+    if (q_.arrive[at(u)] >= group) return;
+    int& first = cursor_[at(u)];
+    while (first < tile_.b && emitted_[at(u * tile_.b + kv_order_[at(first)])]) ++first;
+    for (int i = first; i < tile_.b; ++i) {
+      const int k = kv_order_[at(i)];
+      if (kv_.arrive[at(k)] >= group) break;
+      if (!emitted_[at(u * tile_.b + k)]) compute(u, k);
     }
   }
 
-  std::vector<int> kv_arrival_order() const {
-    std::vector<int> order;
-    for (int s = 0; s < tile_.b; ++s) order.push_back(mod(t_ - s, tile_.b));
-    return order;
+  // The own Q position's ready, not yet emitted KV positions, in arrival order.
+  std::vector<int> own_ready_blocks(int group) {
+    std::vector<int> out;
+    if (q_.arrive[at(p_)] >= group) return out;
+    int& first = cursor_[at(p_)];
+    while (first < tile_.b && emitted_[at(p_ * tile_.b + kv_order_[at(first)])]) ++first;
+    for (int i = first; i < tile_.b; ++i) {
+      const int k = kv_order_[at(i)];
+      if (kv_.arrive[at(k)] >= group) break;
+      if (!emitted_[at(p_ * tile_.b + k)]) out.push_back(k);
+    }
+    return out;
   }
 
   void emit_ready(int group, bool r_phase) {
@@ -162,20 +179,18 @@ class RankBuilder {
     // Keep one own block per R step in reserve, all but one of them; the rest
     // run as they come.
     const int reserve = std::min(tile_.b - 1, tile_.a - 1);
-    for (int k : kv_arrival_order()) {
+    for (int k : own_ready_blocks(group)) {
       if (left_q_[at(p_)] <= reserve) break;
-      if (!emitted_[at(p_ * tile_.b + k)] && ready(p_, k, group)) compute(p_, k);
+      compute(p_, k);
     }
     if (!r_phase) return;
     // Spread the held-back own blocks evenly over the R steps and the end.
     const int r_left = remaining_r_steps(group) + 1;
     int share = (left_q_[at(p_)] + r_left - 1) / r_left;
-    for (int k : kv_arrival_order()) {
+    for (int k : own_ready_blocks(group)) {
       if (share == 0) break;
-      if (!emitted_[at(p_ * tile_.b + k)] && ready(p_, k, group)) {
-        compute(p_, k);
-        --share;
-      }
+      compute(p_, k);
+      --share;
     }
   }
 
@@ -276,6 +291,8 @@ class RankBuilder {
   int g_, p_, t_;
   RingTimes q_, kv_;
   std::vector<std::uint8_t> emitted_;
+  std::vector<int> kv_order_;  // KV positions in arrival order (own first)
+  std::vector<int> cursor_;    // per Q position: kv_order_ prefix already emitted
   std::vector<int> left_q_, left_kv_;
   std::vector<int> sent_partials_;
 };

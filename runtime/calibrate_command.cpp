@@ -1,0 +1,161 @@
+#include "runtime/calibrate_command.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "runtime/calibration_comm.hpp"
+#include "runtime/calibration_kernels.hpp"
+#include "runtime/mpi_session.hpp"
+#include "sim/calibration/compute_fit.hpp"
+#include "sim/calibration/link_fit.hpp"
+#include "sim/calibration/profile_writer.hpp"
+
+namespace tilesim::runtime {
+namespace {
+
+constexpr int kOk = 0;
+constexpr int kBadInput = 2;
+
+KernelBenchOptions kernel_options(const CalibrateOptions& options) {
+  KernelBenchOptions k;
+  k.heads = options.heads;
+  k.kv_heads = options.heads;
+  k.head_dims = options.head_dims;
+  if (options.quick) {
+    k.tokens = {128, 256, 512, 1024};
+    k.repeats = 4;
+    k.min_seconds = 0.02;
+  } else {
+    k.tokens = {64, 128, 256, 512, 1024, 2048};
+    k.repeats = 6;
+    k.min_seconds = 0.2;
+  }
+  return k;
+}
+
+std::vector<double> message_sizes(bool quick) {
+  std::vector<double> sizes;
+  const double largest = quick ? 4.0 * (1 << 20) : 8.0 * (1 << 20);
+  for (double b = quick ? 16.0 * 1024 : 4096.0; b <= largest; b *= quick ? 4.0 : 2.0) {
+    sizes.push_back(b);
+  }
+  return sizes;
+}
+
+void print_compute_fit(const std::vector<calibration::BlockTiming>& timings,
+                       const calibration::ComputeFit& fit) {
+  fmt::print("compute: peak {:.3f} GFLOP/s per rank, launch overhead {:.1f} us\n",
+             fit.peak_flops / 1e9, fit.launch_overhead_s * 1e6);
+  fmt::print("  {:>4} {:>4} {:>6} {:>7} {:>12} {:>10} {:>9}\n", "pass", "d", "tokens", "mask",
+             "measured", "GFLOP/s", "residual");
+  for (std::size_t i = 0; i < timings.size(); ++i) {
+    const auto& t = timings[i];
+    fmt::print("  {:>4} {:>4} {:>6.0f} {:>7} {:>10.3f}ms {:>10.3f} {:>8.2f}%\n", to_string(t.pass),
+               t.head_dim, t.tokens, t.causal ? "causal" : "full", t.seconds * 1e3,
+               t.flops / t.seconds / 1e9, 100.0 * fit.relative_residuals[i]);
+  }
+}
+
+void print_link_fit(const std::vector<calibration::MessageTiming>& timings,
+                    const calibration::LinkFit& fit) {
+  fmt::print("shared memory (class nvlink): alpha {:.2f} us, beta {:.3f} GB/s (t = alpha + B/beta)\n",
+             fit.alpha_s * 1e6, fit.beta_bytes_per_s / 1e9);
+  fmt::print("  {:>12} {:>12} {:>12} {:>9}\n", "bytes", "measured", "fitted", "residual");
+  for (std::size_t i = 0; i < timings.size(); ++i) {
+    fmt::print("  {:>12.0f} {:>10.1f}us {:>10.1f}us {:>8.2f}%\n", timings[i].bytes,
+               timings[i].seconds * 1e6, fit.line.at(timings[i].bytes) * 1e6,
+               100.0 * fit.line.relative_residuals[i]);
+  }
+  fmt::print("  max |residual| {:.2f}%\n", 100.0 * fit.line.max_abs_relative_residual());
+}
+
+CalibrationProfile build_profile(const calibration::ComputeFit& compute, double merge_bytes_per_s,
+                                 double comm_slowdown, double cores,
+                                 const calibration::LinkFit& link) {
+  CalibrationProfile p;
+  p.gpu = "CPU-host";
+  p.peak_flops = compute.peak_flops;
+  p.launch_overhead_s = compute.launch_overhead_s;
+  p.merge_bytes_per_s = merge_bytes_per_s;
+  p.comm_slowdown = comm_slowdown;
+  p.compute_cores = cores;
+  p.causal_efficiency = compute.causal_efficiency;
+  p.forward = compute.forward;
+  p.backward = compute.backward;
+  LinkCost& shm = p.links[static_cast<std::size_t>(LinkClass::nvlink)];
+  shm.defined = true;
+  shm.efficiency = 1.0;
+  shm.alpha_s = link.alpha_s;
+  shm.flow_cap_bytes_per_s = link.beta_bytes_per_s;
+  return p;
+}
+
+}  // namespace
+
+int calibrate_command(const CalibrateOptions& options) {
+  MpiSession mpi;
+  if (mpi.size() < 2 || (options.ranks > 0 && options.ranks != mpi.size())) {
+    if (mpi.rank() == 0) {
+      fmt::print(stderr,
+                 "error: --ranks: calibrate runs under mpirun with at least 2 ranks "
+                 "(asked {}, this job has {}); launch with mpirun -np {} tilesim calibrate ...\n",
+                 options.ranks, mpi.size(), std::max(options.ranks, 2));
+    }
+    return kBadInput;
+  }
+  const KernelBenchOptions kernels = kernel_options(options);
+  std::vector<calibration::BlockTiming> blocks;
+  double launch_s = 0.0, merge_bytes_per_s = 0.0;
+  if (mpi.rank() == 0) {
+    launch_s = time_launch_overhead_s();
+    blocks = time_block_kernels(kernels);
+    merge_bytes_per_s = time_merge_bytes_per_s(kernels);
+  }
+  mpi.barrier();
+  const auto messages = time_ping_pong(mpi, message_sizes(options.quick), options.quick ? 5 : 15);
+  const std::int64_t probe_tokens = options.quick ? 512 : 1024;
+  const double cores = measure_shared_cores(mpi, kernels, probe_tokens);
+  const double slowdown =
+      measure_comm_slowdown(mpi, kernels, probe_tokens, options.quick ? 1 << 20 : 4 << 20);
+  if (mpi.rank() != 0) return mpi.broadcast(kOk);
+
+  calibration::ComputeFit compute;
+  calibration::LinkFit link;
+  try {
+    compute = calibration::fit_compute(blocks, launch_s);
+    link = calibration::fit_link(messages);
+  } catch (const std::invalid_argument& e) {
+    fmt::print(stderr, "tilesim calibrate: the measurements cannot be fitted: {}\n", e.what());
+    return mpi.broadcast(1);
+  }
+  print_compute_fit(blocks, compute);
+  fmt::print("merge: {:.3f} GB/s\n", merge_bytes_per_s / 1e9);
+  print_link_fit(messages, link);
+  fmt::print("shared cores: {:.3f} (of {} ranks); compute slowdown under communication {:.3f}\n",
+             cores, mpi.size(), slowdown);
+  const CalibrationProfile profile =
+      build_profile(compute, merge_bytes_per_s, slowdown, cores, link);
+  std::ostringstream text;
+  calibration::write_profile(
+      text, profile,
+      fmt::format("Measured by `tilesim calibrate --backend {}{}` with {} MPI ranks on this host.\n"
+                  "Ranks talk through shared memory, written as class nvlink (flow_cap = fitted\n"
+                  "beta); pcie/upi/ib repeat it (a single host has none). cores = shared compute.",
+                  options.backend, options.quick ? " --quick" : "", mpi.size()),
+      LinkClass::nvlink);
+  std::ofstream out(options.out);
+  if (!out || !(out << text.str())) {
+    fmt::print(stderr, "error: --out {}: cannot write this file\n", options.out);
+    return mpi.broadcast(kBadInput);
+  }
+  fmt::print("wrote {}\n", options.out);
+  std::fflush(stdout);
+  return mpi.broadcast(kOk);
+}
+
+}  // namespace tilesim::runtime

@@ -1,0 +1,33 @@
+// The `tilesim calibrate` verb's work: measure this machine's costs and write the calibration
+// profile the simulator loads (sim/model/calibration_profile.hpp).
+//
+// Launched under mpirun with one process per rank (at least 2): rank 0 times the block kernels
+// alone (calibration_kernels.hpp), then all ranks run the MPI benchmarks
+// (calibration_comm.hpp). Fits (sim/calibration/): compute_fit for peak, efficiency tables and
+// the causal factor; link_fit for alpha and beta of the one link class a CPU host has.
+// Mapping of a CPU host onto the profile: MPI ranks on one host talk through shared memory,
+// written as class `nvlink` (the intra-node class) with efficiency 1 and flow_cap = beta (the
+// cpu-host topology's link bandwidth is a nominal value above any beta, so one flow runs at
+// beta); pcie, upi and ib, which a host does not have, repeat the nvlink values with a comment.
+// `cores` = the measured shared compute capacity of the host. Rank 0 prints every fit with
+// its residuals. Exit codes: 0 ok, 1 benchmark failure, 2 bad input.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tilesim::runtime {
+
+struct CalibrateOptions {
+  std::string backend = "cpu";
+  std::string out;
+  int ranks = 0;  // 0: whatever mpirun started; else must match
+  bool quick = false;
+  int heads = 4;
+  std::vector<int> head_dims{64};
+};
+
+int calibrate_command(const CalibrateOptions& options);
+
+}  // namespace tilesim::runtime

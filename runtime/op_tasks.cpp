@@ -1,0 +1,79 @@
+#include "runtime/op_tasks.hpp"
+
+#include <algorithm>
+
+#include "runtime/rank_failure.hpp"
+
+namespace tilesim::runtime {
+namespace {
+
+int find_tensor(const Plan& plan, std::span<const int> objects, Tensor tensor) {
+  for (int obj : objects) {
+    if (plan.object(obj).tensor == tensor) return obj;
+  }
+  return -1;
+}
+
+}  // namespace
+
+ComputeTask compute_task(const Plan& plan, int rank, int op) {
+  const RankProgram& program = plan.programs.at(static_cast<std::size_t>(rank));
+  const Op& o = program.op(op);
+  const auto reads = program.reads(op);
+  const auto writes = program.writes(op);
+  ComputeTask task;
+  task.op = op;
+  task.pass = o.pass;
+  task.q_chunk = o.q_chunk;
+  task.kv_chunk = o.kv_chunk;
+  task.q = find_tensor(plan, reads, Tensor::q);
+  task.kv = find_tensor(plan, reads, Tensor::kv);
+  if (o.pass == Pass::fwd) {
+    task.o = find_tensor(plan, writes, Tensor::o);
+    task.lse = find_tensor(plan, writes, Tensor::lse);
+    if (task.q < 0 || task.kv < 0 || task.o < 0 || task.lse < 0) {
+      throw RankFailure(rank, op, "a forward compute must read Q and KV and write O and LSE");
+    }
+    return task;
+  }
+  task.o = find_tensor(plan, reads, Tensor::o);
+  task.lse = find_tensor(plan, reads, Tensor::lse);
+  task.d_o = find_tensor(plan, reads, Tensor::d_o);
+  task.dq = find_tensor(plan, writes, Tensor::dq);
+  task.dkv = find_tensor(plan, writes, Tensor::dkv);
+  const int needed[] = {task.q, task.kv, task.o, task.lse, task.d_o, task.dq, task.dkv};
+  if (std::any_of(std::begin(needed), std::end(needed), [](int obj) { return obj < 0; })) {
+    throw RankFailure(rank, op,
+                      "a backward compute must read Q, KV, dO, O and LSE and write dQ and dKV");
+  }
+  return task;
+}
+
+MergeTask merge_task(const Plan& plan, int rank, int op) {
+  const RankProgram& program = plan.programs.at(static_cast<std::size_t>(rank));
+  const auto reads = program.reads(op);
+  const auto writes = program.writes(op);
+  MergeTask task;
+  task.op = op;
+  task.target = {find_tensor(plan, writes, Tensor::o), find_tensor(plan, writes, Tensor::lse)};
+  for (int r : reads) {
+    const DataObject& po = plan.object(r);
+    if (po.tensor != Tensor::o) continue;
+    int lse = -1;
+    for (int l : reads) {
+      const DataObject& pl = plan.object(l);
+      if (pl.tensor == Tensor::lse && pl.chunk == po.chunk && pl.home_rank == po.home_rank) {
+        lse = l;
+      }
+    }
+    task.partials.push_back({r, lse});
+  }
+  const bool paired = std::all_of(task.partials.begin(), task.partials.end(),
+                                  [](const PartialPair& p) { return p.lse >= 0; });
+  if (task.target.o < 0 || task.target.lse < 0 || task.partials.empty() || !paired) {
+    throw RankFailure(rank, op, "a merge must read O/LSE partial pairs and write O and LSE");
+  }
+  return task;
+}
+
+}  // namespace tilesim::runtime

@@ -1,0 +1,34 @@
+// Ordinary least squares for a straight line y = intercept + slope * x.
+//
+// With n samples (x_i, y_i), means mx, my:
+//   slope = sum (x_i - mx)(y_i - my) / sum (x_i - mx)^2,  intercept = my - slope * mx.
+// Residuals r_i = y_i - (intercept + slope x_i); the relative residual is r_i / y_i (the
+// calibration reports it because times span orders of magnitude). Samples may be weighted:
+// minimising sum w_i r_i^2 with w_i = 1 / y_i^2 fits relative error, so small messages count
+// as much as large ones.
+#pragma once
+
+#include <vector>
+
+namespace tilesim::calibration {
+
+struct Sample {
+  double x = 0.0;
+  double y = 0.0;
+};
+
+struct LineFit {
+  double intercept = 0.0;
+  double slope = 0.0;
+  std::vector<double> residuals;           // y_i - fitted_i, per sample
+  std::vector<double> relative_residuals;  // (y_i - fitted_i) / y_i
+  double at(double x) const { return intercept + slope * x; }
+  double max_abs_relative_residual() const;
+};
+
+enum class FitWeights { uniform, relative };
+
+// Throws std::invalid_argument with fewer than two distinct x values.
+LineFit fit_line(const std::vector<Sample>& samples, FitWeights weights = FitWeights::uniform);
+
+}  // namespace tilesim::calibration

@@ -1,0 +1,23 @@
+# Calibration, validation and cost-model regression: fits on synthetic data, profile round
+# trips, the shared-cores simulator model, and the CLI loops (regress, calibrate -> run ->
+# validate, published figures).
+tilesim_test(test_calibration
+  SOURCES test_calibration_fits.cpp test_calibration_profile_io.cpp test_calibration_cores.cpp
+          test_calibration_validate.cpp
+  LIBS tilesim_calibration tilesim_model tilesim_scenario)
+
+add_test(NAME regress COMMAND $<TARGET_FILE:tilesim> regress tests/regress/
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(regress PROPERTIES TIMEOUT 60)
+add_test(NAME validate_published COMMAND $<TARGET_FILE:tilesim> validate --published validation/
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(validate_published PROPERTIES TIMEOUT 60)
+if(TILESIM_HAVE_MPI)
+  add_test(NAME calibration_loop
+           COMMAND bash ${PROJECT_SOURCE_DIR}/tools/calibration-loop.sh --quick
+                   --tilesim $<TARGET_FILE:tilesim> --mpirun ${MPIEXEC_EXECUTABLE}
+                   --work ${CMAKE_CURRENT_BINARY_DIR}/calibration-loop
+           WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  set_tests_properties(calibration_loop PROPERTIES TIMEOUT 300 ENVIRONMENT
+    "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+endif()

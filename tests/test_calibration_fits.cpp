@@ -1,0 +1,86 @@
+// Fitting code on synthetic data with known parameters: every parameter is recovered
+// within 2% even with +-1% deterministic noise on the timings.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "sim/calibration/compute_fit.hpp"
+#include "sim/calibration/error_stats.hpp"
+#include "sim/calibration/link_fit.hpp"
+
+using namespace tilesim;
+using namespace tilesim::calibration;
+
+namespace {
+
+// Deterministic +-1% noise.
+double noise(int i) { return 1.0 + 0.01 * std::sin(1.7 * i + 0.3); }
+
+}  // namespace
+
+TEST_CASE("calibration: a line through exact points is recovered exactly") {
+  const LineFit fit = fit_line({{1.0, 5.0}, {2.0, 7.0}, {4.0, 11.0}});
+  CHECK(fit.intercept == Approx(3.0));
+  CHECK(fit.slope == Approx(2.0));
+  CHECK(fit.max_abs_relative_residual() == Approx(0.0).margin(1e-12));
+  CHECK_THROWS_AS(fit_line({{1.0, 1.0}, {1.0, 2.0}}), std::invalid_argument);
+}
+
+TEST_CASE("calibration: alpha and beta of t = alpha + B / beta are recovered within 2%") {
+  const double alpha_s = 25e-6, beta = 6.5e9;
+  std::vector<MessageTiming> timings;
+  int i = 0;
+  for (double bytes = 4096; bytes <= 64.0 * (1 << 20); bytes *= 2, ++i) {
+    timings.push_back({bytes, (alpha_s + bytes / beta) * noise(i)});
+  }
+  const LinkFit fit = fit_link(timings);
+  CHECK(fit.alpha_s == Approx(alpha_s).epsilon(0.02));
+  CHECK(fit.beta_bytes_per_s == Approx(beta).epsilon(0.02));
+  CHECK(fit.line.max_abs_relative_residual() < 0.02);
+}
+
+TEST_CASE("calibration: peak, efficiency table and causal factor are recovered within 2%") {
+  const double peak = 20e9, launch_s = 40e-6;
+  // Known efficiency by block size and causal factor by block size.
+  const std::vector<std::pair<double, double>> eff = {{128, 0.5}, {256, 0.7}, {512, 0.9}, {1024, 1.0}};
+  const std::vector<double> causal = {0.6, 0.7, 0.8, 0.9};
+  std::vector<BlockTiming> timings;
+  for (std::size_t k = 0; k < eff.size(); ++k) {
+    const double n = eff[k].first;
+    const double full_flops = 4.0 * n * n * 4 * 64;
+    const double causal_flops = 4.0 * n * (n + 1) / 2 * 4 * 64;
+    const int i = static_cast<int>(k);
+    timings.push_back({Pass::fwd, 64, n, false, full_flops,
+                       (launch_s + full_flops / (peak * eff[k].second)) * noise(i)});
+    timings.push_back({Pass::fwd, 64, n, true, causal_flops,
+                       launch_s + causal_flops / (peak * eff[k].second * causal[k])});
+    timings.push_back({Pass::bwd, 64, n, false, 2.5 * full_flops,
+                       launch_s + 2.5 * full_flops / (peak * 0.5 * eff[k].second)});
+  }
+  const ComputeFit fit = fit_compute(timings, launch_s);
+  CHECK(fit.peak_flops == Approx(peak).epsilon(0.02));
+  CHECK(fit.launch_overhead_s == launch_s);
+  for (std::size_t k = 0; k < eff.size(); ++k) {
+    INFO("block " << eff[k].first);
+    CHECK(fit.forward.at(64).at(eff[k].first) == Approx(eff[k].second).epsilon(0.02));
+    CHECK(fit.backward.at(64).at(eff[k].first) == Approx(0.5 * eff[k].second).epsilon(0.02));
+    CHECK(fit.causal_efficiency.at(eff[k].first) == Approx(causal[k]).epsilon(0.02));
+  }
+  for (double r : fit.relative_residuals) CHECK(std::abs(r) < 0.02);
+}
+
+TEST_CASE("calibration: a timing not longer than the launch overhead is rejected") {
+  CHECK_THROWS_AS(fit_compute({{Pass::fwd, 64, 128, false, 1e6, 1e-6}}, 2e-6),
+                  std::invalid_argument);
+  CHECK_THROWS_AS(fit_compute({}, 0.0), std::invalid_argument);
+}
+
+TEST_CASE("calibration: error summaries use nearest-rank percentiles of |error|") {
+  const ErrorSummary s = summarize_errors({0.01, -0.02, 0.03, -0.04, 0.05, 0.06, -0.07, 0.08,
+                                           0.09, -0.10});
+  CHECK(s.count == 10);
+  CHECK(s.median_abs == Approx(0.05));
+  CHECK(s.p90_abs == Approx(0.09));
+  CHECK(s.max_abs == Approx(0.10));
+  CHECK(relative_error(1.1, 1.0) == Approx(0.1));
+}

@@ -1,0 +1,35 @@
+// tilesim calibrate --backend cpu --out PROFILE.yaml [--ranks N] [--quick] [--heads H]
+//                   [--head-dims 64,128]
+// Launch with `mpirun -np N tilesim calibrate ...` (N >= 2; the ranks share this host).
+#include <memory>
+
+#include "runtime/calibrate_command.hpp"
+#include "tools/cli_errors.hpp"
+#include "tools/commands.hpp"
+
+namespace tilesim::cli {
+
+void add_calibrate(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<runtime::CalibrateOptions>();
+  CLI::App* verb = app.add_subcommand(
+      "calibrate",
+      "Measure block kernels, point-to-point transfers and contention on this machine "
+      "(mpirun -np N) and write a calibration profile");
+  verb->add_option("--backend", args->backend,
+                   "cpu (MPI ranks + CPU kernels; the cuda backend is not calibrated yet)")
+      ->check(CLI::IsMember({"cpu"}));
+  verb->add_option("--out", args->out, "Calibration profile YAML to write")->required();
+  verb->add_option("--ranks", args->ranks, "Expected MPI ranks (checked against mpirun -np)")
+      ->check(CLI::Range(2, 4096));
+  verb->add_flag("--quick", args->quick, "Fewer sizes and repeats (CI: well under a minute)");
+  verb->add_option("--heads", args->heads, "Attention heads of the benchmarked blocks")
+      ->check(CLI::Range(1, 256));
+  verb->add_option("--head-dims", args->head_dims, "Head dims to benchmark, e.g. 64,128")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1024));
+  verb->callback([args, &exit_code] {
+    exit_code = run_guarded([&] { return runtime::calibrate_command(*args); });
+  });
+}
+
+}  // namespace tilesim::cli
