@@ -46,10 +46,14 @@ struct PartialPair {
   int lse = -1;
 };
 
+// Either an O/LSE softmax merge (partials into target) or, for dQ/dKV partials, a plain
+// elementwise sum (addends into sum_target; then partials is empty and target unset).
 struct MergeTask {
   int op = -1;
   std::vector<PartialPair> partials;  // merged in this order
   PartialPair target;                 // accumulator (its current contents take part)
+  std::vector<int> addends;           // dQ or dKV partials, added in this order
+  int sum_target = -1;                // dQ or dKV accumulator (its contents take part)
 };
 
 struct CommTask {

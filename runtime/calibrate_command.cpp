@@ -32,7 +32,7 @@ KernelBenchOptions kernel_options(const CalibrateOptions& options) {
     k.min_seconds = 0.02;
   } else {
     k.tokens = {64, 128, 256, 512, 1024, 2048};
-    k.repeats = 6;
+    k.repeats = 10;
     k.min_seconds = 0.2;
   }
   return k;
@@ -63,8 +63,9 @@ void print_compute_fit(const std::vector<calibration::BlockTiming>& timings,
 
 void print_link_fit(const std::vector<calibration::MessageTiming>& timings,
                     const calibration::LinkFit& fit) {
-  fmt::print("shared memory (class nvlink): alpha {:.2f} us, beta {:.3f} GB/s (t = alpha + B/beta)\n",
-             fit.alpha_s * 1e6, fit.beta_bytes_per_s / 1e9);
+  fmt::print(
+      "shared memory (class nvlink): alpha {:.2f} us, beta {:.3f} GB/s (t = alpha + B/beta)\n",
+      fit.alpha_s * 1e6, fit.beta_bytes_per_s / 1e9);
   fmt::print("  {:>12} {:>12} {:>12} {:>9}\n", "bytes", "measured", "fitted", "residual");
   for (std::size_t i = 0; i < timings.size(); ++i) {
     fmt::print("  {:>12.0f} {:>10.1f}us {:>10.1f}us {:>8.2f}%\n", timings[i].bytes,
@@ -116,7 +117,7 @@ int calibrate_command(const CalibrateOptions& options) {
     blocks = time_block_kernels(kernels);
     merge_bytes_per_s = time_merge_bytes_per_s(kernels);
   }
-  mpi.barrier();
+  quiet_barrier(mpi);
   const auto messages = time_ping_pong(mpi, message_sizes(options.quick), options.quick ? 5 : 15);
   const std::int64_t probe_tokens = options.quick ? 512 : 1024;
   const double cores = measure_shared_cores(mpi, kernels, probe_tokens);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <limits>
 #include <optional>
 #include <thread>
 
@@ -39,6 +40,21 @@ void recv_polling(std::vector<float>& buffer, int peer, MPI_Comm comm) {
             "MPI_Irecv");
   wait_polling(r);
 }
+
+}  // namespace
+
+void quiet_barrier(const MpiSession& mpi) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  mpi_check(MPI_Ibarrier(mpi.world(), &request), "MPI_Ibarrier");
+  int flag = 0;
+  while (true) {
+    mpi_check(MPI_Test(&request, &flag, MPI_STATUS_IGNORE), "MPI_Test");
+    if (flag != 0) return;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+}
+
+namespace {
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -78,7 +94,7 @@ std::vector<calibration::MessageTiming> time_ping_pong(const MpiSession& mpi,
   for (double bytes : sizes_bytes) {
     std::vector<float> buffer(static_cast<std::size_t>(bytes / 4.0), 1.0F);
     std::vector<double> one_way;
-    mpi.barrier();
+    quiet_barrier(mpi);
     for (int i = 0; i < repeats + 1; ++i) {
       const auto t0 = Clock::now();
       if (mpi.rank() == 0) {
@@ -92,21 +108,28 @@ std::vector<calibration::MessageTiming> time_ping_pong(const MpiSession& mpi,
     }
     out.push_back({static_cast<double>(buffer.size()) * 4.0, median(one_way)});
   }
-  mpi.barrier();
+  quiet_barrier(mpi);
   return out;
 }
 
 double measure_shared_cores(const MpiSession& mpi, const KernelBenchOptions& options,
                             std::int64_t tokens) {
+  constexpr int kAloneSamples = 3;
+  constexpr int kTogetherSamples = 7;
   time_one_forward_block_s(options, tokens);  // warm up
-  double alone = 0.0;
+  double alone = std::numeric_limits<double>::infinity();
   for (int r = 0; r < mpi.size(); ++r) {
-    mpi.barrier();
-    if (mpi.rank() == r) alone = time_one_forward_block_s(options, tokens);
+    for (int i = 0; i < kAloneSamples; ++i) {
+      quiet_barrier(mpi);
+      if (mpi.rank() == r) alone = std::min(alone, time_one_forward_block_s(options, tokens));
+    }
   }
-  mpi.barrier();
-  const double together = time_one_forward_block_s(options, tokens);
-  const auto all = mpi.gather(std::vector<double>{alone, together});
+  std::vector<double> together;
+  for (int i = 0; i < kTogetherSamples; ++i) {
+    quiet_barrier(mpi);
+    together.push_back(time_one_forward_block_s(options, tokens));
+  }
+  const auto all = mpi.gather(std::vector<double>{alone, median(together)});
   if (mpi.rank() != 0) return 0.0;
   std::vector<double> ratios;
   for (const auto& v : all) ratios.push_back(v[0] / v[1]);
@@ -118,11 +141,11 @@ double measure_comm_slowdown(const MpiSession& mpi, const KernelBenchOptions& op
                              std::int64_t tokens, double bytes) {
   const int peer = mpi.rank() ^ 1;
   const bool paired = peer < mpi.size();
-  mpi.barrier();
+  quiet_barrier(mpi);
   const double without = block_with(options, tokens, [](const std::atomic<bool>&) {});
   std::vector<float> out_buffer(static_cast<std::size_t>(bytes / 4.0), 1.0F);
   std::vector<float> in_buffer(out_buffer.size());
-  mpi.barrier();
+  quiet_barrier(mpi);
   const double with = block_with(options, tokens, [&](const std::atomic<bool>& done) {
     if (!paired) return;
     // Exchange until both sides' blocks are done (each round tells the peer whether to go on).

@@ -89,10 +89,11 @@ std::vector<calibration::BlockTiming> time_block_kernels(const KernelBenchOption
           if (pass == Pass::bwd && (causal || !options.backward)) continue;
           auto bench = std::make_unique<BlockBench>(options, d, n, causal);
           const double flops = kernels::forward_flops(bench->shape, bench->mask);
-          configs.push_back({{pass, d, static_cast<double>(n), causal,
-                              pass == Pass::fwd ? flops : 2.5 * flops,
-                              std::numeric_limits<double>::infinity()},
-                             std::move(bench), 1});
+          configs.push_back(
+              {{pass, d, static_cast<double>(n), causal, pass == Pass::fwd ? flops : 2.5 * flops,
+                std::numeric_limits<double>::infinity()},
+               std::move(bench),
+               1});
         }
       }
     }
@@ -150,7 +151,7 @@ double time_merge_bytes_per_s(const KernelBenchOptions& options) {
   std::vector<float> po = filled(rows.o_elements(), 0.1F), pl = filled(rows.lse_elements(), 1.0F);
   std::vector<float> ao = filled(rows.o_elements(), 0.2F), al = filled(rows.lse_elements(), 0.5F);
   const double t = best_time_s([&] { kernels::accumulate_partial_cpu(rows, po, pl, ao, al); },
-                                 options.repeats, options.min_seconds);
+                               options.repeats, options.min_seconds);
   const double bytes = 3.0 * 4.0 * static_cast<double>(rows.o_elements() + rows.lse_elements());
   return bytes / t;
 }

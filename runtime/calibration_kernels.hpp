@@ -5,12 +5,12 @@
 // FlashAttention-2 backward kernel). Every configuration is timed once per round, for
 // `repeats` rounds (the first only sizes the samples to >= 2 ms and warms the caches), and the
 // fastest sample is kept: interference from other processes only adds time, and rounds spread
-// a burst of it over many configurations instead of spoiling one. FLOPs: forward 4 * b * pairs * h * d
-// over the visible pairs (the causal diagonal block has n (n + 1) / 2), backward 2.5x that.
-// The launch overhead is the round trip of an empty task through a ComputeWorker with the
-// executor's 20 us idle polling: what each compute op costs beyond its kernel.
-// Merge bandwidth: B / t for the running merge of one partial of n rows, B = the bytes the
-// simulator charges a merge (partial read + accumulator read and written).
+// a burst of it over many configurations instead of spoiling one. FLOPs: forward 4 * b * pairs * h
+// * d over the visible pairs (the causal diagonal block has n (n + 1) / 2), backward 2.5x that. The
+// launch overhead is the round trip of an empty task through a ComputeWorker with the executor's 20
+// us idle polling: what each compute op costs beyond its kernel. Merge bandwidth: B / t for the
+// running merge of one partial of n rows, B = the bytes the simulator charges a merge (partial read
+// + accumulator read and written).
 #pragma once
 
 #include <cstdint>

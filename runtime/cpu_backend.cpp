@@ -79,6 +79,21 @@ void CpuBackend::launch_compute(const ComputeTask& task, std::span<const int> /*
 }
 
 void CpuBackend::launch_merge(const MergeTask& task, std::span<const int> /*pending*/) {
+  if (task.sum_target >= 0) {
+    std::vector<std::span<const float>> addends;
+    for (int obj : task.addends) addends.emplace_back(data(obj));
+    std::span<float> target = data(task.sum_target);
+    worker_.submit(task.op, [addends, target, op = task.op] {
+      for (std::span<const float> part : addends) {
+        if (part.size() != target.size()) {
+          throw std::runtime_error(
+              fmt::format("merge op {}: partial and target cover different chunks", op));
+        }
+        for (std::size_t i = 0; i < target.size(); ++i) target[i] += part[i];
+      }
+    });
+    return;
+  }
   std::vector<std::pair<std::span<const float>, std::span<const float>>> parts;
   for (const PartialPair& p : task.partials) parts.emplace_back(data(p.o), data(p.lse));
   std::span<float> o = data(task.target.o);

@@ -186,9 +186,20 @@ void CudaBackend::launch_merge(const MergeTask& task, std::span<const int> pendi
     cuda_check(cudaEventRecord(events_[static_cast<std::size_t>(e)].start.get(), s),
                "cudaEventRecord");
     const kernels::RowsShape rows = block_rows(plan_);
+    if (task.sum_target >= 0) {
+      const std::int64_t n = object_extent(plan_, task.sum_target).elements();
+      for (int part : task.addends) {
+        if (object_extent(plan_, part).elements() != n) {
+          throw std::runtime_error("partial and target cover different chunks");
+        }
+        kernels::add_f32_cuda(floats_of(part), floats_of(task.sum_target), n, s);
+      }
+    }
     const auto o_size = static_cast<std::size_t>(rows.o_elements());
     const auto lse_size = static_cast<std::size_t>(rows.lse_elements());
-    const std::size_t blocks = static_cast<std::size_t>(object_extent(plan_, task.target.o).blocks);
+    const std::size_t blocks =
+        task.sum_target >= 0 ? 0
+                             : static_cast<std::size_t>(object_extent(plan_, task.target.o).blocks);
     for (const PartialPair& p : task.partials) {
       if (object_extent(plan_, p.o).blocks != static_cast<int>(blocks)) {
         throw std::runtime_error("partial and target cover different chunks");

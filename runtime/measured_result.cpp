@@ -1,5 +1,7 @@
 #include "runtime/measured_result.hpp"
 
+#include "sim/model/exposed_comm.hpp"
+
 #include <algorithm>
 #include <deque>
 #include <map>
@@ -85,6 +87,7 @@ SimulationResult measured_result(const Plan& plan, const std::vector<RankRun>& r
                                                 std::max(ts.end_ps, tr.end_ps)});
     }
   }
+  fill_exposed_comm(plan, result);
   return result;
 }
 

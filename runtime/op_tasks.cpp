@@ -55,6 +55,23 @@ MergeTask merge_task(const Plan& plan, int rank, int op) {
   const auto writes = program.writes(op);
   MergeTask task;
   task.op = op;
+  for (Tensor sum : {Tensor::dq, Tensor::dkv}) {
+    const int target = find_tensor(plan, writes, sum);
+    if (target < 0) continue;
+    task.sum_target = target;
+    for (int r : reads) {
+      const DataObject& part = plan.object(r);
+      if (r != target && part.tensor == sum && part.chunk == plan.object(target).chunk) {
+        task.addends.push_back(r);
+      }
+    }
+    if (writes.size() != 1 || task.addends.size() != reads.size()) {
+      throw RankFailure(rank, op,
+                        "a dQ/dKV merge must read partials of its target's chunk and write only "
+                        "the target");
+    }
+    return task;
+  }
   task.target = {find_tensor(plan, writes, Tensor::o), find_tensor(plan, writes, Tensor::lse)};
   for (int r : reads) {
     const DataObject& po = plan.object(r);

@@ -171,3 +171,18 @@ tilesim_mpi_test("usp u2x2 GQA both passes match full attention and gradients" 4
   ARGS --set schedule.gpus=4 --set schedule.kind=usp --set schedule.ulysses=2
        --set attention.heads=8 --set attention.kv_heads=2 --set attention.pass=both
        --set attention.causal=true --seed 5 --check)
+# Mesh 2x2 backward and both: partial dQ reduced in Q-groups and partial dKV in KV-groups
+# (sum merges), checked at the owners (max abs error 1e-4); the tile has a comma, so these
+# are spelled out rather than listed in rt_backward_cases.
+foreach(pass backward both)
+  set(regex "${rt_bwd} 12288 ${rt_ok}")
+  if(pass STREQUAL "both")
+    set(regex "${rt_fwd} 6528 ${rt_ok}\n  ${regex}")
+  endif()
+  foreach(causal false true)
+    tilesim_mpi_test("mesh 2x2 4 ranks ${pass} causal=${causal} matches full gradients" 4
+      EXPECT ok REGEX "${regex}"
+      ARGS --set schedule.gpus=4 --set schedule.kind=mesh "--set" "schedule.tile=[2,2]"
+           --set attention.pass=${pass} --set attention.causal=${causal} --check)
+  endforeach()
+endforeach()

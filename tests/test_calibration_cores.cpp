@@ -22,8 +22,7 @@ double ring_makespan_s(int p, double cores) {
   const AttentionShape shape = mha_shape(16 * 1024);
   CalibrationProfile profile = ideal_profile(1e12);
   profile.compute_cores = cores;
-  return ps_to_s(
-      simulate(make_ring_plan(shape, p), star_topology(p, 1e18), profile).makespan_ps);
+  return ps_to_s(simulate(make_ring_plan(shape, p), star_topology(p, 1e18), profile).makespan_ps);
 }
 
 }  // namespace
@@ -57,7 +56,6 @@ TEST_CASE("calibration: sharing is per node, ranks on different nodes do not sha
   const AttentionShape shape = mha_shape(16 * 1024);
   CalibrationProfile profile = ideal_profile(1e12);
   profile.compute_cores = 1.0;
-  const double shared =
-      ps_to_s(simulate(make_ring_plan(shape, 4), two_nodes, profile).makespan_ps);
+  const double shared = ps_to_s(simulate(make_ring_plan(shape, 4), two_nodes, profile).makespan_ps);
   CHECK(shared == Approx(2.0 * 4 * block_s(shape, 4, 1e12)).epsilon(1e-6));
 }

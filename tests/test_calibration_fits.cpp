@@ -1,7 +1,6 @@
 // Fitting code on synthetic data with known parameters: every parameter is recovered
 // within 2% even with +-1% deterministic noise on the timings.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 
 #include "sim/calibration/compute_fit.hpp"
@@ -42,7 +41,8 @@ TEST_CASE("calibration: alpha and beta of t = alpha + B / beta are recovered wit
 TEST_CASE("calibration: peak, efficiency table and causal factor are recovered within 2%") {
   const double peak = 20e9, launch_s = 40e-6;
   // Known efficiency by block size and causal factor by block size.
-  const std::vector<std::pair<double, double>> eff = {{128, 0.5}, {256, 0.7}, {512, 0.9}, {1024, 1.0}};
+  const std::vector<std::pair<double, double>> eff = {
+      {128, 0.5}, {256, 0.7}, {512, 0.9}, {1024, 1.0}};
   const std::vector<double> causal = {0.6, 0.7, 0.8, 0.9};
   std::vector<BlockTiming> timings;
   for (std::size_t k = 0; k < eff.size(); ++k) {
@@ -76,8 +76,8 @@ TEST_CASE("calibration: a timing not longer than the launch overhead is rejected
 }
 
 TEST_CASE("calibration: error summaries use nearest-rank percentiles of |error|") {
-  const ErrorSummary s = summarize_errors({0.01, -0.02, 0.03, -0.04, 0.05, 0.06, -0.07, 0.08,
-                                           0.09, -0.10});
+  const ErrorSummary s =
+      summarize_errors({0.01, -0.02, 0.03, -0.04, 0.05, 0.06, -0.07, 0.08, 0.09, -0.10});
   CHECK(s.count == 10);
   CHECK(s.median_abs == Approx(0.05));
   CHECK(s.p90_abs == Approx(0.09));

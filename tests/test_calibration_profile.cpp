@@ -1,5 +1,4 @@
 #include <catch2/catch.hpp>
-
 #include <cmath>
 
 #include "sim/core/input_error.hpp"
@@ -22,8 +21,8 @@ TEST_CASE("shipped profiles load and carry the hardware.md figures") {
   CHECK(h100.link(LinkClass::nvlink).flow_cap_bytes_per_s == 180e9);
   CHECK(h100.efficiency(Pass::fwd, 128, 2048) == Approx(0.632));
   for (const char* name : {"a100", "h200", "h800"}) {
-    const auto p = load_calibration(std::string(TILESIM_SOURCE_DIR) + "/topologies/" + name +
-                                    ".calib.yaml");
+    const auto p =
+        load_calibration(std::string(TILESIM_SOURCE_DIR) + "/topologies/" + name + ".calib.yaml");
     CHECK(p.peak_flops > 0);
     CHECK(p.link(LinkClass::ib).defined);
   }

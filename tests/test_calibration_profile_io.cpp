@@ -1,6 +1,5 @@
 // A written profile loads back with the same values; the optional `cores` key is checked.
 #include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <fstream>
 #include <sstream>

@@ -2,7 +2,6 @@
 // the measurement has zero error, a measurement 25% slower everywhere gives -20% error, and
 // regression cases detect a moved figure.
 #include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <fstream>
 

@@ -168,3 +168,121 @@ TEST_CASE("mesh: peak memory stays within the bound and the budget") {
     CHECK_THAT(e.what(), Catch::Contains("exceeds the memory budget"));
   }
 }
+
+namespace {
+
+// Backward closed form with the sizes of closed_form_bytes plus dkv = 2*c*Hkv*d*4:
+// (a-1)(2q + 2o + lse) + (b-1)(kv + dkv).
+double closed_form_backward_bytes(std::int64_t seq, int heads, int kv_heads, int a, int b) {
+  const double c = static_cast<double>(seq) / (a * b);
+  const double q = c * heads * 128 * 2, kv = 2 * c * kv_heads * 128 * 2;
+  const double o = c * heads * 128 * 4, lse = c * heads * 4, dkv = 2 * c * kv_heads * 128 * 4;
+  return (a - 1) * (2 * q + 2 * o + lse) + (b - 1) * (kv + dkv);
+}
+
+AttentionShape with_pass(AttentionShape shape, PassSelection pass) {
+  shape.pass = pass;
+  return shape;
+}
+
+}  // namespace
+
+TEST_CASE("mesh: backward bytes per rank follow (a-1)(2q+2o+lse) + (b-1)(kv+dkv)") {
+  const std::vector<std::pair<int, int>> tiles = {{2, 2},  {3, 4}, {4, 3}, {2, 6}, {12, 1},
+                                                  {1, 12}, {6, 2}, {4, 4}, {5, 3}};
+  for (auto [a, b] : tiles) {
+    for (bool gqa : {false, true}) {
+      for (bool causal : {false, true}) {
+        for (PassSelection pass : {PassSelection::backward, PassSelection::both}) {
+          const std::int64_t seq = 2L * 3 * 5 * 16 * 64;
+          const AttentionShape shape =
+              with_pass(gqa ? gqa_shape(seq, causal) : mha_shape(seq, causal), pass);
+          const Plan plan = mesh(shape, a, b);
+          const ValidationReport report = validate_plan(plan);
+          INFO(a << "x" << b << (gqa ? " GQA" : " MHA") << (causal ? " causal " : " ")
+                 << to_string(pass) << (report.ok() ? "" : " " + report.errors.front()));
+          REQUIRE(report.ok());
+          const int kv_heads = gqa ? 8 : 32;
+          double want = closed_form_backward_bytes(seq, 32, kv_heads, a, b);
+          if (pass == PassSelection::both) want += closed_form_bytes(seq, 32, kv_heads, a, b);
+          CHECK(mesh_bytes_in_per_rank(shape, MeshTile{a, b}) == Approx(want).epsilon(1e-12));
+          CHECK(mesh_backward_bytes_in_per_rank(shape, MeshTile{a, b}) ==
+                Approx(closed_form_backward_bytes(seq, 32, kv_heads, a, b)).epsilon(1e-12));
+          for (const RankStats& r : report.ranks) {
+            CHECK(r.bytes_received == Approx(want).epsilon(1e-12));
+            CHECK(r.bytes_sent == Approx(want).epsilon(1e-12));
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("mesh: validator accepts backward and both for every factorisation of 4, 6 and 12") {
+  for (int p : {4, 6, 12}) {
+    for (const MeshTile& t : mesh_tiles(p)) {
+      for (bool causal : {false, true}) {
+        for (bool gqa : {false, true}) {
+          for (PassSelection pass : {PassSelection::backward, PassSelection::both}) {
+            const std::int64_t seq = 2L * 12 * 16 * 8;
+            const AttentionShape shape =
+                with_pass(gqa ? gqa_shape(seq, causal) : mha_shape(seq, causal), pass);
+            const Plan plan = mesh(shape, t.a, t.b);
+            const ValidationReport report = validate_plan(plan);
+            INFO(t.a << "x" << t.b << (causal ? " causal" : "") << (gqa ? " GQA " : " ")
+                     << to_string(pass) << (report.ok() ? "" : " " + report.errors.front()));
+            CHECK(report.ok());
+            // Every rank computes its a x b tile once per pass.
+            const int passes = pass == PassSelection::both ? 2 : 1;
+            for (const RankStats& r : report.ranks) CHECK(r.computes == passes * t.a * t.b);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("mesh: both starts with the forward-only program") {
+  const AttentionShape fwd = mha_shape(2L * 12 * 64, true);
+  for (const MeshTile& t : mesh_tiles(12)) {
+    const Plan f = mesh(fwd, t.a, t.b);
+    const Plan both = mesh(with_pass(fwd, PassSelection::both), t.a, t.b);
+    for (int r = 0; r < 12; ++r) {
+      const RankProgram& x = f.programs[static_cast<std::size_t>(r)];
+      const RankProgram& y = both.programs[static_cast<std::size_t>(r)];
+      REQUIRE(y.size() > x.size());
+      for (int i = 0; i < static_cast<int>(x.size()); ++i) {
+        INFO(t.a << "x" << t.b << " " << f.describe({r, i}) << " vs " << both.describe({r, i}));
+        CHECK(x.op(i).kind == y.op(i).kind);
+        CHECK(x.op(i).peer == y.op(i).peer);
+        CHECK(x.op(i).group == y.op(i).group);
+        CHECK(f.describe({r, i}) == both.describe({r, i}));
+      }
+      for (int i = static_cast<int>(x.size()); i < static_cast<int>(y.size()); ++i) {
+        if (y.op(i).kind == OpKind::compute) CHECK(y.op(i).pass == Pass::bwd);
+      }
+    }
+  }
+}
+
+TEST_CASE("mesh: backward reduces partial dQ and dKV with sum merges at the owners") {
+  const Plan plan = mesh(with_pass(gqa_shape(2L * 6 * 64), PassSelection::backward), 2, 3);
+  for (int r = 0; r < plan.ranks; ++r) {
+    const RankProgram& program = plan.programs[static_cast<std::size_t>(r)];
+    int dq_merges = 0, dkv_merges = 0;
+    for (int i = 0; i < static_cast<int>(program.size()); ++i) {
+      if (program.op(i).kind != OpKind::merge) continue;
+      REQUIRE(program.writes(i).size() == 1);
+      const DataObject& target = plan.object(program.writes(i)[0]);
+      for (int part : program.reads(i)) {
+        CHECK(plan.object(part).tensor == target.tensor);
+        CHECK(plan.object(part).chunk == target.chunk);
+      }
+      if (target.tensor == Tensor::dq) ++dq_merges;
+      if (target.tensor == Tensor::dkv) ++dkv_merges;
+    }
+    // a-1 = 1 dQ merge (the final one), b-1 = 2 dKV merges (one forward, one final).
+    CHECK(dq_merges == 1);
+    CHECK(dkv_merges == 2);
+  }
+}

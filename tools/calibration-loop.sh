@@ -5,7 +5,10 @@
 #
 #   tools/calibration-loop.sh [--quick] [--tilesim build/tilesim] [--mpirun mpirun]
 #                             [--work DIR] [--median 0.10] [--max 0.25] [--repeat N]
+#                             [--nice N]
 #
+# --nice N (e.g. -10, needs root) runs calibrate and the runs at that niceness, so that on a
+# host shared with other work the measurements see the machine rather than the neighbours.
 # Each run is repeated N times (default 3, --quick 2) and the fastest kept, as calibrate keeps
 # the fastest sample: on a shared host, load from other processes only ever adds time.
 # Full: ring, zigzag (causal) and mesh at 1K, 2K and 4K tokens on 2 and 4 ranks (mesh 2x1 on
@@ -20,6 +23,7 @@ work=$(mktemp -d)
 median_bound=0.10
 max_bound=0.25
 repeat=0
+nice_level=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --quick) quick=1; shift ;;
@@ -29,13 +33,20 @@ while [[ $# -gt 0 ]]; do
     --median) median_bound=$2; shift 2 ;;
     --max) max_bound=$2; shift 2 ;;
     --repeat) repeat=$2; shift 2 ;;
+    --nice) nice_level=$2; shift 2 ;;
     *) echo "calibration-loop.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
 mkdir -p "$work"
 [[ $repeat == 0 ]] && repeat=$([[ $quick == 1 ]] && echo 2 || echo 3)
 echo "host load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-launch() { "$mpirun" -np "$1" --oversubscribe "${@:2}"; }
+launch() {
+  if [[ -n $nice_level ]]; then
+    nice -n "$nice_level" "$mpirun" -np "$1" --oversubscribe "${@:2}"
+  else
+    "$mpirun" -np "$1" --oversubscribe "${@:2}"
+  fi
+}
 
 profile=$work/cpu.calib.yaml
 calibrate_args=(calibrate --backend cpu --out "$profile" --ranks 2)

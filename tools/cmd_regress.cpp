@@ -64,9 +64,8 @@ void add_regress(CLI::App& app, int& exit_code) {
   verb->add_option("directory", args->directory, "Directory of case YAML files (tests/regress/)")
       ->required();
   verb->add_flag("--update", args->update, "Rewrite every case's expectations with today's values");
-  verb->callback([args, &exit_code] {
-    exit_code = run_guarded([&] { return run_regress(*args); });
-  });
+  verb->callback(
+      [args, &exit_code] { exit_code = run_guarded([&] { return run_regress(*args); }); });
 }
 
 }  // namespace tilesim::cli

@@ -68,8 +68,8 @@ int run_validate(const ValidateArgs& args) {
   }
   const auto measured = calibration::op_times_from_json(run, plan, args.measured);
   const SimulationResult predicted = simulate(plan, p.topology, p.profile);
-  const calibration::ValidationReport report = calibration::compare_timelines(
-      plan, measured, run["makespan_s"].get<double>(), predicted);
+  const calibration::ValidationReport report =
+      calibration::compare_timelines(plan, measured, run["makespan_s"].get<double>(), predicted);
   if (args.scenario.json) {
     nlohmann::ordered_json j = calibration::report_to_json(plan, report);
     j["scenario"] = p.scenario.name;
@@ -97,9 +97,8 @@ void add_validate(CLI::App& app, int& exit_code) {
   verb->add_option("--calibration", args->calibration, "Calibration profile to predict with");
   verb->add_option("--published", args->published,
                    "Directory of published measurements (validation/) to predict");
-  verb->callback([args, &exit_code] {
-    exit_code = run_guarded([&] { return run_validate(*args); });
-  });
+  verb->callback(
+      [args, &exit_code] { exit_code = run_guarded([&] { return run_validate(*args); }); });
 }
 
 }  // namespace tilesim::cli

@@ -59,6 +59,9 @@ void merge_partials_cuda(const RowsShape& rows, const float* const* o_parts,
 void accumulate_partial_cuda(const RowsShape& rows, const float* o_block, const float* lse_block,
                              float* o_acc, float* lse_acc, void* stream);
 
+// dst[i] += src[i] for i < count (dQ/dKV partial sums); src may not alias dst.
+void add_f32_cuda(const float* src, float* dst, std::int64_t count, void* stream);
+
 // Element conversions between fp32 and the 16-bit input types (round to nearest even).
 void convert_from_f32_cuda(const float* src, void* dst, std::int64_t count, DType dtype,
                            void* stream);

@@ -81,6 +81,14 @@ __global__ void to_f32_kernel(const T* __restrict__ src, float* __restrict__ dst
   }
 }
 
+__global__ void add_f32_kernel(const float* __restrict__ src, float* __restrict__ dst,
+                               long long count) {
+  for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    dst[i] += src[i];
+  }
+}
+
 unsigned conversion_blocks(std::int64_t count) {
   const std::int64_t blocks = (count + 255) / 256;
   return static_cast<unsigned>(blocks < 4096 ? (blocks > 0 ? blocks : 1) : 4096);
@@ -130,6 +138,13 @@ void accumulate_partial_cuda(const RowsShape& rows, const float* o_block, const 
   parts.lse[1] = lse_block;
   parts.count = 2;
   cuda_detail::launch_merge(rows, parts, o_acc, lse_acc, static_cast<cudaStream_t>(stream));
+}
+
+void add_f32_cuda(const float* src, float* dst, std::int64_t count, void* stream) {
+  const auto s = static_cast<cudaStream_t>(stream);
+  cuda_detail::add_f32_kernel<<<cuda_detail::conversion_blocks(count), 256, 0, s>>>(src, dst,
+                                                                                    count);
+  cuda_detail::check_launch("add_f32_cuda");
 }
 
 void convert_from_f32_cuda(const float* src, void* dst, std::int64_t count, DType dtype,

@@ -5,10 +5,10 @@
 //   t = launch + F / (peak * e(pass, head_dim, n) * c(n))    (causal diagonal block,
 //                                                             F counts unmasked pairs only)
 // Given launch (measured on a tiny block), the rate of a sample is r = F / (t - launch);
-// peak = the highest full-mask rate seen, forward or backward (so every efficiency is <= 1), e = r_full / peak at
-// each measured n, and c(n) = r_causal(n) / r_full(n) (forward, first head_dim). Every
-// sample is then predicted back through the fitted curves (linear in log2 n between knots,
-// as the simulator interpolates) and its relative residual reported.
+// peak = the highest full-mask rate seen, forward or backward (so every efficiency is <= 1), e =
+// r_full / peak at each measured n, and c(n) = r_causal(n) / r_full(n) (forward, first head_dim).
+// Every sample is then predicted back through the fitted curves (linear in log2 n between knots, as
+// the simulator interpolates) and its relative residual reported.
 #pragma once
 
 #include <map>

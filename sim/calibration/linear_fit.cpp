@@ -17,7 +17,8 @@ LineFit fit_line(const std::vector<Sample>& samples, FitWeights weights) {
   std::vector<double> w(samples.size(), 1.0);
   for (std::size_t i = 0; i < samples.size(); ++i) {
     if (weights == FitWeights::relative) {
-      if (samples[i].y == 0.0) throw std::invalid_argument("fit_line: relative weights need y != 0");
+      if (samples[i].y == 0.0)
+        throw std::invalid_argument("fit_line: relative weights need y != 0");
       w[i] = 1.0 / (samples[i].y * samples[i].y);
     }
     w_sum += w[i];

@@ -25,8 +25,7 @@ nlohmann::ordered_json op_times_to_json(const Plan& plan, const SimulationResult
 
 std::vector<std::vector<OpTiming>> op_times_from_json(const nlohmann::json& document,
                                                       const Plan& plan, const std::string& file) {
-  if (!document.is_object() || !document.contains("op_times") ||
-      !document["op_times"].is_array()) {
+  if (!document.is_object() || !document.contains("op_times") || !document["op_times"].is_array()) {
     throw InputError(file, 0, "op_times",
                      "expected per-op times; write the run with `tilesim run --json`");
   }

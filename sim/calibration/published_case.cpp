@@ -56,7 +56,9 @@ std::vector<PublishedCase> run_published_cases(const std::string& directory) {
       for (const YAML::Node& n : root.node("set")) sets.push_back(n.as<std::string>());
     }
     const std::string scenario =
-        (std::filesystem::path(file).parent_path() / root.string("scenario")).lexically_normal().string();
+        (std::filesystem::path(file).parent_path() / root.string("scenario"))
+            .lexically_normal()
+            .string();
     c.predicted = predict(c.metric, scenario, sets);
     cases.push_back(c);
   }

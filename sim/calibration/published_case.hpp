@@ -14,7 +14,6 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
-
 #include <ostream>
 #include <string>
 #include <vector>

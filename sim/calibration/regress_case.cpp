@@ -18,7 +18,9 @@ namespace {
 constexpr const char* kFigureNames[] = {"makespan_s", "comm_bytes_total", "peak_memory_bytes_max"};
 
 std::string resolved_scenario(const RegressCase& c) {
-  return (std::filesystem::path(c.file).parent_path() / c.scenario_path).lexically_normal().string();
+  return (std::filesystem::path(c.file).parent_path() / c.scenario_path)
+      .lexically_normal()
+      .string();
 }
 
 }  // namespace
@@ -44,7 +46,8 @@ RegressCase load_regress_case(const std::string& path) {
     }
   }
   c.tolerance = root.number("tolerance");
-  if (!(c.tolerance >= 0.0 && c.tolerance < 1.0)) root.fail("tolerance", "expected a number in [0, 1)");
+  if (!(c.tolerance >= 0.0 && c.tolerance < 1.0))
+    root.fail("tolerance", "expected a number in [0, 1)");
   const YamlMap expected = root.map("expected");
   expected.allow_only({"makespan_s", "comm_bytes_total", "peak_memory_bytes_max"});
   for (const char* name : kFigureNames) {
@@ -76,12 +79,14 @@ void update_regress_case(const RegressCase& c) {
   out << "scenario: " << c.scenario_path << "\n";
   if (!c.sets.empty()) {
     out << "set: [";
-    for (std::size_t i = 0; i < c.sets.size(); ++i) out << (i ? ", " : "") << '"' << c.sets[i] << '"';
+    for (std::size_t i = 0; i < c.sets.size(); ++i)
+      out << (i ? ", " : "") << '"' << c.sets[i] << '"';
     out << "]\n";
   }
   out << fmt::format("tolerance: {}\n", c.tolerance);
   out << "expected:\n";
-  for (const RegressFigure& fig : c.figures) out << fmt::format("  {}: {:.10g}\n", fig.name, fig.got);
+  for (const RegressFigure& fig : c.figures)
+    out << fmt::format("  {}: {:.10g}\n", fig.name, fig.got);
 }
 
 std::vector<std::string> regress_case_files(const std::string& directory) {

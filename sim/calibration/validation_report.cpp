@@ -15,8 +15,8 @@ double duration_s(const OpTiming& t) { return ps_to_s(t.end_ps - t.start_ps); }
 bool ran(const OpTiming& t) { return t.start_ps >= 0 && t.end_ps >= t.start_ps; }
 
 std::string summary_line(const char* what, const ErrorSummary& s) {
-  return fmt::format("  {:<12} {:>5} median {:6.1f}%  p90 {:6.1f}%  max {:6.1f}%\n", what,
-                     s.count, 100.0 * s.median_abs, 100.0 * s.p90_abs, 100.0 * s.max_abs);
+  return fmt::format("  {:<12} {:>5} median {:6.1f}%  p90 {:6.1f}%  max {:6.1f}%\n", what, s.count,
+                     100.0 * s.median_abs, 100.0 * s.p90_abs, 100.0 * s.max_abs);
 }
 
 nlohmann::ordered_json summary_json(const ErrorSummary& s) {
@@ -50,8 +50,7 @@ ValidationReport compare_timelines(const Plan& plan,
         continue;
       }
       const bool comm = kind == OpKind::send || kind == OpKind::recv;
-      OpError e{OpId{r, static_cast<int>(i)}, kind,
-                comm ? ps_to_s(m[i].end_ps) : duration_s(m[i]),
+      OpError e{OpId{r, static_cast<int>(i)}, kind, comm ? ps_to_s(m[i].end_ps) : duration_s(m[i]),
                 comm ? ps_to_s(p[i].end_ps) : duration_s(p[i]), 0.0};
       e.rel_error = relative_error(e.predicted_s, e.measured_s);
       (kind == OpKind::compute || kind == OpKind::merge ? compute_errors : comm_errors)

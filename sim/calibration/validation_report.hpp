@@ -4,14 +4,13 @@
 // time (its last op). Per op, matched by id (rank, index), over ops that ran in both: compute
 // and merge ops by their duration (end - start); send and recv ops by their completion time
 // (end, from the run's start), because a comm op's measured duration starts at its own post
-// while the simulator's starts when both sides are posted, so durations are not comparable. Distributions are summarised by median, p90 and max of the
-// absolute relative error (error_stats.hpp); the worst ops are those with the largest
-// absolute duration difference in seconds (a 1 us op off by 100% matters less than a 1 s op
-// off by 10%).
+// while the simulator's starts when both sides are posted, so durations are not comparable.
+// Distributions are summarised by median, p90 and max of the absolute relative error
+// (error_stats.hpp); the worst ops are those with the largest absolute duration difference in
+// seconds (a 1 us op off by 100% matters less than a 1 s op off by 10%).
 #pragma once
 
 #include <nlohmann/json.hpp>
-
 #include <ostream>
 #include <vector>
 
@@ -24,7 +23,7 @@ namespace tilesim::calibration {
 struct OpError {
   OpId id;
   OpKind kind = OpKind::compute;
-  double measured_s = 0.0;   // compute/merge: duration; send/recv: completion time
+  double measured_s = 0.0;  // compute/merge: duration; send/recv: completion time
   double predicted_s = 0.0;
   double rel_error = 0.0;
 };

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "sim/model/compute_model.hpp"
+#include "sim/model/exposed_comm.hpp"
 #include "sim/model/event_queue.hpp"
 #include "sim/network/flow_network.hpp"
 #include "sim/plan/plan_tracker.hpp"
@@ -86,8 +87,9 @@ class Simulation {
     running_.assign(static_cast<std::size_t>(plan.ranks), RunningCompute{});
     active_since_.assign(static_cast<std::size_t>(plan.ranks), 0);
     for (int gpu : placement_) rank_node_.push_back(std::max(topology.node_of_gpu(gpu), 0));
-    running_on_node_.assign(
-        rank_node_.empty() ? 1 : static_cast<std::size_t>(*std::max_element(rank_node_.begin(), rank_node_.end()) + 1), 0);
+    const int nodes =
+        rank_node_.empty() ? 1 : *std::max_element(rank_node_.begin(), rank_node_.end()) + 1;
+    running_on_node_.assign(static_cast<std::size_t>(nodes), 0);
   }
 
   SimulationResult run() {
@@ -147,7 +149,8 @@ class Simulation {
 
   // Fair sharing of a node's cores: k > cores running computes each get cores / k.
   double share_stretch(int rank) const {
-    const int k = running_on_node_[static_cast<std::size_t>(rank_node_[static_cast<std::size_t>(rank)])];
+    const int node = rank_node_[static_cast<std::size_t>(rank)];
+    const int k = running_on_node_[static_cast<std::size_t>(node)];
     const double cores = profile_.compute_cores;
     return cores > 0.0 && k > cores ? static_cast<double>(k) / cores : 1.0;
   }
@@ -346,6 +349,7 @@ class Simulation {
       result_.makespan_ps = std::max(result_.makespan_ps, totals.end_ps);
     }
     result_.single_gpu_s = compute_.single_gpu_time_s();
+    fill_exposed_comm(plan_, result_);
   }
 
   const Plan& plan_;
@@ -386,7 +390,7 @@ Figures summarize(const SimulationResult& result) {
   double exposed_sum = 0.0, active_sum = 0.0, flops_sum = 0.0, flops_max = 0.0;
   for (const RankTotals& r : result.ranks) {
     const double compute_s = ps_to_s(r.compute_busy_ps);
-    const double exposed_s = ps_to_s(r.end_ps - r.compute_busy_ps);
+    const double exposed_s = ps_to_s(r.exposed_comm_ps);
     f.compute_s_max = std::max(f.compute_s_max, compute_s);
     f.exposed_comm_s_max = std::max(f.exposed_comm_s_max, exposed_s);
     exposed_sum += std::min(exposed_s, ps_to_s(r.comm_active_ps));

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "sim/plan/attention_objects.hpp"
 #include "sim/plan/chunked_objects.hpp"
 #include "sim/plan/mesh_memory.hpp"
 #include "sim/plan/mesh_placement.hpp"
@@ -297,16 +298,163 @@ class RankBuilder {
   std::vector<int> sent_partials_;
 };
 
+// Partial dQ and dKV objects of the backward pass, one per (rank, tile position)
+// that is not the rank's own (its own chunk accumulates into dQ[g] / dKV[g]).
+struct MeshPartials {
+  std::vector<int> dq;   // rank * a + Q position
+  std::vector<int> dkv;  // rank * b + KV position
+};
+
+// Builds one rank's backward program (mesh_schedule.hpp): gather, compute, reduce.
+class BackwardBuilder {
+ public:
+  BackwardBuilder(Plan& plan, const AttentionObjects& objs, const MeshPartials& partials,
+                  MeshTile tile, int rank, int first_group)
+      : plan_(plan),
+        build_(plan),
+        objs_(objs),
+        partials_(partials),
+        tile_(tile),
+        g_(rank),
+        p_(tile.q_pos(rank)),
+        t_(tile.kv_pos(rank)),
+        group_(first_group) {
+    q_in_.assign(at(tile_.a), 0);
+    kv_in_.assign(at(tile_.b), 0);
+    emitted_.assign(at(tile_.a * tile_.b), 0);
+    q_in_[at(p_)] = 1;
+    kv_in_[at(t_)] = 1;
+  }
+
+  void run() {
+    const int a = tile_.a, b = tile_.b;
+    emit_ready();
+    for (int s = 0; s < std::max(a, b) - 1; ++s, ++group_) {
+      if (s < a - 1) gather_q(s);
+      if (s < b - 1) gather_kv(s);
+      if (s < a - 1) q_in_[at(mod(p_ - 1 - s, a))] = 1;
+      if (s < b - 1) kv_in_[at(mod(t_ - 1 - s, b))] = 1;
+      emit_ready();
+    }
+    free_gathered();
+    for (int s = 0; s < std::max(a, b) - 1; ++s, ++group_) {
+      // Before step s: fold the partial received at step s-1 into the own one it forwards.
+      if (s > 0 && s < a - 1) {
+        const int u = mod(p_ - 1 - s, a);
+        merge(dq(tile_.q_prev(g_), u), dq(g_, u));
+      }
+      if (s > 0 && s < b - 1) {
+        const int v = mod(t_ - 1 - s, b);
+        merge(dkv(tile_.kv_prev(g_), v), dkv(g_, v));
+      }
+      std::vector<int> sent;
+      if (s < a - 1) {
+        const int u_out = mod(p_ - 1 - s, a), u_in = mod(p_ - 2 - s, a);
+        build_.send(g_, dq(g_, u_out), tile_.q_next(g_), group_);
+        build_.recv(g_, dq(tile_.q_prev(g_), u_in), tile_.q_prev(g_), group_);
+        sent.push_back(dq(g_, u_out));
+      }
+      if (s < b - 1) {
+        const int v_out = mod(t_ - 1 - s, b), v_in = mod(t_ - 2 - s, b);
+        build_.send(g_, dkv(g_, v_out), tile_.kv_next(g_), group_);
+        build_.recv(g_, dkv(tile_.kv_prev(g_), v_in), tile_.kv_prev(g_), group_);
+        sent.push_back(dkv(g_, v_out));
+      }
+      for (int obj : sent) build_.free(g_, obj);
+    }
+    // The last step of each ring brings the sum of the other members' partials home.
+    if (a > 1) merge(dq(tile_.q_prev(g_), p_), objs_.dq[at(g_)]);
+    if (b > 1) merge(dkv(tile_.kv_prev(g_), t_), objs_.dkv[at(g_)]);
+  }
+
+ private:
+  int dq(int rank, int u) const {
+    return u == tile_.q_pos(rank) ? objs_.dq[at(rank)] : partials_.dq[at(rank * tile_.a + u)];
+  }
+  int dkv(int rank, int v) const {
+    return v == tile_.kv_pos(rank) ? objs_.dkv[at(rank)] : partials_.dkv[at(rank * tile_.b + v)];
+  }
+
+  // The Q side of a Q chunk: what a backward block reads besides KV.
+  std::vector<int> q_side(int chunk) const {
+    return {objs_.q[at(chunk)], objs_.d_o[at(chunk)], objs_.o[at(chunk)], objs_.lse[at(chunk)]};
+  }
+
+  // Step s sends Q position p-s (own first, then what step s-1 brought) and
+  // receives position p-1-s.
+  void gather_q(int s) {
+    const int a = tile_.a;
+    for (int obj : q_side(tile_.q_chunk(g_, mod(p_ - s, a)))) {
+      build_.send(g_, obj, tile_.q_next(g_), group_);
+    }
+    for (int obj : q_side(tile_.q_chunk(g_, mod(p_ - 1 - s, a)))) {
+      build_.recv(g_, obj, tile_.q_prev(g_), group_);
+    }
+  }
+
+  void gather_kv(int s) {
+    const int b = tile_.b;
+    build_.send(g_, objs_.kv[at(tile_.kv_chunk(g_, mod(t_ - s, b)))], tile_.kv_next(g_), group_);
+    build_.recv(g_, objs_.kv[at(tile_.kv_chunk(g_, mod(t_ - 1 - s, b)))], tile_.kv_prev(g_),
+                group_);
+  }
+
+  // Every block whose inputs are present, Q positions in the order their partial
+  // dQ leaves on the reduce ring (p-1, p-2, ..., own last).
+  void emit_ready() {
+    for (int s = 1; s <= tile_.a; ++s) {
+      const int j = mod(p_ - s, tile_.a);
+      if (!q_in_[at(j)]) continue;
+      for (int i = 0; i < tile_.b; ++i) {
+        const int k = mod(t_ - 1 - i, tile_.b);
+        if (kv_in_[at(k)] && !emitted_[at(j * tile_.b + k)]) compute(j, k);
+      }
+    }
+  }
+
+  void compute(int j, int k) {
+    emitted_[at(j * tile_.b + k)] = 1;
+    const int qc = tile_.q_chunk(g_, j), kc = tile_.kv_chunk(g_, k);
+    if (plan_.unmasked_pairs(qc, kc) <= 0) return;
+    const int reads[] = {objs_.q[at(qc)], objs_.kv[at(kc)], objs_.d_o[at(qc)], objs_.o[at(qc)],
+                         objs_.lse[at(qc)]};
+    const int writes[] = {dq(g_, j), dkv(g_, k)};
+    build_.compute(g_, qc, kc, Pass::bwd, reads, writes);
+  }
+
+  void free_gathered() {
+    for (int j = 0; j < tile_.a; ++j) {
+      if (j == p_) continue;
+      for (int obj : q_side(tile_.q_chunk(g_, j))) build_.free(g_, obj);
+    }
+    for (int k = 0; k < tile_.b; ++k) {
+      if (k != t_) build_.free(g_, objs_.kv[at(tile_.kv_chunk(g_, k))]);
+    }
+  }
+
+  void merge(int received, int target) {
+    const int partials[] = {received};
+    const int targets[] = {target};
+    build_.merge(g_, partials, targets);
+    build_.free(g_, received);
+  }
+
+  Plan& plan_;
+  ProgramBuilder build_;
+  const AttentionObjects& objs_;
+  const MeshPartials& partials_;
+  MeshTile tile_;
+  int g_, p_, t_;
+  int group_;
+  std::vector<std::uint8_t> q_in_, kv_in_, emitted_;
+};
+
 }  // namespace
 
 Plan make_mesh_plan(const AttentionShape& shape, const MeshOptions& options) {
   const MeshTile tile = options.tile;
   if (tile.a < 1 || tile.b < 1) {
     throw ScheduleError("schedule.tile", "expected a mesh tile [a, b] with a, b >= 1");
-  }
-  if (shape.has_backward()) {
-    throw ScheduleError("attention.pass",
-                        "the mesh generator builds the forward pass; pass must be forward");
   }
   Plan plan = make_mesh_layout(shape, tile.ranks());
   plan.tile_a = tile.a;
@@ -324,31 +472,85 @@ Plan make_mesh_plan(const AttentionShape& shape, const MeshOptions& options) {
     throw ScheduleError("schedule.tile", fmt::format("step order {} is not allowed for mesh {}x{}",
                                                      to_string(opt.order), tile.a, tile.b));
   }
-  const ChunkObjects objs = add_forward_objects(plan);
+  // Forward-only plans keep their object list (Q, KV, O, LSE per chunk) as it was.
+  AttentionObjects all;
+  if (shape.has_backward()) {
+    all = add_attention_objects(plan);
+  } else {
+    const ChunkObjects fwd = add_forward_objects(plan);
+    all.q = fwd.q;
+    all.kv = fwd.kv;
+    all.o = fwd.o;
+    all.lse = fwd.lse;
+  }
+  const ChunkObjects objs{all.q, all.kv, all.o, all.lse};
   const int ranks = tile.ranks();
-  std::vector<int> partial_o(at(ranks * tile.a), -1), partial_lse(at(ranks * tile.a), -1);
-  for (int g = 0; g < ranks; ++g) {
-    for (int u = 0; u < tile.a; ++u) {
-      if (u == tile.q_pos(g)) continue;
-      const int chunk = tile.q_chunk(g, u);
-      partial_o[at(g * tile.a + u)] =
-          plan.add_object({Tensor::o, chunk, g, shape.o_accumulator_bytes(c), false, false,
-                           fmt::format("O[{}]@{}", chunk, g)});
-      partial_lse[at(g * tile.a + u)] =
-          plan.add_object({Tensor::lse, chunk, g, shape.lse_bytes(c), false, false,
-                           fmt::format("LSE[{}]@{}", chunk, g)});
+  if (shape.has_forward()) {
+    std::vector<int> partial_o(at(ranks * tile.a), -1), partial_lse(at(ranks * tile.a), -1);
+    for (int g = 0; g < ranks; ++g) {
+      for (int u = 0; u < tile.a; ++u) {
+        if (u == tile.q_pos(g)) continue;
+        const int chunk = tile.q_chunk(g, u);
+        partial_o[at(g * tile.a + u)] =
+            plan.add_object({Tensor::o, chunk, g, shape.o_accumulator_bytes(c), false, false,
+                             fmt::format("O[{}]@{}", chunk, g)});
+        partial_lse[at(g * tile.a + u)] =
+            plan.add_object({Tensor::lse, chunk, g, shape.lse_bytes(c), false, false,
+                             fmt::format("LSE[{}]@{}", chunk, g)});
+      }
+    }
+    for (int g = 0; g < ranks; ++g) {
+      RankBuilder(plan, objs, partial_o, partial_lse, opt, g).run();
     }
   }
-  for (int g = 0; g < ranks; ++g) {
-    RankBuilder(plan, objs, partial_o, partial_lse, opt, g).run();
+  if (shape.has_backward()) {
+    MeshPartials partials;
+    partials.dq.assign(at(ranks * tile.a), -1);
+    partials.dkv.assign(at(ranks * tile.b), -1);
+    for (int g = 0; g < ranks; ++g) {
+      for (int u = 0; u < tile.a; ++u) {
+        if (u == tile.q_pos(g)) continue;
+        const int chunk = tile.q_chunk(g, u);
+        partials.dq[at(g * tile.a + u)] =
+            plan.add_object({Tensor::dq, chunk, g, shape.o_accumulator_bytes(c), false, false,
+                             fmt::format("dQ[{}]@{}", chunk, g)});
+      }
+      for (int v = 0; v < tile.b; ++v) {
+        if (v == tile.kv_pos(g)) continue;
+        const int chunk = tile.kv_chunk(g, v);
+        partials.dkv[at(g * tile.b + v)] =
+            plan.add_object({Tensor::dkv, chunk, g, shape.dkv_accumulator_bytes(c), false, false,
+                             fmt::format("dKV[{}]@{}", chunk, g)});
+      }
+    }
+    // Every rank's forward uses the same number of comm groups, so the backward's
+    // groups start at the same index everywhere.
+    const int first_group = shape.has_forward() ? static_cast<int>(opt.order.size()) : 0;
+    for (int g = 0; g < ranks; ++g) {
+      BackwardBuilder(plan, all, partials, tile, g, first_group).run();
+    }
   }
   return plan;
 }
 
-double mesh_bytes_in_per_rank(const AttentionShape& shape, MeshTile tile) {
+double mesh_forward_bytes_in_per_rank(const AttentionShape& shape, MeshTile tile) {
   const std::int64_t c = shape.seq_len / tile.ranks();
   return (tile.a - 1) * shape.q_bytes(c) + (tile.b - 1) * shape.kv_bytes(c) +
          (tile.a - 1) * (shape.o_accumulator_bytes(c) + shape.lse_bytes(c));
+}
+
+double mesh_backward_bytes_in_per_rank(const AttentionShape& shape, MeshTile tile) {
+  const std::int64_t c = shape.seq_len / tile.ranks();
+  const double q = shape.q_bytes(c), o = shape.o_accumulator_bytes(c);
+  return (tile.a - 1) * (2 * q + 2 * o + shape.lse_bytes(c)) +
+         (tile.b - 1) * (shape.kv_bytes(c) + shape.dkv_accumulator_bytes(c));
+}
+
+double mesh_bytes_in_per_rank(const AttentionShape& shape, MeshTile tile) {
+  double bytes = 0.0;
+  if (shape.has_forward()) bytes += mesh_forward_bytes_in_per_rank(shape, tile);
+  if (shape.has_backward()) bytes += mesh_backward_bytes_in_per_rank(shape, tile);
+  return bytes;
 }
 
 MeshTile fewest_bytes_tile(const AttentionShape& shape, int ranks) {

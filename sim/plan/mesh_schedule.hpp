@@ -1,4 +1,5 @@
-// Mesh-Attention forward plans: a x b tiles (DESIGN.md "Mesh-Attention").
+// Mesh-Attention plans, forward and backward: a x b tiles (DESIGN.md
+// "Mesh-Attention").
 //
 // Chunks: non-causal, P contiguous chunks (chunk i = block i); causal, the
 // zigzag layout of 2P blocks, chunk r = blocks {r, 2P-1-r}, so every pair of
@@ -33,6 +34,34 @@
 // compute stream during the all-gathers when communication is the bottleneck,
 // which the exhaustive comparison in tests/test_mesh_sim.cpp showed).
 // Memory per rank is bounded by mesh_peak_bound_bytes (mesh_memory.hpp).
+//
+// Backward (`pass: backward`, and after the forward with `both`), DESIGN.md
+// "dQ reduced in Q-groups and dK/dV in KV-groups": a block's backward reads
+// Q, dO, the final O and LSE of its q chunk (D = rowsum(dO*O) is derived by
+// the kernel) and KV, and adds into dQ of the q chunk and dKV of the kv chunk.
+// A rank's program, with m = max(a, b) - 1:
+//   gather, m comm groups: group s holds Q ring step s (s < a-1: sends the Q,
+//     dO, O, LSE of Q position p-s to the next Q-group member, receives those
+//     of p-1-s) and KV ring step s (s < b-1: KV of t-s out, t-1-s in); the
+//     own block first, then after each group every block whose inputs are in
+//     (partial dQ of Q position u and partial dKV of KV position v are
+//     separate fp32 objects dQ[i]@g, dKV[j]@g; the own chunk's go straight
+//     into dQ[g], dKV[g]); then the gathered chunks are freed;
+//   reduce, m comm groups: group s holds dQ ring step s (s < a-1: sends the
+//     partial dQ of Q position p-1-s, receives that of p-2-s) and dKV ring
+//     step s (s < b-1, positions t-1-s and t-2-s on the KV-group ring); before
+//     step s > 0 the partial received at step s-1 is merged (elementwise sum)
+//     into the own partial it is forwarded with; after the last step the
+//     received sums are merged into dQ[g] and dKV[g].
+// Bytes received (= sent) per rank, backward, fp32 accumulators (o-sized dQ):
+//   (a-1)*(2q + 2o + lse)   Q-group: Q, dO, O, LSE in; partial dQ reduced
+// + (b-1)*(kv + dkv)        KV-group: KV in; partial dKV reduced
+// and with `both` forward + backward (the backward gathers Q and KV again:
+// the forward frees what it gathered). The backward caches every gathered
+// chunk of its tile (a Q sides, b KV chunks, a-1 + b-1 local partials and up
+// to two received ones); memory windows and budgets apply to the forward.
+// a = 1 is a KV all-gather with dKV reduced on a (P-1)-step ring, not the
+// ring backward program.
 #pragma once
 
 #include <vector>
@@ -51,14 +80,18 @@ struct MeshOptions {
   bool hold_back = true;
 };
 
-// Throws ScheduleError if the tokens do not split into the tile's chunks, the
-// pass is not forward, or options.order is not allowed.
+// Throws ScheduleError if the tokens do not split into the tile's chunks or
+// options.order is not allowed.
 Plan make_mesh_plan(const AttentionShape& shape, const MeshOptions& options);
 
-// The closed form above: (a-1)*q + (b-1)*kv + (a-1)*(o + lse), c = S/(a*b).
+// The closed forms above, c = S/(a*b): forward (a-1)*q + (b-1)*kv + (a-1)*(o + lse),
+// backward (a-1)*(2q + 2o + lse) + (b-1)*(kv + dkv); mesh_bytes_in_per_rank sums the
+// passes of shape.pass.
+double mesh_forward_bytes_in_per_rank(const AttentionShape& shape, MeshTile tile);
+double mesh_backward_bytes_in_per_rank(const AttentionShape& shape, MeshTile tile);
 double mesh_bytes_in_per_rank(const AttentionShape& shape, MeshTile tile);
 
-// The tile with the fewest received bytes per rank (smallest a on ties).
+// The tile with the fewest received bytes per rank over shape.pass (smallest a on ties).
 MeshTile fewest_bytes_tile(const AttentionShape& shape, int ranks);
 
 // The dispatcher's entry: tile from the spec (auto = the tile with the fewest

@@ -20,7 +20,7 @@ void require_forward_only(const AttentionShape& shape, const ScheduleSpec& spec)
   if (shape.has_backward()) {
     throw ScheduleError("attention.pass",
                         fmt::format("schedule '{}' builds the forward pass only; pass must be "
-                                    "forward (backward: ring, zigzag, striped, ulysses, usp)",
+                                    "forward (backward: ring, zigzag, striped, ulysses, usp, mesh)",
                                     spec.kind));
   }
 }

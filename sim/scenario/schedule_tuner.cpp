@@ -16,7 +16,10 @@ namespace {
 
 std::string bound_of(const Plan& plan, const SimulationResult& result, const Figures& f,
                      const Topology& topology) {
-  if (f.exposed_comm_s_max < 0.1 * f.makespan_s) return "compute";
+  if (f.exposed_comm_s_max < 0.1 * f.makespan_s) {
+    // Compute bound; when one rank has much more work, the imbalance sets the pace.
+    return f.compute_balance > 1.1 ? "imbalance" : "compute";
+  }
   // The busiest route: the GPU pair with the most transfer-seconds.
   std::map<std::pair<int, int>, double> busy_ps;
   auto gpu = [&](int rank) {
