@@ -5,11 +5,10 @@
 // MPI_Irecv and completed by MPI_Test polling with the executor's 20 us idle sleep, exactly as
 // the backend moves a plan's objects; one-way time = round trip / 2, median of the repeats.
 // Shared cores: every rank times one forward block alone (one rank at a time, fastest of 3:
-// the speed the kernel table is fitted at), then all ranks compute at once, 7 times back to
-// back (median: the sustained speed); cores = ranks * t_alone / t_together (median over
-// ranks), capped at the rank count: the compute the host sustains for its ranks, in units of
-// one unloaded rank, which the simulator shares fairly. Load from other processes on the
-// host lowers it, as it lowers what the ranks of a run get.
+// the speed the kernel table is fitted at), then all ranks compute at once, 7 times (fastest:
+// interference from other processes only adds time); cores = ranks * t_alone / t_together
+// (median over ranks), capped at the rank count: the compute the host gives its ranks at
+// once, in units of one rank alone, which the simulator shares fairly.
 // Compute under communication: all ranks compute a block at once, first alone, then while a
 // ComputeWorker computes and the main thread keeps exchanging `bytes`-sized messages with a
 // partner rank (r xor 1); comm_slowdown = t_with / t_without - 1 (>= 0).

@@ -186,3 +186,18 @@ foreach(pass backward both)
            --set attention.pass=${pass} --set attention.causal=${causal} --check)
   endforeach()
 endforeach()
+# GQA 2:1 (kv_heads 2 of 4 heads, the small shape) on a 2x3 tile, both passes, another seed.
+tilesim_mpi_test("mesh 2x3 6 ranks both causal=true matches full gradients" 6
+  EXPECT ok REGEX "${rt_fwd} 6528 ${rt_ok}\n  ${rt_bwd} 12288 ${rt_ok}"
+  ARGS --set schedule.gpus=6 --set schedule.kind=mesh "--set" "schedule.tile=[2,3]"
+       --set attention.pass=both --set attention.causal=true --seed 5 --check)
+# The degenerate tiles: 1x4 (dKV reduced on the KV ring only) and 4x1 (dQ on the Q ring only).
+foreach(tile 1,4 4,1)
+  string(REPLACE "," ";" ab "${tile}")
+  list(GET ab 0 a)
+  list(GET ab 1 b)
+  tilesim_mpi_test("mesh ${a}x${b} 4 ranks backward causal=true matches full gradients" 4
+    EXPECT ok REGEX "${rt_bwd} 12288 ${rt_ok}"
+    ARGS --set schedule.gpus=4 --set schedule.kind=mesh "--set" "schedule.tile=[${a},${b}]"
+         --set attention.pass=backward --set attention.causal=true --check)
+endforeach()

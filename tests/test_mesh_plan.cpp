@@ -286,3 +286,25 @@ TEST_CASE("mesh: backward reduces partial dQ and dKV with sum merges at the owne
     CHECK(dkv_merges == 2);
   }
 }
+
+TEST_CASE("mesh: backward streams the longer ring once the shorter one is gathered") {
+  // 1 x 12 and 12 x 1: a received chunk is freed right after it is forwarded, so at most
+  // three gathered chunks (arriving, used, being forwarded) are live, not all eleven.
+  const std::int64_t seq = 2L * 12 * 64;
+  const AttentionShape shape = with_pass(gqa_shape(seq, true), PassSelection::backward);
+  const std::int64_t c = seq / 12;
+  const double q_side = 2 * shape.q_bytes(c) + shape.o_accumulator_bytes(c) + shape.lse_bytes(c);
+  const double own =
+      q_side + shape.kv_bytes(c) + shape.o_accumulator_bytes(c) + shape.dkv_accumulator_bytes(c);
+  for (auto [a, b] : std::vector<std::pair<int, int>>{{1, 12}, {12, 1}}) {
+    const ValidationReport report = validate_plan(mesh(shape, a, b));
+    REQUIRE(report.ok());
+    const double gathered = a > 1 ? q_side : shape.kv_bytes(c);
+    const double partial = a > 1 ? shape.o_accumulator_bytes(c) : shape.dkv_accumulator_bytes(c);
+    // own chunk + 11 local partials + 2 received partials + 3 gathered chunks
+    const double bound = own + 13 * partial + 3 * gathered;
+    INFO(a << "x" << b << " peak " << report.max_peak_bytes() << " bound " << bound);
+    CHECK(report.max_peak_bytes() <= bound);
+    CHECK(report.max_peak_bytes() < own + 13 * partial + 11 * gathered);
+  }
+}

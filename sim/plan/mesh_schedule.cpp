@@ -322,6 +322,8 @@ class BackwardBuilder {
     q_in_.assign(at(tile_.a), 0);
     kv_in_.assign(at(tile_.b), 0);
     emitted_.assign(at(tile_.a * tile_.b), 0);
+    q_freed_.assign(at(tile_.a), 0);
+    kv_freed_.assign(at(tile_.b), 0);
     q_in_[at(p_)] = 1;
     kv_in_[at(t_)] = 1;
   }
@@ -335,8 +337,9 @@ class BackwardBuilder {
       if (s < a - 1) q_in_[at(mod(p_ - 1 - s, a))] = 1;
       if (s < b - 1) kv_in_[at(mod(t_ - 1 - s, b))] = 1;
       emit_ready();
+      free_used_up(s);
     }
-    free_gathered();
+    free_used_up(-1);
     for (int s = 0; s < std::max(a, b) - 1; ++s, ++group_) {
       // Before step s: fold the partial received at step s-1 into the own one it forwards.
       if (s > 0 && s < a - 1) {
@@ -422,14 +425,35 @@ class BackwardBuilder {
     build_.compute(g_, qc, kc, Pass::bwd, reads, writes);
   }
 
-  void free_gathered() {
-    for (int j = 0; j < tile_.a; ++j) {
-      if (j == p_) continue;
+  // After gather step `step` (-1: after the gather): frees every received chunk
+  // whose blocks are all emitted and that is forwarded already or never will be.
+  // The position received at step s of a ring of n is forwarded at step s+1 < n-1.
+  void free_used_up(int step) {
+    for (int s = 0; s < tile_.a - 1; ++s) {
+      const int j = mod(p_ - 1 - s, tile_.a);
+      if (q_freed_[at(j)] || !releasable(s, step, tile_.a)) continue;
+      bool done = true;
+      for (int k = 0; k < tile_.b; ++k) done = done && emitted_[at(j * tile_.b + k)];
+      if (!done) continue;
       for (int obj : q_side(tile_.q_chunk(g_, j))) build_.free(g_, obj);
+      q_freed_[at(j)] = 1;
     }
-    for (int k = 0; k < tile_.b; ++k) {
-      if (k != t_) build_.free(g_, objs_.kv[at(tile_.kv_chunk(g_, k))]);
+    for (int s = 0; s < tile_.b - 1; ++s) {
+      const int k = mod(t_ - 1 - s, tile_.b);
+      if (kv_freed_[at(k)] || !releasable(s, step, tile_.b)) continue;
+      bool done = true;
+      for (int j = 0; j < tile_.a; ++j) done = done && emitted_[at(j * tile_.b + k)];
+      if (!done) continue;
+      build_.free(g_, objs_.kv[at(tile_.kv_chunk(g_, k))]);
+      kv_freed_[at(k)] = 1;
     }
+  }
+
+  // Whether the chunk received at step `arrived` of a ring of `size` has arrived
+  // and is no longer needed for forwarding after gather step `step`.
+  static bool releasable(int arrived, int step, int size) {
+    if (step < 0) return true;
+    return arrived <= step && (arrived + 1 <= step || arrived + 1 == size - 1);
   }
 
   void merge(int received, int target) {
@@ -446,7 +470,7 @@ class BackwardBuilder {
   MeshTile tile_;
   int g_, p_, t_;
   int group_;
-  std::vector<std::uint8_t> q_in_, kv_in_, emitted_;
+  std::vector<std::uint8_t> q_in_, kv_in_, emitted_, q_freed_, kv_freed_;
 };
 
 }  // namespace

@@ -46,7 +46,9 @@
 //     own block first, then after each group every block whose inputs are in
 //     (partial dQ of Q position u and partial dKV of KV position v are
 //     separate fp32 objects dQ[i]@g, dKV[j]@g; the own chunk's go straight
-//     into dQ[g], dKV[g]); then the gathered chunks are freed;
+//     into dQ[g], dKV[g]); a received chunk is freed after the group that
+//     forwards it once all its blocks are emitted (with a < b, KV streams
+//     once every Q side is in, and vice versa), the rest after the gather;
 //   reduce, m comm groups: group s holds dQ ring step s (s < a-1: sends the
 //     partial dQ of Q position p-1-s, receives that of p-2-s) and dKV ring
 //     step s (s < b-1, positions t-1-s and t-2-s on the KV-group ring); before
@@ -57,9 +59,9 @@
 //   (a-1)*(2q + 2o + lse)   Q-group: Q, dO, O, LSE in; partial dQ reduced
 // + (b-1)*(kv + dkv)        KV-group: KV in; partial dKV reduced
 // and with `both` forward + backward (the backward gathers Q and KV again:
-// the forward frees what it gathered). The backward caches every gathered
-// chunk of its tile (a Q sides, b KV chunks, a-1 + b-1 local partials and up
-// to two received ones); memory windows and budgets apply to the forward.
+// the forward frees what it gathered). The backward holds up to every gathered
+// chunk of its tile (a Q sides, b KV chunks), its a-1 + b-1 local partials
+// and up to two received ones; memory windows and budgets apply to the forward.
 // a = 1 is a KV all-gather with dKV reduced on a (P-1)-step ring, not the
 // ring backward program.
 #pragma once
