@@ -15,8 +15,8 @@ void BM_RingForward1M(benchmark::State& state) {
   using namespace tilesim;
   const int gpus = static_cast<int>(state.range(0));
   const std::string scenario = std::string(TILESIM_SOURCE_DIR) + "/scenarios/ring-256k.yaml";
-  const PreparedScenario p = prepare_scenario(
-      scenario, {"attention.seq_len=1M", "schedule.gpus=" + std::to_string(gpus)});
+  const PreparedScenario p =
+      prepare_scenario(scenario, {"attention.seq_len=1M", "schedule.gpus=" + std::to_string(gpus)});
   const Plan plan = build_plan(p.scenario);
   std::uint64_t events = 0;
   for (auto _ : state) {

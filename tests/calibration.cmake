@@ -21,6 +21,7 @@ if(TILESIM_HAVE_MPI)
            COMMAND bash ${PROJECT_SOURCE_DIR}/tools/calibration-loop.sh --quick
                    --tilesim $<TARGET_FILE:tilesim> --mpirun ${MPIEXEC_EXECUTABLE}
                    --work ${CMAKE_CURRENT_BINARY_DIR}/calibration-loop --median 0.5 --max 1.0
+                   --repeat 3
            WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   set_tests_properties(calibration_loop PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE ENVIRONMENT
     "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")

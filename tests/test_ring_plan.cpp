@@ -65,8 +65,8 @@ TEST_CASE("ring keeps at most two received KV chunks live (double buffering)") {
   const Plan plan = make_ring_plan(shape, 8);
   const ValidationReport report = validate_plan(plan);
   REQUIRE(report.ok());
-  const double own = shape.q_bytes(1024) + shape.kv_bytes(1024) +
-                     shape.o_accumulator_bytes(1024) + shape.lse_bytes(1024);
+  const double own = shape.q_bytes(1024) + shape.kv_bytes(1024) + shape.o_accumulator_bytes(1024) +
+                     shape.lse_bytes(1024);
   for (const RankStats& r : report.ranks) {
     CHECK(r.peak_bytes == own + 2 * shape.kv_bytes(1024));
   }

@@ -97,7 +97,8 @@ TEST_CASE("two ring flows that share a link get half of it each") {
   const VertexId a = t.add_device({"A", DeviceKind::nvswitch, 0, -1});
   const VertexId b = t.add_device({"B", DeviceKind::nvswitch, 0, -1});
   std::vector<VertexId> g;
-  for (int i = 0; i < 4; ++i) g.push_back(t.add_device({fmt::format("g{}", i), DeviceKind::gpu, 0, -1}));
+  for (int i = 0; i < 4; ++i)
+    g.push_back(t.add_device({fmt::format("g{}", i), DeviceKind::gpu, 0, -1}));
   t.connect(g[0], a, 100 * link, 0, LinkClass::nvlink);
   t.connect(g[1], a, 100 * link, 0, LinkClass::nvlink);
   t.connect(g[2], b, 100 * link, 0, LinkClass::nvlink);
@@ -106,7 +107,8 @@ TEST_CASE("two ring flows that share a link get half of it each") {
   const RingCase rc = ring_case(shape, 4, peak, link);
   SimulationOptions spread;
   spread.placement = {0, 2, 1, 3};
-  const SimulationResult shared = simulate(make_ring_plan(shape, 4), t, ideal_profile(peak), spread);
+  const SimulationResult shared =
+      simulate(make_ring_plan(shape, 4), t, ideal_profile(peak), spread);
   // Each step: 0->2 and 1->3 share A->B at link/2; 2->1 and 3->0 share B->A.
   CHECK(ps_to_s(shared.makespan_ps) == Approx(3 * 2 * rc.transfer_s + rc.block_s).epsilon(1e-3));
   const SimulationResult apart = simulate(make_ring_plan(shape, 4), t, ideal_profile(peak));
@@ -127,8 +129,7 @@ TEST_CASE("compute slows down for exactly the time a transfer touches the GPU") 
     const double link = unit.transfer_s / (c / 4);  // so that T = C / 4
     CalibrationProfile profile = ideal_profile(peak);
     profile.comm_slowdown = 1.0;
-    const SimulationResult r =
-        simulate(make_ring_plan(shape, p), star_topology(p, link), profile);
+    const SimulationResult r = simulate(make_ring_plan(shape, p), star_topology(p, link), profile);
     INFO("P = " << p);
     const double t = c / 4;
     CHECK(ps_to_s(r.makespan_ps) == Approx(p * c + (p - 1) * t / 2).epsilon(1e-4));

@@ -1,5 +1,4 @@
 #include <catch2/catch.hpp>
-
 #include <string>
 
 #include "sim/plan/program_builder.hpp"
@@ -90,8 +89,9 @@ TEST_CASE("validator names a compute that runs before its input arrives") {
   program.mutable_op(first).kv_chunk = 1;
   const ValidationReport report = validate_plan(plan);
   INFO(all_errors(report));
-  CHECK(mentions(report, "rank 3 op " + std::to_string(first) +
-                             ": compute chunk 3 x chunk 1 fwd: reads KV[1] before it is on rank 3"));
+  CHECK(
+      mentions(report, "rank 3 op " + std::to_string(first) +
+                           ": compute chunk 3 x chunk 1 fwd: reads KV[1] before it is on rank 3"));
 }
 
 TEST_CASE("validator reports a deadlock in the comm order") {

@@ -9,9 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/core/units.hpp"
+#include "sim/plan/schedule.hpp"
 #include "sim/scenario/prepared_scenario.hpp"
 #include "sim/scenario/schedule_tuner.hpp"
-#include "sim/plan/schedule.hpp"
 #include "tools/cli_errors.hpp"
 #include "tools/commands.hpp"
 #include "tools/schedule_list.hpp"

@@ -57,8 +57,9 @@ int run_plan(const ScenarioArgs& args, bool dump) {
   }
   const AttentionShape& a = plan.shape;
   fmt::print("plan {} on {} GPUs: {} tokens ({} per GPU), {}, {}, heads {} / kv_heads {}\n",
-             plan.schedule, plan.ranks, format_tokens(a.seq_len), format_tokens(a.seq_len / plan.ranks),
-             to_string(a.pass), a.causal ? "causal" : "non-causal", a.heads, a.kv_heads);
+             plan.schedule, plan.ranks, format_tokens(a.seq_len),
+             format_tokens(a.seq_len / plan.ranks), to_string(a.pass),
+             a.causal ? "causal" : "non-causal", a.heads, a.kv_heads);
   fmt::print(
       "valid: every unmasked block computed once, inputs present, sends and receives matched,\n"
       "       deadlock-free in grouped point-to-point order, outputs complete at their owners\n");

@@ -49,7 +49,7 @@ int run_simulate(const SimulateArgs& args) {
   if (!args.trace.empty()) {
     std::ofstream out(args.trace);
     if (!out) throw InputError(args.trace, 0, "--trace", "cannot write this file");
-    write_chrome_trace(out, plan, result, options.placement, &p.topology);
+    write_chrome_trace(out, plan, result, plan.placement, &p.topology);
   }
   if (args.scenario.json) {
     ResultContext context{p.scenario.name, p.scenario.topology_path, p.scenario.calibration_path,
@@ -70,9 +70,8 @@ void add_simulate(CLI::App& app, int& exit_code) {
   verb->add_option("--trace", args->trace, "Write a Chrome trace (opens in Perfetto)");
   verb->add_flag("--no-wall-clock", args->no_wall_clock,
                  "Report sim_wall_s as 0 so that the JSON is byte-identical across runs");
-  verb->callback([args, &exit_code] {
-    exit_code = run_guarded([&] { return run_simulate(*args); });
-  });
+  verb->callback(
+      [args, &exit_code] { exit_code = run_guarded([&] { return run_simulate(*args); }); });
 }
 
 }  // namespace tilesim::cli

@@ -25,8 +25,8 @@ struct SweepArgs {
 
 int run_sweep(const SweepArgs& args) {
   Table table({"gpus", "tokens/GPU", "tokens", "TFLOP/GPU/phase", "phases", "bytes/GPU/phase",
-               "bytes/phase", "comm/phase (slowest)", "compute/phase", "overlap", "makespan", "speedup",
-               "efficiency"});
+               "bytes/phase", "comm/phase (slowest)", "compute/phase", "overlap", "makespan",
+               "speedup", "efficiency"});
   Table csv({"gpus", "tokens_per_gpu", "tokens", "flops_per_gpu_per_phase", "phases",
              "bytes_per_gpu_per_phase", "bytes_per_phase_total", "comm_s_per_phase",
              "compute_s_per_phase", "overlap", "makespan_s", "speedup", "efficiency",
@@ -44,16 +44,17 @@ int run_sweep(const SweepArgs& args) {
     const Figures f = summarize(result);
     const PhaseStats ph = phase_stats(plan, result);
     table.add({std::to_string(gpus), format_tokens(ph.tokens_per_gpu),
-               format_tokens(plan.shape.seq_len), fmt::format("{:.3f}", ph.flops_per_gpu_per_phase / 1e12),
-               std::to_string(ph.phases), format_bytes(ph.bytes_per_gpu_per_phase),
-               format_bytes(ph.bytes_per_phase_total), format_time_s(ph.comm_s_per_phase),
-               format_time_s(ph.compute_s_per_phase), fmt::format("{:.1f}%", 100 * f.overlap),
-               format_time_s(f.makespan_s), fmt::format("{:.2f}x", f.speedup),
-               fmt::format("{:.1f}%", 100 * f.efficiency)});
+               format_tokens(plan.shape.seq_len),
+               fmt::format("{:.3f}", ph.flops_per_gpu_per_phase / 1e12), std::to_string(ph.phases),
+               format_bytes(ph.bytes_per_gpu_per_phase), format_bytes(ph.bytes_per_phase_total),
+               format_time_s(ph.comm_s_per_phase), format_time_s(ph.compute_s_per_phase),
+               fmt::format("{:.1f}%", 100 * f.overlap), format_time_s(f.makespan_s),
+               fmt::format("{:.2f}x", f.speedup), fmt::format("{:.1f}%", 100 * f.efficiency)});
     csv.add({std::to_string(gpus), std::to_string(ph.tokens_per_gpu),
              std::to_string(plan.shape.seq_len), fmt::format("{:.6g}", ph.flops_per_gpu_per_phase),
              std::to_string(ph.phases), fmt::format("{:.0f}", ph.bytes_per_gpu_per_phase),
-             fmt::format("{:.0f}", ph.bytes_per_phase_total), fmt::format("{:.9g}", ph.comm_s_per_phase),
+             fmt::format("{:.0f}", ph.bytes_per_phase_total),
+             fmt::format("{:.9g}", ph.comm_s_per_phase),
              fmt::format("{:.9g}", ph.compute_s_per_phase), fmt::format("{:.6f}", f.overlap),
              fmt::format("{:.9g}", f.makespan_s), fmt::format("{:.6f}", f.speedup),
              fmt::format("{:.6f}", f.efficiency), fmt::format("{:.9g}", f.exposed_comm_s_max),
@@ -93,9 +94,7 @@ void add_sweep(CLI::App& app, int& exit_code) {
   verb->add_option("--gpus", args->gpus, "GPU counts, e.g. 4,8,16")->required()->delimiter(',');
   verb->add_option("--csv", args->csv, "Also write the rows as CSV to this file");
   verb->add_flag("--no-wall-clock", args->no_wall_clock, "Report sim_wall_s as 0");
-  verb->callback([args, &exit_code] {
-    exit_code = run_guarded([&] { return run_sweep(*args); });
-  });
+  verb->callback([args, &exit_code] { exit_code = run_guarded([&] { return run_sweep(*args); }); });
 }
 
 }  // namespace tilesim::cli

@@ -5,6 +5,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <stdexcept>
 #include <utility>
 
 namespace tilesim {
@@ -44,7 +45,10 @@ std::optional<double> parse_with(std::string_view text, const std::array<Suffix,
     return value;
   }
   for (const auto& s : table) {
-    if (suffix == s.text) return value * s.factor;
+    if (suffix != s.text) continue;
+    const double scaled = value * s.factor;
+    if (!std::isfinite(scaled)) return std::nullopt;
+    return scaled;
   }
   return std::nullopt;
 }
@@ -54,12 +58,20 @@ constexpr double kKi = 1024.0;
 
 Picoseconds s_to_ps(double seconds) {
   if (!(seconds > 0.0)) return 0;
+  if (!(seconds * 1e12 < 9.0e18)) {
+    throw std::range_error(fmt::format(
+        "a duration of {:.3g} s is beyond the simulator's range (~104 days in picoseconds); "
+        "check the calibration's peak and bandwidths",
+        seconds));
+  }
   return static_cast<Picoseconds>(std::llround(seconds * 1e12));
 }
 
 Picoseconds transfer_ps(double bytes, double bytes_per_s) {
   if (bytes <= 0.0) return 0;
-  return static_cast<Picoseconds>(std::ceil(bytes / bytes_per_s * 1e12 - 1e-6));
+  const double ps = std::ceil(bytes / bytes_per_s * 1e12 - 1e-6);
+  if (!(ps < 9.0e18)) throw std::range_error("a transfer time is beyond the simulator's range");
+  return static_cast<Picoseconds>(ps);
 }
 
 std::optional<std::int64_t> parse_tokens(std::string_view text) {

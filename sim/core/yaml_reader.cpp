@@ -40,7 +40,7 @@ int YamlMap::line() const { return tilesim::line_of(node_); }
 
 int YamlMap::line_of_key(std::string_view key) const {
   for (const auto& kv : node_) {
-    if (kv.first.as<std::string>() == key) return tilesim::line_of(kv.second);
+    if (kv.first.IsScalar() && kv.first.Scalar() == key) return tilesim::line_of(kv.second);
   }
   return line();
 }
@@ -49,15 +49,23 @@ void YamlMap::fail(std::string_view key, const std::string& expected) const {
   throw InputError(file_, line_of_key(key), key_path(key), expected);
 }
 
+std::string YamlMap::key_text(const YAML::Node& key) const {
+  if (!key.IsScalar()) {
+    throw InputError(file_, tilesim::line_of(key), path_.empty() ? "<document>" : path_,
+                     "expected plain keys, found a key that is a list or mapping");
+  }
+  return key.Scalar();
+}
+
 std::vector<std::string> YamlMap::keys() const {
   std::vector<std::string> out;
-  for (const auto& kv : node_) out.push_back(kv.first.as<std::string>());
+  for (const auto& kv : node_) out.push_back(key_text(kv.first));
   return out;
 }
 
 void YamlMap::allow_only(std::initializer_list<std::string_view> allowed) const {
   for (const auto& kv : node_) {
-    const auto key = kv.first.as<std::string>();
+    const auto key = key_text(kv.first);
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
       std::string list;
       for (auto a : allowed) list += fmt::format("{}{}", list.empty() ? "" : ", ", a);
@@ -67,9 +75,7 @@ void YamlMap::allow_only(std::initializer_list<std::string_view> allowed) const 
   }
 }
 
-bool YamlMap::has(std::string_view key) const {
-  return static_cast<bool>(node_[std::string(key)]);
-}
+bool YamlMap::has(std::string_view key) const { return static_cast<bool>(node_[std::string(key)]); }
 
 YAML::Node YamlMap::node(std::string_view key) const {
   YAML::Node n = node_[std::string(key)];

@@ -55,6 +55,8 @@ class YamlMap {
   std::vector<std::string> keys() const;  // in document order
 
   [[noreturn]] void fail(std::string_view key, const std::string& expected) const;
+  // A key's text; a key that is a list or mapping is an InputError.
+  std::string key_text(const YAML::Node& key) const;
 
  private:
   YAML::Node node_;

@@ -46,7 +46,11 @@ std::map<int, EfficiencyCurve> read_efficiency(const YamlMap& table) {
     if (key.size() < 2 || key[0] != 'd' || !parse_tokens(key.substr(1))) {
       table.fail(key, "expected a head_dim row such as d64 or d128");
     }
-    const int head_dim = static_cast<int>(*parse_tokens(key.substr(1)));
+    const auto head_dim_value = *parse_tokens(key.substr(1));
+    if (head_dim_value < 1 || head_dim_value > 65536)
+      table.fail(key, "expected a head_dim in 1..65536");
+    const int head_dim = static_cast<int>(head_dim_value);
+    if (out.count(head_dim) != 0) table.fail(key, "this head_dim has a row already");
     const YamlMap row = table.map(key);
     EfficiencyCurve curve;
     for (const std::string& size : row.keys()) {
@@ -104,14 +108,16 @@ CalibrationProfile load_calibration(const std::string& path) {
   compute.allow_only({"peak", "launch_overhead", "merge_bandwidth", "comm_slowdown",
                       "causal_efficiency", "forward", "backward", "cores"});
   p.peak_flops = compute.flop_rate("peak");
-  if (p.peak_flops <= 0) compute.fail("peak", "expected a positive FLOP rate");
+  if (!(p.peak_flops >= 1e6)) compute.fail("peak", "expected at least 1MFLOP/s (e.g. 989TFLOP/s)");
   p.launch_overhead_s = compute.time_s("launch_overhead");
   p.merge_bytes_per_s = compute.bandwidth_bytes_per_s("merge_bandwidth");
   if (p.merge_bytes_per_s <= 0) compute.fail("merge_bandwidth", "expected a positive bandwidth");
   p.comm_slowdown = fraction(compute, "comm_slowdown", 0.0, 10.0);
   if (compute.has("cores")) {
     p.compute_cores = compute.number("cores");
-    if (!(p.compute_cores > 0.0)) compute.fail("cores", "expected a positive number of cores");
+    if (!(p.compute_cores >= 1.0 && p.compute_cores <= 1e6)) {
+      compute.fail("cores", "expected a number of cores between 1 and 1000000");
+    }
   }
   p.causal_efficiency = read_causal(compute);
   p.forward = read_efficiency(compute.map("forward"));
@@ -134,8 +140,11 @@ CalibrationProfile load_calibration(const std::string& path) {
     cost.alpha_s = m.time_s("alpha");
     if (m.has("flow_cap")) {
       const auto cap = m.node("flow_cap");
-      cost.flow_cap_bytes_per_s =
-          cap.IsScalar() && cap.Scalar() == "none" ? 0.0 : m.bandwidth_bytes_per_s("flow_cap");
+      const bool none = cap.IsScalar() && cap.Scalar() == "none";
+      cost.flow_cap_bytes_per_s = none ? 0.0 : m.bandwidth_bytes_per_s("flow_cap");
+      if (!none && !(cost.flow_cap_bytes_per_s > 0.0)) {
+        m.fail("flow_cap", "expected a positive bandwidth, or none for no cap");
+      }
     }
   }
   return p;

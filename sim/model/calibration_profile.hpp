@@ -6,14 +6,13 @@
 // in log2(size) and clamped at its ends. Within a compute op, each block pair
 // the causal mask cuts runs at efficiency x causal_efficiency(block tokens): the
 // masked diagonal tiles cost relatively more on small blocks (FA3 causal/full is
-// 0.83 at 2K and 0.95 at 16K tokens on H100). A merge of B bytes takes B / merge_bytes_per_s + launch.
-// While a transfer touches the GPU, compute runs (1 + comm_slowdown) slower.
-// Optional `cores` (compute_cores; 0 = absent): the ranks placed on one topology node share
-// that many compute units fairly, so k concurrent compute-stream ops on a node each progress
-// at min(1, cores / k) of their own rate (a CPU host running more ranks than cores).
-// Links: per class, the achievable share of the spec bandwidth (efficiency),
-// the per-message software latency alpha, and a per-flow rate cap (one NCCL
-// send/recv pair cannot fill an NVLink); 0 = no cap.
+// 0.83 at 2K and 0.95 at 16K tokens on H100). A merge of B bytes takes B / merge_bytes_per_s +
+// launch. While a transfer touches the GPU, compute runs (1 + comm_slowdown) slower. Optional
+// `cores` (compute_cores; 0 = absent): the ranks placed on one topology node share that many
+// compute units fairly, so k concurrent compute-stream ops on a node each progress at min(1, cores
+// / k) of their own rate (a CPU host running more ranks than cores). Links: per class, the
+// achievable share of the spec bandwidth (efficiency), the per-message software latency alpha, and
+// a per-flow rate cap (one NCCL send/recv pair cannot fill an NVLink); 0 = no cap.
 #pragma once
 
 #include <array>

@@ -28,8 +28,10 @@ void write_chrome_trace(std::ostream& out, const Plan& plan, const SimulationRes
     emit(fmt::format(
         R"j({{"ph":"M","pid":{},"name":"process_name","args":{{"name":"GPU {} (rank {})"}}}})j", r,
         gpu, r));
-    emit(fmt::format(R"j({{"ph":"M","pid":{},"tid":0,"name":"thread_name","args":{{"name":"compute"}}}})j", r));
-    emit(fmt::format(R"j({{"ph":"M","pid":{},"tid":1,"name":"thread_name","args":{{"name":"comm"}}}})j", r));
+    emit(fmt::format(
+        R"j({{"ph":"M","pid":{},"tid":0,"name":"thread_name","args":{{"name":"compute"}}}})j", r));
+    emit(fmt::format(
+        R"j({{"ph":"M","pid":{},"tid":1,"name":"thread_name","args":{{"name":"comm"}}}})j", r));
   }
   for (int r = 0; r < plan.ranks; ++r) {
     const RankProgram& program = plan.programs[static_cast<std::size_t>(r)];
@@ -62,9 +64,9 @@ void write_chrome_trace(std::ostream& out, const Plan& plan, const SimulationRes
                      kLinksPid));
     for (const LinkSample& s : result.link_samples) {
       const Link& link = topology->link(s.link);
-      const std::string name = fmt::format(
-          "{}->{} ({})", topology->device(topology->link_source(s.link)).name,
-          topology->device(topology->link_target(s.link)).name, to_string(link.cls));
+      const std::string name =
+          fmt::format("{}->{} ({})", topology->device(topology->link_source(s.link)).name,
+                      topology->device(topology->link_target(s.link)).name, to_string(link.cls));
       emit(fmt::format(R"j({{"ph":"C","pid":{},"name":"{}","ts":{},"args":{{"GB/s":{:.3f}}}}})j",
                        kLinksPid, name, us(s.time_ps), s.load_bytes_per_s / 1e9));
     }

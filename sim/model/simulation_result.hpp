@@ -27,10 +27,10 @@ struct TransferRecord {
 };
 
 struct RankTotals {
-  Picoseconds end_ps = 0;             // last op of the rank finished
-  Picoseconds compute_busy_ps = 0;    // sum of compute and merge durations
-  Picoseconds comm_active_ps = 0;     // union of intervals with a transfer in flight
-  Picoseconds exposed_comm_ps = 0;    // compute stream idle waiting on transfers (exposed_comm.hpp)
+  Picoseconds end_ps = 0;           // last op of the rank finished
+  Picoseconds compute_busy_ps = 0;  // sum of compute and merge durations
+  Picoseconds comm_active_ps = 0;   // union of intervals with a transfer in flight
+  Picoseconds exposed_comm_ps = 0;  // compute stream idle waiting on transfers (exposed_comm.hpp)
   double compute_flops = 0.0;
   double bytes_sent = 0.0;
   double bytes_received = 0.0;

@@ -5,13 +5,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <stdexcept>
 #include <map>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "sim/model/compute_model.hpp"
-#include "sim/model/exposed_comm.hpp"
 #include "sim/model/event_queue.hpp"
+#include "sim/model/exposed_comm.hpp"
 #include "sim/network/flow_network.hpp"
 #include "sim/plan/plan_tracker.hpp"
 
@@ -22,9 +22,9 @@ enum class EventKind : std::uint8_t { compute_done, flow_start, transfer_done };
 
 struct EventPayload {
   EventKind kind;
-  std::int32_t rank;       // compute_done
-  std::int64_t index;      // op index or transfer index
-  std::uint32_t version;   // compute_done: stale when the compute was rescheduled
+  std::int32_t rank;      // compute_done
+  std::int64_t index;     // op index or transfer index
+  std::uint32_t version;  // compute_done: stale when the compute was rescheduled
 };
 
 // The compute running on a rank's stream. Its remaining work is kept in
@@ -43,11 +43,16 @@ struct RunningCompute {
 // Ranking of link classes for "the slowest class on a route" (alpha).
 int class_rank(LinkClass cls) {
   switch (cls) {
-    case LinkClass::nvlink: return 0;
-    case LinkClass::pcie: return 1;
-    case LinkClass::upi: return 2;
-    case LinkClass::ethernet: return 3;
-    case LinkClass::ib: return 4;
+    case LinkClass::nvlink:
+      return 0;
+    case LinkClass::pcie:
+      return 1;
+    case LinkClass::upi:
+      return 2;
+    case LinkClass::ethernet:
+      return 3;
+    case LinkClass::ib:
+      return 4;
   }
   return 0;
 }
@@ -73,8 +78,8 @@ class Simulation {
     }
     for (int gpu : placement_) {
       if (gpu < 0 || gpu >= topology.gpu_count()) {
-        throw std::invalid_argument(fmt::format(
-            "placement names GPU {}, the topology has {}", gpu, topology.gpu_count()));
+        throw std::invalid_argument(
+            fmt::format("placement names GPU {}, the topology has {}", gpu, topology.gpu_count()));
       }
     }
     result_.ranks.resize(static_cast<std::size_t>(plan.ranks));
@@ -119,8 +124,8 @@ class Simulation {
     }
     if (!tracker_.all_done()) {
       const auto blocked = tracker_.first_blocked(1);
-      throw PlanError(blocked.front(), fmt::format("simulation stalled at {}",
-                                                   plan_.describe(blocked.front())));
+      throw PlanError(blocked.front(),
+                      fmt::format("simulation stalled at {}", plan_.describe(blocked.front())));
     }
     finalize();
     result_.events = queue_.scheduled();
@@ -136,9 +141,9 @@ class Simulation {
       const Link& link = topology_.link(l);
       const LinkCost& cost = profile_.link(link.cls);
       if (!cost.defined) {
-        throw std::invalid_argument(fmt::format(
-            "calibration {} has no costs for link class {}, which the topology uses",
-            profile_.source, to_string(link.cls)));
+        throw std::invalid_argument(
+            fmt::format("calibration {} has no costs for link class {}, which the topology uses",
+                        profile_.source, to_string(link.cls)));
       }
       caps[static_cast<std::size_t>(l)] = link.bandwidth_bytes_per_s * cost.efficiency;
     }
@@ -198,7 +203,8 @@ class Simulation {
     run.since_ps = now;
     node_load_changed(id.rank, +1, now);
     run.stretch = stretch_of(id.rank);
-    result_.ops[static_cast<std::size_t>(id.rank)][static_cast<std::size_t>(id.index)].start_ps = now;
+    result_.ops[static_cast<std::size_t>(id.rank)][static_cast<std::size_t>(id.index)].start_ps =
+        now;
     result_.ranks[static_cast<std::size_t>(id.rank)].compute_flops +=
         plan_.compute_flops(program.op(id.index));
     schedule_completion(id.rank, now);
@@ -298,7 +304,8 @@ class Simulation {
         TransferRecord& rec = result_.transfers[static_cast<std::size_t>(e.index)];
         rec.end_ps = now;
         for (OpId id : {rec.send, rec.recv}) {
-          auto& timing = result_.ops[static_cast<std::size_t>(id.rank)][static_cast<std::size_t>(id.index)];
+          auto& timing =
+              result_.ops[static_cast<std::size_t>(id.rank)][static_cast<std::size_t>(id.index)];
           timing.start_ps = rec.posted_ps;
           timing.end_ps = now;
         }
@@ -365,8 +372,8 @@ class Simulation {
   std::vector<int> active_transfers_;
   std::vector<RunningCompute> running_;
   std::vector<Picoseconds> active_since_;
-  std::vector<int> rank_node_;         // topology node of each rank's GPU
-  std::vector<int> running_on_node_;   // computes running per node (core sharing)
+  std::vector<int> rank_node_;        // topology node of each rank's GPU
+  std::vector<int> running_on_node_;  // computes running per node (core sharing)
   std::unordered_map<FlowId, std::int64_t> flow_to_transfer_;
   std::vector<int> touched_links_;
   std::map<int, double> last_link_load_;

@@ -4,18 +4,24 @@ namespace tilesim {
 
 std::string_view to_string(DType dtype) {
   switch (dtype) {
-    case DType::bf16: return "bf16";
-    case DType::fp16: return "fp16";
-    case DType::fp32: return "fp32";
+    case DType::bf16:
+      return "bf16";
+    case DType::fp16:
+      return "fp16";
+    case DType::fp32:
+      return "fp32";
   }
   return "?";
 }
 
 std::string_view to_string(PassSelection pass) {
   switch (pass) {
-    case PassSelection::forward: return "forward";
-    case PassSelection::backward: return "backward";
-    case PassSelection::both: return "both";
+    case PassSelection::forward:
+      return "forward";
+    case PassSelection::backward:
+      return "backward";
+    case PassSelection::both:
+      return "both";
   }
   return "?";
 }

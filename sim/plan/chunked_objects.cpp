@@ -9,8 +9,8 @@ namespace tilesim {
 Plan make_contiguous_plan(std::string schedule, const AttentionShape& shape, int ranks) {
   if (ranks < 1) throw ScheduleError("schedule.gpus", "expected at least 1 GPU");
   if (shape.seq_len % ranks != 0) {
-    throw ScheduleError("attention.seq_len",
-                        fmt::format("seq_len {} is not divisible by {} GPUs", shape.seq_len, ranks));
+    throw ScheduleError("attention.seq_len", fmt::format("seq_len {} is not divisible by {} GPUs",
+                                                         shape.seq_len, ranks));
   }
   Plan plan;
   plan.schedule = std::move(schedule);
@@ -36,8 +36,8 @@ ChunkObjects add_forward_objects(Plan& plan) {
         {Tensor::q, i, owner, plan.shape.q_bytes(c), true, false, fmt::format("Q[{}]", i)}));
     objs.kv.push_back(plan.add_object(
         {Tensor::kv, i, owner, plan.shape.kv_bytes(c), true, false, fmt::format("KV[{}]", i)}));
-    objs.o.push_back(plan.add_object({Tensor::o, i, owner, plan.shape.o_accumulator_bytes(c),
-                                      false, true, fmt::format("O[{}]", i)}));
+    objs.o.push_back(plan.add_object({Tensor::o, i, owner, plan.shape.o_accumulator_bytes(c), false,
+                                      true, fmt::format("O[{}]", i)}));
     objs.lse.push_back(plan.add_object(
         {Tensor::lse, i, owner, plan.shape.lse_bytes(c), false, true, fmt::format("LSE[{}]", i)}));
   }

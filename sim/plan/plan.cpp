@@ -9,25 +9,38 @@ namespace tilesim {
 
 std::string_view to_string(Tensor tensor) {
   switch (tensor) {
-    case Tensor::q: return "Q";
-    case Tensor::kv: return "KV";
-    case Tensor::o: return "O";
-    case Tensor::lse: return "LSE";
-    case Tensor::d_o: return "dO";
-    case Tensor::delta: return "D";
-    case Tensor::dq: return "dQ";
-    case Tensor::dkv: return "dKV";
+    case Tensor::q:
+      return "Q";
+    case Tensor::kv:
+      return "KV";
+    case Tensor::o:
+      return "O";
+    case Tensor::lse:
+      return "LSE";
+    case Tensor::d_o:
+      return "dO";
+    case Tensor::delta:
+      return "D";
+    case Tensor::dq:
+      return "dQ";
+    case Tensor::dkv:
+      return "dKV";
   }
   return "?";
 }
 
 std::string_view to_string(OpKind kind) {
   switch (kind) {
-    case OpKind::compute: return "compute";
-    case OpKind::send: return "send";
-    case OpKind::recv: return "recv";
-    case OpKind::merge: return "merge";
-    case OpKind::free: return "free";
+    case OpKind::compute:
+      return "compute";
+    case OpKind::send:
+      return "send";
+    case OpKind::recv:
+      return "recv";
+    case OpKind::merge:
+      return "merge";
+    case OpKind::free:
+      return "free";
   }
   return "?";
 }
@@ -110,8 +123,8 @@ double Plan::unmasked_pairs(int q_chunk, int kv_chunk) const {
 
 double Plan::compute_flops(const Op& op) const {
   if (op.kind != OpKind::compute) return 0.0;
-  const double per_pair = op.pass == Pass::fwd ? shape.flops_per_pair_forward()
-                                               : shape.flops_per_pair_backward();
+  const double per_pair =
+      op.pass == Pass::fwd ? shape.flops_per_pair_forward() : shape.flops_per_pair_backward();
   return per_pair * unmasked_pairs(op.q_chunk, op.kv_chunk) / static_cast<double>(head_groups);
 }
 

@@ -54,17 +54,17 @@ struct Chunk {
   std::vector<int> blocks;  // block indices of the token layout
   int owner = 0;            // rank that owns this chunk's inputs and outputs
   std::int64_t tokens = 0;
-  int head_group = 0;       // 0 .. Plan::head_groups-1
+  int head_group = 0;  // 0 .. Plan::head_groups-1
 };
 
 struct DataObject {
   Tensor tensor = Tensor::q;
-  int chunk = 0;          // token chunk it belongs to
-  int home_rank = 0;      // rank holding it at the start (inputs) or creating it
+  int chunk = 0;      // token chunk it belongs to
+  int home_rank = 0;  // rank holding it at the start (inputs) or creating it
   double bytes = 0.0;
-  bool input = false;     // present on home_rank before the program starts
-  bool output = false;    // must end complete on home_rank (final O, LSE, dQ, dKV)
-  std::string name;       // e.g. "KV[3]", "O[2]@5"
+  bool input = false;   // present on home_rank before the program starts
+  bool output = false;  // must end complete on home_rank (final O, LSE, dQ, dKV)
+  std::string name;     // e.g. "KV[3]", "O[2]@5"
 };
 
 struct OpId {
@@ -125,7 +125,7 @@ struct Plan {
   int tile_a = 1;        // Q-group size (mesh); ring is 1 x P
   int tile_b = 1;        // KV-group size
   int ranks = 0;
-  int head_groups = 1;   // heads are split in this many equal groups (see Chunk)
+  int head_groups = 1;  // heads are split in this many equal groups (see Chunk)
   AttentionShape shape;
   TokenLayout layout;
   std::vector<Chunk> chunks;

@@ -1,7 +1,8 @@
 #include "sim/plan/plan_tracker.hpp"
 
-#include <algorithm>
 #include <fmt/format.h>
+
+#include <algorithm>
 #include <map>
 #include <utility>
 
@@ -127,13 +128,15 @@ void PlanTracker::build_rank(int rank) {
   // Successor lists in CSR form, each sorted by successor index.
   for (auto [p, s] : edges) ++rs.op[static_cast<std::size_t>(p) + 1].succ_begin;
   for (int i = 0; i < n; ++i) {
-    rs.op[static_cast<std::size_t>(i) + 1].succ_begin += rs.op[static_cast<std::size_t>(i)].succ_begin;
+    rs.op[static_cast<std::size_t>(i) + 1].succ_begin +=
+        rs.op[static_cast<std::size_t>(i)].succ_begin;
   }
   rs.succ.resize(edges.size());
   // Edges were generated with ascending successors, so filling in order keeps
   // each list sorted.
   std::vector<std::uint32_t> fill(static_cast<std::size_t>(n));
-  for (int i = 0; i < n; ++i) fill[static_cast<std::size_t>(i)] = rs.op[static_cast<std::size_t>(i)].succ_begin;
+  for (int i = 0; i < n; ++i)
+    fill[static_cast<std::size_t>(i)] = rs.op[static_cast<std::size_t>(i)].succ_begin;
   for (auto [p, s] : edges) rs.succ[fill[static_cast<std::size_t>(p)]++] = s;
 }
 
@@ -147,8 +150,8 @@ void PlanTracker::match_comm() {
       const Op& op = program.op(i);
       if (!on_comm_stream(op.kind)) continue;
       if (op.peer < 0 || op.peer >= plan_->ranks || op.peer == r) {
-        throw PlanError({r, i}, fmt::format("{}: invalid peer rank {}",
-                                            plan_->describe({r, i}), op.peer));
+        throw PlanError({r, i},
+                        fmt::format("{}: invalid peer rank {}", plan_->describe({r, i}), op.peer));
       }
       if (op.kind == OpKind::send) {
         sends[{r, op.peer}].push_back(i);
@@ -158,12 +161,12 @@ void PlanTracker::match_comm() {
     }
   }
   auto unmatched = [&](OpId id) {
-    return PlanError(id, fmt::format("{} has no matching {}", plan_->describe(id),
-                                     plan_->programs[static_cast<std::size_t>(id.rank)]
-                                                 .op(id.index)
-                                                 .kind == OpKind::send
-                                         ? "recv"
-                                         : "send"));
+    return PlanError(
+        id, fmt::format(
+                "{} has no matching {}", plan_->describe(id),
+                plan_->programs[static_cast<std::size_t>(id.rank)].op(id.index).kind == OpKind::send
+                    ? "recv"
+                    : "send"));
   };
   for (const auto& [pair, send_ops] : sends) {
     auto it = recvs.find(pair);

@@ -22,9 +22,8 @@ class ScheduleError : public std::invalid_argument {
 };
 
 // Schedule kinds; the scenario's `schedule.kind` takes these names.
-inline constexpr const char* kScheduleKinds[] = {"ring",         "zigzag", "striped", "pass_q",
-                                                 "allgather_kv", "ulysses", "usp",
-                                                 "double_ring",  "mesh"};
+inline constexpr const char* kScheduleKinds[] = {
+    "ring", "zigzag", "striped", "pass_q", "allgather_kv", "ulysses", "usp", "double_ring", "mesh"};
 
 struct ScheduleSpec {
   std::string kind = "ring";

@@ -4,9 +4,12 @@ namespace tilesim {
 
 std::string_view to_string(BlockMask mask) {
   switch (mask) {
-    case BlockMask::full: return "full";
-    case BlockMask::causal: return "causal";
-    case BlockMask::skip: return "skip";
+    case BlockMask::full:
+      return "full";
+    case BlockMask::causal:
+      return "causal";
+    case BlockMask::skip:
+      return "skip";
   }
   return "?";
 }

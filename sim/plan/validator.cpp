@@ -49,9 +49,7 @@ class Validator {
     if (report_.errors.size() < kMaxErrors) report_.errors.push_back(message);
   }
 
-  bool valid_object(int id) const {
-    return id >= 0 && id < static_cast<int>(plan_.objects.size());
-  }
+  bool valid_object(int id) const { return id >= 0 && id < static_cast<int>(plan_.objects.size()); }
 
   bool check_structure() {
     if (static_cast<int>(plan_.programs.size()) != plan_.ranks) {
@@ -66,8 +64,8 @@ class Validator {
     for (int c = 0; c < chunks; ++c) {
       const int h = head_group(c);
       if (h < 0 || h >= plan_.head_groups) {
-        error(fmt::format("chunk {} names head group {} outside 0..{}", c, h,
-                          plan_.head_groups - 1));
+        error(
+            fmt::format("chunk {} names head group {} outside 0..{}", c, h, plan_.head_groups - 1));
         return false;
       }
     }
@@ -76,14 +74,17 @@ class Validator {
       for (int i = 0; i < static_cast<int>(program.size()); ++i) {
         const Op& op = program.op(i);
         for (int obj : program.reads(i)) {
-          if (!valid_object(obj)) error(fmt::format("{}: unknown object {}", plan_.describe({r, i}), obj));
+          if (!valid_object(obj))
+            error(fmt::format("{}: unknown object {}", plan_.describe({r, i}), obj));
         }
         for (int obj : program.writes(i)) {
-          if (!valid_object(obj)) error(fmt::format("{}: unknown object {}", plan_.describe({r, i}), obj));
+          if (!valid_object(obj))
+            error(fmt::format("{}: unknown object {}", plan_.describe({r, i}), obj));
         }
         if (op.kind == OpKind::compute &&
             (op.q_chunk < 0 || op.q_chunk >= chunks || op.kv_chunk < 0 || op.kv_chunk >= chunks)) {
-          error(fmt::format("rank {} op {}: compute names a chunk outside 0..{}", r, i, chunks - 1));
+          error(
+              fmt::format("rank {} op {}: compute names a chunk outside 0..{}", r, i, chunks - 1));
         } else if (op.kind == OpKind::compute &&
                    head_group(op.q_chunk) != head_group(op.kv_chunk)) {
           error(fmt::format("{}: q chunk is in head group {} and kv chunk in head group {}",
@@ -91,8 +92,11 @@ class Validator {
                             head_group(op.kv_chunk)));
         }
         const bool comm = op.kind == OpKind::send || op.kind == OpKind::recv;
-        if (comm && (program.reads(i).size() + program.writes(i).size()) != 1) {
-          error(fmt::format("{}: a send or recv carries exactly one object", plan_.describe({r, i})));
+        const bool send_shape = program.reads(i).size() == 1 && program.writes(i).empty();
+        const bool recv_shape = program.reads(i).empty() && program.writes(i).size() == 1;
+        if (comm && !(op.kind == OpKind::send ? send_shape : recv_shape)) {
+          error(
+              fmt::format("{}: a send or recv carries exactly one object", plan_.describe({r, i})));
         }
       }
     }
@@ -105,8 +109,7 @@ class Validator {
 
   std::size_t pair_index(int group, int q_block, int kv_block) const {
     const auto blocks = static_cast<std::size_t>(plan_.layout.blocks);
-    return (static_cast<std::size_t>(group) * blocks + static_cast<std::size_t>(q_block)) *
-               blocks +
+    return (static_cast<std::size_t>(group) * blocks + static_cast<std::size_t>(q_block)) * blocks +
            static_cast<std::size_t>(kv_block);
   }
 
@@ -231,7 +234,8 @@ class Validator {
 
   Contribution expected_contribution(const DataObject& obj) const {
     Contribution c;
-    const Pass pass = (obj.tensor == Tensor::dq || obj.tensor == Tensor::dkv) ? Pass::bwd : Pass::fwd;
+    const Pass pass =
+        (obj.tensor == Tensor::dq || obj.tensor == Tensor::dkv) ? Pass::bwd : Pass::fwd;
     const int h = head_group(obj.chunk);
     for (int own : plan_.chunks[static_cast<std::size_t>(obj.chunk)].blocks) {
       for (int other = 0; other < plan_.layout.blocks; ++other) {
@@ -311,10 +315,10 @@ class Validator {
         const Contribution want = expected_contribution(obj);
         const Contribution got = held[key(obj.home_rank, id)];
         if (!(got == want)) {
-          error(fmt::format("output {} on rank {} holds {} block contributions, expected {}{}",
-                            obj.name, obj.home_rank, got.count, want.count,
-                            got.count == want.count ? " (a block is doubled and one is missing)"
-                                                    : ""));
+          error(fmt::format(
+              "output {} on rank {} holds {} block contributions, expected {}{}", obj.name,
+              obj.home_rank, got.count, want.count,
+              got.count == want.count ? " (a block is doubled and one is missing)" : ""));
         }
       }
     } catch (const PlanError& e) {

@@ -23,10 +23,10 @@ PreparedScenario prepare_scenario(const std::string& path,
   p.topology = load_topology(s.topology_path, s.schedule.gpus);
   if (p.topology.gpus_per_node > 0) p.scenario.schedule.gpus_per_node = p.topology.gpus_per_node;
   if (s.schedule.gpus > p.topology.gpu_count()) {
-    throw InputError(path, s.line_of_key("schedule.gpus"), "schedule.gpus",
-                     fmt::format("{} GPUs requested, but topology '{}' ({}) has {}",
-                                 s.schedule.gpus, p.topology.name, s.topology_path,
-                                 p.topology.gpu_count()));
+    throw InputError(
+        path, s.line_of_key("schedule.gpus"), "schedule.gpus",
+        fmt::format("{} GPUs requested, but topology '{}' ({}) has {}", s.schedule.gpus,
+                    p.topology.name, s.topology_path, p.topology.gpu_count()));
   }
   std::string calibration = s.calibration_path;
   if (calibration.empty()) {

@@ -76,6 +76,8 @@ int positive_int(const YamlMap& m, std::string_view key) {
   return static_cast<int>(v);
 }
 
+constexpr int kMaxGpus = 65536;
+
 // Keys that only some kinds take; giving one to another kind is an error
 // rather than silently ignored.
 void require_kind(const YamlMap& m, std::string_view key, const std::string& kind,
@@ -98,6 +100,8 @@ ScheduleSpec read_schedule(const YamlMap& m) {
   }
   spec.kind = kind;
   spec.gpus = positive_int(m, "gpus");
+  // The plans grow as P^2 ops (ring) and the shipped clusters reach 4096 GPUs.
+  if (spec.gpus > kMaxGpus) m.fail("gpus", fmt::format("expected at most {} GPUs", kMaxGpus));
   require_kind(m, "tile", kind, {"mesh"});
   require_kind(m, "placement", kind, {"mesh"});
   require_kind(m, "ulysses", kind, {"usp"});
@@ -109,7 +113,9 @@ ScheduleSpec read_schedule(const YamlMap& m) {
     } else if (tile.IsSequence() && tile.size() == 2) {
       for (std::size_t i = 0; i < 2; ++i) {
         const auto v = tile[i].IsScalar() ? parse_tokens(tile[i].Scalar()) : std::nullopt;
-        if (!v || *v < 1) m.fail("tile", "expected [a, b] with positive integers, or auto");
+        if (!v || *v < 1 || *v > spec.gpus) {
+          m.fail("tile", fmt::format("expected [a, b] with a * b = gpus ({}), or auto", spec.gpus));
+        }
         (i == 0 ? spec.tile_a : spec.tile_b) = static_cast<int>(*v);
       }
     } else {
