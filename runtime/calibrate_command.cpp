@@ -119,7 +119,8 @@ int calibrate_command(const CalibrateOptions& options) {
   }
   quiet_barrier(mpi);
   const auto messages = time_ping_pong(mpi, message_sizes(options.quick), options.quick ? 5 : 15);
-  const std::int64_t probe_tokens = options.quick ? 512 : 1024;
+  // Probe with blocks as large as the runs' (beyond the per-core caches).
+  const std::int64_t probe_tokens = options.quick ? 1024 : 2048;
   const double cores = measure_shared_cores(mpi, kernels, probe_tokens);
   const double slowdown =
       measure_comm_slowdown(mpi, kernels, probe_tokens, options.quick ? 1 << 20 : 4 << 20);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <thread>
@@ -148,6 +149,7 @@ void CpuBackend::poll(std::vector<int>& finished) {
   for (const ComputeWorker::Finished& f : done) {
     timings_[static_cast<std::size_t>(f.op)] = OpTiming{since_start(f.start), since_start(f.end)};
     finished.push_back(f.op);
+    idle_streak_ = 0;
   }
   for (auto it = requests_.begin(); it != requests_.end();) {
     int flag = 0;
@@ -173,11 +175,19 @@ void CpuBackend::poll(std::vector<int>& finished) {
     }
     timings_[static_cast<std::size_t>(it->op)].end_ps = since_start(Clock::now());
     finished.push_back(it->op);
+    idle_streak_ = 0;
     it = requests_.erase(it);
   }
 }
 
-void CpuBackend::idle() { std::this_thread::sleep_for(std::chrono::microseconds(20)); }
+// Backs off from 20 us to 640 us while nothing finishes: a tight polling loop takes
+// CPU time from the compute thread (measured: a 2K-token block ran 1.4x slower with a
+// fixed 20 us poll), while a long fixed sleep would delay MPI progress.
+void CpuBackend::idle() {
+  const int shift = std::min(idle_streak_, 5);
+  ++idle_streak_;
+  std::this_thread::sleep_for(std::chrono::microseconds(20 << shift));
+}
 
 std::vector<OpTiming> CpuBackend::timings() { return timings_; }
 

@@ -44,6 +44,7 @@ class CpuBackend final : public Backend {
   std::vector<float> read_object(int object) override;
 
  private:
+  int idle_streak_ = 0;  // idle() calls since something last finished
   using Clock = std::chrono::steady_clock;
   struct Request {
     int op = -1;
