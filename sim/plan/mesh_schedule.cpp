@@ -136,10 +136,6 @@ class RankBuilder {
     mark(j, k);
   }
 
-  bool ready(int j, int k, int group) const {
-    return q_.arrive[at(j)] < group && kv_.arrive[at(k)] < group;
-  }
-
   // Every remaining block of Q position u (its inputs arrived before `group`).
   // KV positions arrive in kv_order_, so the scan stops at the first one not
   // yet arrived, and starts after the prefix that is already emitted.

@@ -133,9 +133,10 @@ ScheduleSpec read_schedule(const YamlMap& m) {
   return spec;
 }
 
-}  // namespace
-
+// Reads the scenario with the overrides applied; load_scenario maps its errors.
 Scenario read_scenario(const std::string& path, const std::vector<std::string>& overrides);
+
+}  // namespace
 
 int Scenario::line_of_key(const std::string& key_path) const {
   YAML::Node node = document;
@@ -178,6 +179,8 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   }
 }
 
+namespace {
+
 Scenario read_scenario(const std::string& path, const std::vector<std::string>& overrides) {
   YAML::Node doc = load_yaml_file(path);
   if (!doc.IsMap()) throw InputError(path, line_of(doc), "", "expected a scenario mapping");
@@ -213,5 +216,7 @@ Scenario read_scenario(const std::string& path, const std::vector<std::string>& 
   s.document = doc;
   return s;
 }
+
+}  // namespace
 
 }  // namespace tilesim
