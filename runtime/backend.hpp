@@ -27,18 +27,24 @@ enum class ObjectFill {
   none,         // contents arrive later (a receive)
 };
 
-// A compute op: every (q block, kv block) pair of its two chunks that the mask does not skip.
+// One chunk pair of a compute op: every (q block, kv block) pair of its two chunks that the
+// mask does not skip.
 //   fwd: reads q, kv; accumulates the block's O/LSE partial into o, lse (online merge).
 //   bwd: reads q, kv, d_o and the final merged o, lse of the q chunk; adds into dq, dkv.
-struct ComputeTask {
-  int op = -1;
-  Pass pass = Pass::fwd;
+struct ComputePair {
   int q_chunk = -1;
   int kv_chunk = -1;
   int q = -1, kv = -1;    // inputs
   int o = -1, lse = -1;   // fwd: accumulators (written); bwd: final O and LSE (read)
   int d_o = -1;           // bwd: gradient of O (read)
   int dq = -1, dkv = -1;  // bwd: accumulators (written)
+};
+
+// A compute op: its chunk pairs, run in order as one launch.
+struct ComputeTask {
+  int op = -1;
+  Pass pass = Pass::fwd;
+  std::vector<ComputePair> pairs;
 };
 
 struct PartialPair {

@@ -10,10 +10,12 @@
 
 #include "runtime/calibration_comm.hpp"
 #include "runtime/calibration_kernels.hpp"
+#include "runtime/calibration_probes.hpp"
 #include "runtime/mpi_session.hpp"
 #include "sim/calibration/compute_fit.hpp"
 #include "sim/calibration/link_fit.hpp"
 #include "sim/calibration/profile_writer.hpp"
+#include "sim/calibration/run_fit.hpp"
 
 namespace tilesim::runtime {
 namespace {
@@ -96,6 +98,29 @@ CalibrationProfile build_profile(const calibration::ComputeFit& compute, double 
   return p;
 }
 
+// Probe chunk sizes (tokens per rank) between the loop's sizes, so the fit is not tested on
+// the sizes it saw.
+std::vector<std::int64_t> probe_chunks(bool quick) {
+  return quick ? std::vector<std::int64_t>{384, 768} : std::vector<std::int64_t>{384, 768, 1536};
+}
+
+void print_run_fit(const calibration::RunFit& fit, const CalibrationProfile& profile) {
+  fmt::print(
+      "runs through the executor: compute op = {:.3f} x kernel + {:.1f} us (peak {:.3f} GFLOP/s, "
+      "max |residual| {:.2f}%)\n",
+      fit.compute.slope, profile.launch_overhead_s * 1e6, profile.peak_flops / 1e9,
+      100.0 * fit.compute.max_abs_relative_residual());
+  for (const calibration::Sample& s : fit.transfer_samples) {
+    fmt::print("  transfer {:>10.0f} B in {:>9.1f} us\n", s.x, s.y * 1e6);
+  }
+  if (fit.has_transfers) {
+    const LinkCost& shm = profile.link(LinkClass::nvlink);
+    fmt::print("  transfers: alpha {:.1f} us, beta {:.3f} GB/s (max |residual| {:.2f}%)\n",
+               shm.alpha_s * 1e6, shm.flow_cap_bytes_per_s / 1e9,
+               100.0 * fit.transfer.max_abs_relative_residual());
+  }
+}
+
 }  // namespace
 
 int calibrate_command(const CalibrateOptions& options) {
@@ -124,6 +149,8 @@ int calibrate_command(const CalibrateOptions& options) {
   const double cores = measure_shared_cores(mpi, kernels, probe_tokens);
   const double slowdown =
       measure_comm_slowdown(mpi, kernels, probe_tokens, options.quick ? 1 << 20 : 4 << 20);
+  const std::vector<calibration::MeasuredRun> probes =
+      run_probes(mpi, kernels, probe_chunks(options.quick), options.quick ? 2 : 3);
   if (mpi.rank() != 0) return mpi.broadcast(kOk);
 
   calibration::ComputeFit compute;
@@ -140,8 +167,15 @@ int calibrate_command(const CalibrateOptions& options) {
   print_link_fit(messages, link);
   fmt::print("shared cores: {:.3f} (of {} ranks); compute slowdown under communication {:.3f}\n",
              cores, mpi.size(), slowdown);
-  const CalibrationProfile profile =
-      build_profile(compute, merge_bytes_per_s, slowdown, cores, link);
+  CalibrationProfile profile = build_profile(compute, merge_bytes_per_s, slowdown, cores, link);
+  try {
+    const calibration::RunFit run_fit = calibration::fit_runs(probes, profile);
+    profile = calibration::apply_run_fit(profile, run_fit, LinkClass::nvlink);
+    print_run_fit(run_fit, profile);
+  } catch (const std::invalid_argument& e) {
+    fmt::print(stderr, "tilesim calibrate: the probe runs cannot be fitted: {}\n", e.what());
+    return mpi.broadcast(1);
+  }
   std::ostringstream text;
   calibration::write_profile(
       text, profile,

@@ -7,9 +7,10 @@
 // fastest sample is kept: interference from other processes only adds time, and rounds spread
 // a burst of it over many configurations instead of spoiling one. FLOPs: forward 4 * b * pairs * h
 // * d over the visible pairs (the causal diagonal block has n (n + 1) / 2), backward 2.5x that. The
-// launch overhead is the round trip of an empty task through a ComputeWorker with the executor's 20
-// us idle polling: what each compute op costs beyond its kernel. Merge bandwidth: B / t for the
-// running merge of one partial of n rows, B = the bytes the simulator charges a merge (partial read
+// launch overhead is the round trip of an empty task through a ComputeWorker, waited for as the
+// executor waits (woken by the completion): what each compute op costs beyond its kernel. Merge
+// bandwidth: B / t for the running merge of one partial of n rows, B = the bytes the simulator
+// charges a merge (partial read
 // + accumulator read and written).
 #pragma once
 

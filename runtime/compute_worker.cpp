@@ -30,6 +30,11 @@ void ComputeWorker::take_finished(std::vector<Finished>& out, std::optional<Erro
   error = error_;
 }
 
+void ComputeWorker::wait_for_finished(std::chrono::microseconds timeout) {
+  std::unique_lock lock(mutex_);
+  finished_cv_.wait_for(lock, timeout, [this] { return !finished_.empty() || error_.has_value(); });
+}
+
 void ComputeWorker::loop() {
   for (;;) {
     std::pair<int, std::function<void()>> item;
@@ -49,12 +54,15 @@ void ComputeWorker::loop() {
       failure = Error{item.first, e.what()};
     }
     const Clock::time_point end = Clock::now();
-    std::lock_guard lock(mutex_);
-    if (failure) {
-      error_ = failure;
-    } else {
-      finished_.push_back(Finished{item.first, start, end});
+    {
+      std::lock_guard lock(mutex_);
+      if (failure) {
+        error_ = failure;
+      } else {
+        finished_.push_back(Finished{item.first, start, end});
+      }
     }
+    finished_cv_.notify_one();
   }
 }
 

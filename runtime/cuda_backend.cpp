@@ -152,21 +152,23 @@ void CudaBackend::launch_compute(const ComputeTask& task, std::span<const int> p
     const auto q_size = static_cast<std::size_t>(block_elements(plan_, Tensor::q));
     const auto kv_size = static_cast<std::size_t>(block_elements(plan_, Tensor::kv));
     const auto lse_size = static_cast<std::size_t>(block_elements(plan_, Tensor::lse));
-    const auto& q_blocks = plan_.chunks.at(static_cast<std::size_t>(task.q_chunk)).blocks;
-    const auto& kv_blocks = plan_.chunks.at(static_cast<std::size_t>(task.kv_chunk)).blocks;
-    for (std::size_t a = 0; a < q_blocks.size(); ++a) {
-      for (std::size_t b = 0; b < kv_blocks.size(); ++b) {
-        if (plan_.layout.mask(q_blocks[a], kv_blocks[b], plan_.shape.causal) == BlockMask::skip) {
-          continue;
+    for (const ComputePair& pair : task.pairs) {
+      const auto& q_blocks = plan_.chunks.at(static_cast<std::size_t>(pair.q_chunk)).blocks;
+      const auto& kv_blocks = plan_.chunks.at(static_cast<std::size_t>(pair.kv_chunk)).blocks;
+      for (std::size_t a = 0; a < q_blocks.size(); ++a) {
+        for (std::size_t b = 0; b < kv_blocks.size(); ++b) {
+          if (plan_.layout.mask(q_blocks[a], kv_blocks[b], plan_.shape.causal) == BlockMask::skip) {
+            continue;
+          }
+          const std::byte* kv = bytes_of(pair.kv) + b * kv_size * 2;
+          kernels::attention_forward_cuda(shape, kernel_mask(plan_, q_blocks[a], kv_blocks[b]),
+                                          kernels::DType::bf16, bytes_of(pair.q) + a * q_size * 2,
+                                          kv, kv + kv_size, scratch_o_.as<float>(),
+                                          scratch_lse_.as<float>(), s);
+          kernels::accumulate_partial_cuda(rows, scratch_o_.as<float>(), scratch_lse_.as<float>(),
+                                           floats_of(pair.o) + a * q_size,
+                                           floats_of(pair.lse) + a * lse_size, s);
         }
-        const std::byte* kv = bytes_of(task.kv) + b * kv_size * 2;
-        kernels::attention_forward_cuda(shape, kernel_mask(plan_, q_blocks[a], kv_blocks[b]),
-                                        kernels::DType::bf16, bytes_of(task.q) + a * q_size * 2, kv,
-                                        kv + kv_size, scratch_o_.as<float>(),
-                                        scratch_lse_.as<float>(), s);
-        kernels::accumulate_partial_cuda(rows, scratch_o_.as<float>(), scratch_lse_.as<float>(),
-                                         floats_of(task.o) + a * q_size,
-                                         floats_of(task.lse) + a * lse_size, s);
       }
     }
     cuda_check(cudaEventRecord(events_[static_cast<std::size_t>(e)].end.get(), s),

@@ -93,7 +93,7 @@ void Executor::issue_compute(int op, std::span<const int> pending) {
   if (o.kind == OpKind::compute) {
     const ComputeTask task = compute_task(plan_, rank_, op);
     for (int w : program.writes(op)) ensure(w, ObjectFill::accumulator);
-    stats_.compute_flops += plan_.compute_flops(o);
+    stats_.compute_flops += plan_.compute_flops({rank_, op});
     backend_.launch_compute(task, pending);
   } else {
     const MergeTask task = merge_task(plan_, rank_, op);

@@ -1,11 +1,11 @@
 #include "runtime/measured_result.hpp"
 
-#include "sim/model/exposed_comm.hpp"
-
 #include <algorithm>
 #include <deque>
 #include <map>
 #include <stdexcept>
+
+#include "sim/model/exposed_comm.hpp"
 
 namespace tilesim::runtime {
 namespace {

@@ -14,6 +14,14 @@ int find_tensor(const Plan& plan, std::span<const int> objects, Tensor tensor) {
   return -1;
 }
 
+int find_object(const Plan& plan, std::span<const int> objects, Tensor tensor, int chunk) {
+  for (int obj : objects) {
+    const DataObject& o = plan.object(obj);
+    if (o.tensor == tensor && o.chunk == chunk) return obj;
+  }
+  return -1;
+}
+
 }  // namespace
 
 ComputeTask compute_task(const Plan& plan, int rank, int op) {
@@ -24,27 +32,34 @@ ComputeTask compute_task(const Plan& plan, int rank, int op) {
   ComputeTask task;
   task.op = op;
   task.pass = o.pass;
-  task.q_chunk = o.q_chunk;
-  task.kv_chunk = o.kv_chunk;
-  task.q = find_tensor(plan, reads, Tensor::q);
-  task.kv = find_tensor(plan, reads, Tensor::kv);
-  if (o.pass == Pass::fwd) {
-    task.o = find_tensor(plan, writes, Tensor::o);
-    task.lse = find_tensor(plan, writes, Tensor::lse);
-    if (task.q < 0 || task.kv < 0 || task.o < 0 || task.lse < 0) {
-      throw RankFailure(rank, op, "a forward compute must read Q and KV and write O and LSE");
+  for (BlockPair bp : program.pairs(op)) {
+    ComputePair pair;
+    pair.q_chunk = bp.q_chunk;
+    pair.kv_chunk = bp.kv_chunk;
+    pair.q = find_object(plan, reads, Tensor::q, bp.q_chunk);
+    pair.kv = find_object(plan, reads, Tensor::kv, bp.kv_chunk);
+    if (o.pass == Pass::fwd) {
+      pair.o = find_object(plan, writes, Tensor::o, bp.q_chunk);
+      pair.lse = find_object(plan, writes, Tensor::lse, bp.q_chunk);
+      if (pair.q < 0 || pair.kv < 0 || pair.o < 0 || pair.lse < 0) {
+        throw RankFailure(rank, op,
+                          "a forward compute must read Q and KV and write O and LSE of each of "
+                          "its chunk pairs");
+      }
+    } else {
+      pair.o = find_object(plan, reads, Tensor::o, bp.q_chunk);
+      pair.lse = find_object(plan, reads, Tensor::lse, bp.q_chunk);
+      pair.d_o = find_object(plan, reads, Tensor::d_o, bp.q_chunk);
+      pair.dq = find_object(plan, writes, Tensor::dq, bp.q_chunk);
+      pair.dkv = find_object(plan, writes, Tensor::dkv, bp.kv_chunk);
+      const int needed[] = {pair.q, pair.kv, pair.o, pair.lse, pair.d_o, pair.dq, pair.dkv};
+      if (std::any_of(std::begin(needed), std::end(needed), [](int obj) { return obj < 0; })) {
+        throw RankFailure(rank, op,
+                          "a backward compute must read Q, KV, dO, O and LSE and write dQ and "
+                          "dKV of each of its chunk pairs");
+      }
     }
-    return task;
-  }
-  task.o = find_tensor(plan, reads, Tensor::o);
-  task.lse = find_tensor(plan, reads, Tensor::lse);
-  task.d_o = find_tensor(plan, reads, Tensor::d_o);
-  task.dq = find_tensor(plan, writes, Tensor::dq);
-  task.dkv = find_tensor(plan, writes, Tensor::dkv);
-  const int needed[] = {task.q, task.kv, task.o, task.lse, task.d_o, task.dq, task.dkv};
-  if (std::any_of(std::begin(needed), std::end(needed), [](int obj) { return obj < 0; })) {
-    throw RankFailure(rank, op,
-                      "a backward compute must read Q, KV, dO, O and LSE and write dQ and dKV");
+    task.pairs.push_back(pair);
   }
   return task;
 }

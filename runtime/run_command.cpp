@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <utility>
 
 #include "runtime/backend_factory.hpp"
 #include "runtime/check_report.hpp"
@@ -14,6 +15,7 @@
 #include "runtime/output_digest.hpp"
 #include "runtime/owned_outputs.hpp"
 #include "runtime/rank_failure.hpp"
+#include "runtime/timing_gather.hpp"
 #include "sim/calibration/op_times_json.hpp"
 #include "sim/core/input_error.hpp"
 #include "sim/model/chrome_trace.hpp"
@@ -27,23 +29,12 @@ constexpr int kOk = 0;
 constexpr int kFailure = 1;
 constexpr int kBadInput = 2;
 
-// RankRun <-> flat arrays for the gather to rank 0.
-std::vector<std::int64_t> pack_timings(const RankRun& run) {
-  std::vector<std::int64_t> out;
-  for (const OpTiming& t : run.timings) {
-    out.push_back(t.start_ps);
-    out.push_back(t.end_ps);
-  }
-  return out;
-}
-
-std::vector<RankRun> unpack(const std::vector<std::vector<std::int64_t>>& timings,
+// Gathered timings and stats -> one RankRun per rank.
+std::vector<RankRun> unpack(std::vector<std::vector<OpTiming>> timings,
                             const std::vector<std::vector<double>>& stats) {
   std::vector<RankRun> runs(timings.size());
   for (std::size_t r = 0; r < runs.size(); ++r) {
-    for (std::size_t i = 0; i + 1 < timings[r].size(); i += 2) {
-      runs[r].timings.push_back(OpTiming{timings[r][i], timings[r][i + 1]});
-    }
+    runs[r].timings = std::move(timings[r]);
     runs[r].peak_bytes = stats[r][0];
     runs[r].compute_flops = stats[r][1];
     runs[r].bytes_sent = stats[r][2];
@@ -126,7 +117,7 @@ int run_on_ranks(const MpiSession& mpi, const RunOptions& options) {
     fail_rank(mpi, plan, RankFailure(mpi.rank(), -1, std::string("output check: ") + e.what()));
   }
   run.timings.resize(plan.programs[static_cast<std::size_t>(mpi.rank())].size());
-  const auto timings = mpi.gather(pack_timings(run));
+  auto timings = gather_timings(mpi, run.timings);
   const auto stats = mpi.gather(
       std::vector<double>{run.peak_bytes, run.compute_flops, run.bytes_sent, run.bytes_received});
   const auto checks = mpi.gather(CheckReport::pack(own));
@@ -135,7 +126,8 @@ int run_on_ranks(const MpiSession& mpi, const RunOptions& options) {
   if (mpi.rank() == 0) {
     const double wall_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-    const SimulationResult result = measured_result(plan, unpack(timings, stats), wall_s);
+    const SimulationResult result =
+        measured_result(plan, unpack(std::move(timings), stats), wall_s);
     const CheckReport report(options.backend, checks);
     if (options.check && !report.passed()) code = kFailure;
     const std::string checksum = OutputDigest::combine(digests);

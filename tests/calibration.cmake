@@ -3,7 +3,7 @@
 # validate, published figures).
 tilesim_test(test_calibration
   SOURCES test_calibration_fits.cpp test_calibration_profile_io.cpp test_calibration_cores.cpp
-          test_calibration_validate.cpp
+          test_calibration_validate.cpp test_calibration_run_fit.cpp
   LIBS tilesim_calibration tilesim_model tilesim_scenario)
 
 add_test(NAME regress COMMAND $<TARGET_FILE:tilesim> regress tests/regress/

@@ -69,8 +69,8 @@ TEST_CASE(
     }
   }
   REQUIRE(first >= 0);
-  const int q_chunk = program.op(first).q_chunk;
-  program.mutable_op(first).kv_chunk = q_chunk + 1;  // same tokens, head group 1
+  BlockPair& pair = program.mutable_pairs(first)[0];
+  pair.kv_chunk = pair.q_chunk + 1;  // same tokens, head group 1
   const ValidationReport report = validate_plan(plan);
   INFO(errors_of(report));
   CHECK_FALSE(report.ok());

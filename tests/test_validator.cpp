@@ -86,7 +86,7 @@ TEST_CASE("validator names a compute that runs before its input arrives") {
   const int reads[] = {3 * 4 + 0, kv1};
   const int writes[] = {3 * 4 + 2, 3 * 4 + 3};
   program.set_refs(first, reads, writes, {});
-  program.mutable_op(first).kv_chunk = 1;
+  program.mutable_pairs(first)[0].kv_chunk = 1;
   const ValidationReport report = validate_plan(plan);
   INFO(all_errors(report));
   CHECK(

@@ -5,12 +5,15 @@
 #
 #   tools/calibration-loop.sh [--quick] [--tilesim build/tilesim] [--mpirun mpirun]
 #                             [--work DIR] [--median 0.10] [--max 0.25] [--repeat N]
-#                             [--nice N]
+#                             [--nice N] [--calibrate-ranks 4]
 #
 # --nice N (e.g. -10, needs root) runs calibrate and the runs at that niceness, so that on a
 # host shared with other work the measurements see the machine rather than the neighbours.
-# Each run is repeated N times (default 3, --quick 2) and the fastest kept, as calibrate keeps
-# the fastest sample: on a shared host, load from other processes only ever adds time.
+# Calibrate runs on as many ranks as the largest run (default 4), so that its probe runs
+# through the executor (runtime/calibration_probes.hpp) see the runs' sharing of cores.
+# Each run is repeated N times (default 5, --quick 3), the repeats going round all runs in
+# turn, and the fastest kept, as calibrate keeps the fastest sample: on a shared host, load
+# from other processes only ever adds time.
 # Full: ring, zigzag (causal) and mesh at 1K, 2K and 4K tokens on 2 and 4 ranks (mesh 2x1 on
 # 2 ranks, 2x2 on 4). --quick (CI, about a minute): a quick calibration and 6 runs at 1K-2K.
 # Prints one table row per run: schedule, ranks, size, measured, predicted, error.
@@ -24,6 +27,7 @@ median_bound=0.10
 max_bound=0.25
 repeat=0
 nice_level=""
+calibrate_ranks=4
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --quick) quick=1; shift ;;
@@ -34,11 +38,12 @@ while [[ $# -gt 0 ]]; do
     --max) max_bound=$2; shift 2 ;;
     --repeat) repeat=$2; shift 2 ;;
     --nice) nice_level=$2; shift 2 ;;
+    --calibrate-ranks) calibrate_ranks=$2; shift 2 ;;
     *) echo "calibration-loop.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
 mkdir -p "$work"
-[[ $repeat == 0 ]] && repeat=$([[ $quick == 1 ]] && echo 2 || echo 3)
+[[ $repeat == 0 ]] && repeat=$([[ $quick == 1 ]] && echo 3 || echo 5)
 echo "host load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 launch() {
   if [[ -n $nice_level ]]; then
@@ -49,9 +54,9 @@ launch() {
 }
 
 profile=$work/cpu.calib.yaml
-calibrate_args=(calibrate --backend cpu --out "$profile" --ranks 2)
+calibrate_args=(calibrate --backend cpu --out "$profile" --ranks "$calibrate_ranks")
 [[ $quick == 1 ]] && calibrate_args+=(--quick)
-launch 2 "$tilesim" "${calibrate_args[@]}" > "$work/calibrate.log"
+launch "$calibrate_ranks" "$tilesim" "${calibrate_args[@]}" > "$work/calibrate.log"
 tail -n 3 "$work/calibrate.log"
 
 if [[ $quick == 1 ]]; then
@@ -65,24 +70,36 @@ else
   done
 fi
 
-printf '%-8s %5s %5s %12s %12s %9s\n' schedule ranks size measured_s predicted_s error
-errors=()
-for run in $runs; do
-  IFS=: read -r kind ranks size <<< "$run"
+# run_args RUN: sets kind, ranks, size, scenario, out and the --set arguments of one run.
+run_args() {
+  IFS=: read -r kind ranks size <<< "$1"
+  local tile
   tile=$([[ $ranks == 2 ]] && echo "[2,1]" || echo "[2,2]")
   sets=(--set "attention.seq_len=$size" --set "schedule.gpus=$ranks")
   [[ $kind == mesh ]] && sets+=(--set "schedule.tile=$tile")
   scenario=scenarios/cpu/$kind-cpu.yaml
   out=$work/$kind-$ranks-$size.json
-  best=""
-  for ((i = 0; i < repeat; i++)); do
+}
+
+# Repeats go round every run in turn, so that a burst of load from elsewhere spoils one
+# sample of several runs rather than every sample of one; each run keeps its fastest.
+declare -A best
+for ((i = 0; i < repeat; i++)); do
+  for run in $runs; do
+    run_args "$run"
     launch "$ranks" "$tilesim" run "$scenario" --backend cpu "${sets[@]}" --json > "$out.$i"
     m=$(awk -F'[:,]' '/"makespan_s"/ {print $2; exit}' "$out.$i")
-    if [[ -z $best ]] || awk -v a="$m" -v b="$best" 'BEGIN {exit !(a < b)}'; then
-      best=$m
+    if [[ -z ${best[$run]:-} ]] || awk -v a="$m" -v b="${best[$run]}" 'BEGIN {exit !(a < b)}'; then
+      best[$run]=$m
       cp "$out.$i" "$out"
     fi
   done
+done
+
+printf '%-8s %5s %5s %12s %12s %9s\n' schedule ranks size measured_s predicted_s error
+errors=()
+for run in $runs; do
+  run_args "$run"
   "$tilesim" validate "$scenario" "${sets[@]}" --measured "$out" --calibration "$profile" \
     --json > "$out.validate"
   read -r measured predicted error < <(awk -F'[:,]' '

@@ -19,7 +19,7 @@ PhaseStats phase_stats(const Plan& plan, const SimulationResult& result) {
       if (op.kind == OpKind::send || op.kind == OpKind::recv) groups.insert(op.group);
       if (op.kind != OpKind::compute) continue;
       const OpTiming& t = result.ops[static_cast<std::size_t>(r)][static_cast<std::size_t>(i)];
-      flops += plan.compute_flops(op);
+      flops += plan.compute_flops({r, i});
       compute_s += ps_to_s(t.end_ps - t.start_ps);
       ++computes;
     }

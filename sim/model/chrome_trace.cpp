@@ -41,10 +41,13 @@ void write_chrome_trace(std::ostream& out, const Plan& plan, const SimulationRes
       if (op.kind != OpKind::compute && op.kind != OpKind::merge) continue;
       const OpTiming& t = timings[static_cast<std::size_t>(i)];
       if (t.start_ps < 0) continue;
-      const std::string name =
-          op.kind == OpKind::compute
-              ? fmt::format("{} {}x{}", to_string(op.pass), op.q_chunk, op.kv_chunk)
-              : std::string("merge");
+      std::string name = "merge";
+      if (op.kind == OpKind::compute) {
+        const auto pairs = program.pairs(i);
+        name = pairs.size() == 1 ? fmt::format("{} {}x{}", to_string(op.pass), pairs[0].q_chunk,
+                                               pairs[0].kv_chunk)
+                                 : fmt::format("{} {} pairs", to_string(op.pass), pairs.size());
+      }
       emit(fmt::format(
           R"j({{"ph":"X","pid":{},"tid":0,"name":"{}","cat":"{}","ts":{},"dur":{},"args":{{"rank":{},"op":{}}}}})j",
           r, name, to_string(op.kind), us(t.start_ps), us(t.end_ps - t.start_ps), r, i));

@@ -4,13 +4,13 @@
 
 namespace tilesim {
 
-double ComputeModel::compute_time_s(const Op& op) const {
-  const Chunk& q = plan_->chunks[static_cast<std::size_t>(op.q_chunk)];
-  const Chunk& kv = plan_->chunks[static_cast<std::size_t>(op.kv_chunk)];
+double ComputeModel::pair_time_s(Pass pass, BlockPair pair) const {
+  const Chunk& q = plan_->chunks[static_cast<std::size_t>(pair.q_chunk)];
+  const Chunk& kv = plan_->chunks[static_cast<std::size_t>(pair.kv_chunk)];
   const double size = std::sqrt(static_cast<double>(q.tokens) * static_cast<double>(kv.tokens));
-  const double e = profile_->efficiency(op.pass, plan_->shape.head_dim, size);
-  const double per_pair = (op.pass == Pass::fwd ? plan_->shape.flops_per_pair_forward()
-                                                : plan_->shape.flops_per_pair_backward()) /
+  const double e = profile_->efficiency(pass, plan_->shape.head_dim, size);
+  const double per_pair = (pass == Pass::fwd ? plan_->shape.flops_per_pair_forward()
+                                             : plan_->shape.flops_per_pair_backward()) /
                           static_cast<double>(plan_->head_groups);
   const auto block = static_cast<double>(plan_->layout.block_tokens());
   const double cut_e = e * profile_->causal_efficiency.at(block);
@@ -22,12 +22,19 @@ double ComputeModel::compute_time_s(const Op& op) const {
       time_s += pairs * per_pair / (profile_->peak_flops * (pairs < block * block ? cut_e : e));
     }
   }
+  return time_s;
+}
+
+double ComputeModel::compute_time_s(const RankProgram& program, int index) const {
+  const Pass pass = program.op(index).pass;
+  double time_s = 0.0;
+  for (BlockPair pair : program.pairs(index)) time_s += pair_time_s(pass, pair);
   return time_s + profile_->launch_overhead_s;
 }
 
 Picoseconds ComputeModel::duration_ps(const RankProgram& program, int index) const {
   const Op& op = program.op(index);
-  if (op.kind == OpKind::compute) return s_to_ps(compute_time_s(op));
+  if (op.kind == OpKind::compute) return s_to_ps(compute_time_s(program, index));
   if (op.kind == OpKind::merge) {
     double bytes = 0.0;
     for (int obj : program.reads(index)) bytes += plan_->object(obj).bytes;

@@ -206,7 +206,7 @@ class Simulation {
     result_.ops[static_cast<std::size_t>(id.rank)][static_cast<std::size_t>(id.index)].start_ps =
         now;
     result_.ranks[static_cast<std::size_t>(id.rank)].compute_flops +=
-        plan_.compute_flops(program.op(id.index));
+        plan_.compute_flops(id);
     schedule_completion(id.rank, now);
   }
 

@@ -7,9 +7,9 @@
 
 #include "sim/plan/attention_objects.hpp"
 #include "sim/plan/chunked_objects.hpp"
+#include "sim/plan/fusing_builder.hpp"
 #include "sim/plan/mesh_memory.hpp"
 #include "sim/plan/mesh_placement.hpp"
-#include "sim/plan/program_builder.hpp"
 
 namespace tilesim {
 namespace {
@@ -43,10 +43,11 @@ struct RingTimes {
 // Builds one rank's program; all ranks share the step order.
 class RankBuilder {
  public:
-  RankBuilder(Plan& plan, const ChunkObjects& objs, const std::vector<int>& partial_o,
-              const std::vector<int>& partial_lse, const MeshOptions& opt, int rank)
+  RankBuilder(Plan& plan, FusingScratch& scratch, const ChunkObjects& objs,
+              const std::vector<int>& partial_o, const std::vector<int>& partial_lse,
+              const MeshOptions& opt, int rank)
       : plan_(plan),
-        build_(plan),
+        build_(plan, scratch, rank, opt.fuse_blocks),
         objs_(objs),
         po_(partial_o),
         pl_(partial_lse),
@@ -58,6 +59,7 @@ class RankBuilder {
     const int a = tile_.a, b = tile_.b;
     q_ = ring_times(a, p_, MeshStep::q);
     kv_ = ring_times(b, t_, MeshStep::kv);
+    last_kv_group_ = *std::max_element(kv_.arrive.begin(), kv_.arrive.end());
     emitted_.assign(at(a * b), 0);
     for (int s = 0; s < b; ++s) kv_order_.push_back(mod(t_ - s, b));
     cursor_.assign(at(a), 0);
@@ -74,6 +76,9 @@ class RankBuilder {
     const int groups = static_cast<int>(opt_.order.size());
     int q_steps = 0, kv_steps = 0, r_steps = 0;
     for (int k = 0; k <= groups; ++k) {
+      // A fused op holds only blocks that the same comm group made ready: one
+      // spanning two groups would wait for the later group's arrival.
+      build_.flush();
       if (k < groups) {
         const MeshStep step = opt_.order[at(k)];
         if (step == MeshStep::reduce) {
@@ -93,6 +98,7 @@ class RankBuilder {
       }
       emit_frees(k);
     }
+    build_.flush();
   }
 
  private:
@@ -132,7 +138,7 @@ class RankBuilder {
     const bool own = j == p_;
     const int writes[] = {own ? objs_.o[at(g_)] : partial(g_, j),
                           own ? objs_.lse[at(g_)] : partial_lse(g_, j)};
-    build_.compute(g_, qc, kc, Pass::fwd, reads, writes);
+    build_.compute({qc, kc}, Pass::fwd, reads, writes);
     mark(j, k);
   }
 
@@ -168,7 +174,14 @@ class RankBuilder {
     const bool final_phase = group == static_cast<int>(opt_.order.size());
     const bool hold = opt_.hold_back && tile_.a > 1;
     // Q positions in the order the R ring sends their partials: p-1, p-2, ...
-    for (int s = 1; s < tile_.a; ++s) emit_blocks_of(mod(p_ - s, tile_.a), group);
+    // Once every KV chunk is in, a partial may leave at the next R step, so
+    // each position's blocks are an op of their own and its send waits for
+    // nothing else; before that, blocks unlocked together fuse into one op.
+    const bool partials_may_leave = group > last_kv_group_;
+    for (int s = 1; s < tile_.a; ++s) {
+      emit_blocks_of(mod(p_ - s, tile_.a), group);
+      if (partials_may_leave) build_.flush();
+    }
     if (!hold || final_phase) {
       emit_blocks_of(p_, group);
       return;
@@ -210,7 +223,7 @@ class RankBuilder {
         if (!emitted_[at(j * tile_.b + k)]) compute(j, k);
       }
       const int chunk = is_q ? tile_.q_chunk(g_, victim) : tile_.kv_chunk(g_, victim);
-      rt.freed[at(victim)] = build_.free(g_, is_q ? objs_.q[at(chunk)] : objs_.kv[at(chunk)]);
+      rt.freed[at(victim)] = build_.free(is_q ? objs_.q[at(chunk)] : objs_.kv[at(chunk)]);
     }
     return rt.freed[at(victim)];
   }
@@ -220,10 +233,10 @@ class RankBuilder {
     const int out = objs_.q[at(tile_.q_chunk(g_, mod(p_ - s, a)))];
     const int in = objs_.q[at(tile_.q_chunk(g_, mod(p_ - 1 - s, a)))];
     const int wait = window_free(q_, a, p_, s, opt_.windows.q, true);
-    build_.send(g_, out, tile_.q_next(g_), group);
+    build_.send(out, tile_.q_next(g_), group);
     std::vector<int> after;
     if (wait >= 0) after.push_back(wait);
-    build_.recv(g_, in, tile_.q_prev(g_), group, after);
+    build_.recv(in, tile_.q_prev(g_), group, after);
   }
 
   void comm_kv(int group, int s) {
@@ -231,10 +244,10 @@ class RankBuilder {
     const int out = objs_.kv[at(tile_.kv_chunk(g_, mod(t_ - s, b)))];
     const int in = objs_.kv[at(tile_.kv_chunk(g_, mod(t_ - 1 - s, b)))];
     const int wait = window_free(kv_, b, t_, s, opt_.windows.kv, false);
-    build_.send(g_, out, tile_.kv_next(g_), group);
+    build_.send(out, tile_.kv_next(g_), group);
     std::vector<int> after;
     if (wait >= 0) after.push_back(wait);
-    build_.recv(g_, in, tile_.kv_prev(g_), group, after);
+    build_.recv(in, tile_.kv_prev(g_), group, after);
   }
 
   void comm_r(int group, int s) {
@@ -242,10 +255,10 @@ class RankBuilder {
     const int u_out = mod(p_ - 1 - s, a);
     const int u_in = mod(p_ - 2 - s, a);
     const int prev = tile_.q_prev(g_);
-    build_.send(g_, partial(g_, u_out), tile_.q_next(g_), group);
-    build_.send(g_, partial_lse(g_, u_out), tile_.q_next(g_), group);
-    build_.recv(g_, partial(prev, u_in), prev, group);
-    build_.recv(g_, partial_lse(prev, u_in), prev, group);
+    build_.send(partial(g_, u_out), tile_.q_next(g_), group);
+    build_.send(partial_lse(g_, u_out), tile_.q_next(g_), group);
+    build_.recv(partial(prev, u_in), prev, group);
+    build_.recv(partial_lse(prev, u_in), prev, group);
     sent_partials_.push_back(u_out);
   }
 
@@ -253,9 +266,9 @@ class RankBuilder {
     const int prev = tile_.q_prev(g_);
     const int partials[] = {partial(prev, u), partial_lse(prev, u)};
     const int targets[] = {target_o, target_lse};
-    build_.merge(g_, partials, targets);
-    build_.free(g_, partials[0]);
-    build_.free(g_, partials[1]);
+    build_.merge(partials, targets);
+    build_.free(partials[0]);
+    build_.free(partials[1]);
   }
 
   void emit_frees(int group) {
@@ -266,20 +279,20 @@ class RankBuilder {
         if ((is_q ? left_q_[at(x)] : left_kv_[at(x)]) > 0) continue;
         if (rt.forward[at(x)] > group && !final_phase) continue;
         const int chunk = is_q ? tile_.q_chunk(g_, x) : tile_.kv_chunk(g_, x);
-        rt.freed[at(x)] = build_.free(g_, is_q ? objs_.q[at(chunk)] : objs_.kv[at(chunk)]);
+        rt.freed[at(x)] = build_.free(is_q ? objs_.q[at(chunk)] : objs_.kv[at(chunk)]);
       }
     };
     sweep(q_, tile_.a, p_, true);
     sweep(kv_, tile_.b, t_, false);
     for (int u : sent_partials_) {
-      build_.free(g_, partial(g_, u));
-      build_.free(g_, partial_lse(g_, u));
+      build_.free(partial(g_, u));
+      build_.free(partial_lse(g_, u));
     }
     sent_partials_.clear();
   }
 
   Plan& plan_;
-  ProgramBuilder build_;
+  FusingBuilder build_;
   const ChunkObjects& objs_;
   const std::vector<int>& po_;
   const std::vector<int>& pl_;
@@ -287,6 +300,7 @@ class RankBuilder {
   MeshTile tile_;
   int g_, p_, t_;
   RingTimes q_, kv_;
+  int last_kv_group_ = -1;  // comm group of the last KV arrival (-1: b = 1)
   std::vector<std::uint8_t> emitted_;
   std::vector<int> kv_order_;  // KV positions in arrival order (own first)
   std::vector<int> cursor_;    // per Q position: kv_order_ prefix already emitted
@@ -304,10 +318,11 @@ struct MeshPartials {
 // Builds one rank's backward program (mesh_schedule.hpp): gather, compute, reduce.
 class BackwardBuilder {
  public:
-  BackwardBuilder(Plan& plan, const AttentionObjects& objs, const MeshPartials& partials,
-                  MeshTile tile, int rank, int first_group)
+  BackwardBuilder(Plan& plan, FusingScratch& scratch, const AttentionObjects& objs,
+                  const MeshPartials& partials, MeshTile tile, int rank, int first_group,
+                  bool fuse_blocks)
       : plan_(plan),
-        build_(plan),
+        build_(plan, scratch, rank, fuse_blocks),
         objs_(objs),
         partials_(partials),
         tile_(tile),
@@ -349,21 +364,22 @@ class BackwardBuilder {
       std::vector<int> sent;
       if (s < a - 1) {
         const int u_out = mod(p_ - 1 - s, a), u_in = mod(p_ - 2 - s, a);
-        build_.send(g_, dq(g_, u_out), tile_.q_next(g_), group_);
-        build_.recv(g_, dq(tile_.q_prev(g_), u_in), tile_.q_prev(g_), group_);
+        build_.send(dq(g_, u_out), tile_.q_next(g_), group_);
+        build_.recv(dq(tile_.q_prev(g_), u_in), tile_.q_prev(g_), group_);
         sent.push_back(dq(g_, u_out));
       }
       if (s < b - 1) {
         const int v_out = mod(t_ - 1 - s, b), v_in = mod(t_ - 2 - s, b);
-        build_.send(g_, dkv(g_, v_out), tile_.kv_next(g_), group_);
-        build_.recv(g_, dkv(tile_.kv_prev(g_), v_in), tile_.kv_prev(g_), group_);
+        build_.send(dkv(g_, v_out), tile_.kv_next(g_), group_);
+        build_.recv(dkv(tile_.kv_prev(g_), v_in), tile_.kv_prev(g_), group_);
         sent.push_back(dkv(g_, v_out));
       }
-      for (int obj : sent) build_.free(g_, obj);
+      for (int obj : sent) build_.free(obj);
     }
     // The last step of each ring brings the sum of the other members' partials home.
     if (a > 1) merge(dq(tile_.q_prev(g_), p_), objs_.dq[at(g_)]);
     if (b > 1) merge(dkv(tile_.kv_prev(g_), t_), objs_.dkv[at(g_)]);
+    build_.flush();
   }
 
  private:
@@ -384,18 +400,17 @@ class BackwardBuilder {
   void gather_q(int s) {
     const int a = tile_.a;
     for (int obj : q_side(tile_.q_chunk(g_, mod(p_ - s, a)))) {
-      build_.send(g_, obj, tile_.q_next(g_), group_);
+      build_.send(obj, tile_.q_next(g_), group_);
     }
     for (int obj : q_side(tile_.q_chunk(g_, mod(p_ - 1 - s, a)))) {
-      build_.recv(g_, obj, tile_.q_prev(g_), group_);
+      build_.recv(obj, tile_.q_prev(g_), group_);
     }
   }
 
   void gather_kv(int s) {
     const int b = tile_.b;
-    build_.send(g_, objs_.kv[at(tile_.kv_chunk(g_, mod(t_ - s, b)))], tile_.kv_next(g_), group_);
-    build_.recv(g_, objs_.kv[at(tile_.kv_chunk(g_, mod(t_ - 1 - s, b)))], tile_.kv_prev(g_),
-                group_);
+    build_.send(objs_.kv[at(tile_.kv_chunk(g_, mod(t_ - s, b)))], tile_.kv_next(g_), group_);
+    build_.recv(objs_.kv[at(tile_.kv_chunk(g_, mod(t_ - 1 - s, b)))], tile_.kv_prev(g_), group_);
   }
 
   // Every block whose inputs are present, Q positions in the order their partial
@@ -418,7 +433,7 @@ class BackwardBuilder {
     const int reads[] = {objs_.q[at(qc)], objs_.kv[at(kc)], objs_.d_o[at(qc)], objs_.o[at(qc)],
                          objs_.lse[at(qc)]};
     const int writes[] = {dq(g_, j), dkv(g_, k)};
-    build_.compute(g_, qc, kc, Pass::bwd, reads, writes);
+    build_.compute({qc, kc}, Pass::bwd, reads, writes);
   }
 
   // After gather step `step` (-1: after the gather): frees every received chunk
@@ -431,7 +446,7 @@ class BackwardBuilder {
       bool done = true;
       for (int k = 0; k < tile_.b; ++k) done = done && emitted_[at(j * tile_.b + k)];
       if (!done) continue;
-      for (int obj : q_side(tile_.q_chunk(g_, j))) build_.free(g_, obj);
+      for (int obj : q_side(tile_.q_chunk(g_, j))) build_.free(obj);
       q_freed_[at(j)] = 1;
     }
     for (int s = 0; s < tile_.b - 1; ++s) {
@@ -440,7 +455,7 @@ class BackwardBuilder {
       bool done = true;
       for (int j = 0; j < tile_.a; ++j) done = done && emitted_[at(j * tile_.b + k)];
       if (!done) continue;
-      build_.free(g_, objs_.kv[at(tile_.kv_chunk(g_, k))]);
+      build_.free(objs_.kv[at(tile_.kv_chunk(g_, k))]);
       kv_freed_[at(k)] = 1;
     }
   }
@@ -455,12 +470,12 @@ class BackwardBuilder {
   void merge(int received, int target) {
     const int partials[] = {received};
     const int targets[] = {target};
-    build_.merge(g_, partials, targets);
-    build_.free(g_, received);
+    build_.merge(partials, targets);
+    build_.free(received);
   }
 
   Plan& plan_;
-  ProgramBuilder build_;
+  FusingBuilder build_;
   const AttentionObjects& objs_;
   const MeshPartials& partials_;
   MeshTile tile_;
@@ -505,6 +520,7 @@ Plan make_mesh_plan(const AttentionShape& shape, const MeshOptions& options) {
   }
   const ChunkObjects objs{all.q, all.kv, all.o, all.lse};
   const int ranks = tile.ranks();
+  FusingScratch scratch;
   if (shape.has_forward()) {
     std::vector<int> partial_o(at(ranks * tile.a), -1), partial_lse(at(ranks * tile.a), -1);
     for (int g = 0; g < ranks; ++g) {
@@ -520,7 +536,7 @@ Plan make_mesh_plan(const AttentionShape& shape, const MeshOptions& options) {
       }
     }
     for (int g = 0; g < ranks; ++g) {
-      RankBuilder(plan, objs, partial_o, partial_lse, opt, g).run();
+      RankBuilder(plan, scratch, objs, partial_o, partial_lse, opt, g).run();
     }
   }
   if (shape.has_backward()) {
@@ -547,7 +563,7 @@ Plan make_mesh_plan(const AttentionShape& shape, const MeshOptions& options) {
     // groups start at the same index everywhere.
     const int first_group = shape.has_forward() ? static_cast<int>(opt.order.size()) : 0;
     for (int g = 0; g < ranks; ++g) {
-      BackwardBuilder(plan, all, partials, tile, g, first_group).run();
+      BackwardBuilder(plan, scratch, all, partials, tile, g, first_group, opt.fuse_blocks).run();
     }
   }
   return plan;

@@ -80,6 +80,9 @@ struct MeshOptions {
   MeshOrder order;  // empty = greedy_mesh_order
   MeshWindows windows;
   bool hold_back = true;
+  // Blocks that become ready together run as one fused compute op
+  // (fusing_builder.hpp); false emits one op per block pair.
+  bool fuse_blocks = true;
 };
 
 // Throws ScheduleError if the tokens do not split into the tile's chunks or

@@ -47,13 +47,6 @@ std::string_view to_string(OpKind kind) {
 
 std::string_view to_string(Pass pass) { return pass == Pass::fwd ? "fwd" : "bwd"; }
 
-bool is_accumulator(Tensor tensor) {
-  return tensor == Tensor::o || tensor == Tensor::lse || tensor == Tensor::dq ||
-         tensor == Tensor::dkv;
-}
-
-bool reduces_over_kv(Tensor tensor) { return tensor != Tensor::dkv; }
-
 namespace {
 std::uint16_t narrow_count(std::size_t n) {
   if (n > 0xffff) throw std::length_error("too many references on one op");
@@ -72,6 +65,16 @@ int RankProgram::add(Op op, std::span<const int> reads, std::span<const int> wri
   refs_.insert(refs_.end(), after.begin(), after.end());
   ops_.push_back(op);
   return static_cast<int>(ops_.size()) - 1;
+}
+
+int RankProgram::add_compute(Op op, std::span<const BlockPair> pairs, std::span<const int> reads,
+                             std::span<const int> writes, std::span<const int> after) {
+  if (pairs.empty()) throw std::invalid_argument("a compute op needs at least one block pair");
+  op.kind = OpKind::compute;
+  op.pairs_begin = static_cast<std::uint32_t>(pairs_.size());
+  op.pair_count = narrow_count(pairs.size());
+  pairs_.insert(pairs_.end(), pairs.begin(), pairs.end());
+  return add(op, reads, writes, after);
 }
 
 void RankProgram::set_refs(int index, std::span<const int> reads, std::span<const int> writes,
@@ -95,7 +98,11 @@ void RankProgram::remove(int index) {
       if (a == index) continue;
       after_shifted.push_back(a > index ? a - 1 : a);
     }
-    rebuilt.add(op(i), reads(i), writes(i), after_shifted);
+    if (op(i).kind == OpKind::compute) {
+      rebuilt.add_compute(op(i), pairs(i), reads(i), writes(i), after_shifted);
+    } else {
+      rebuilt.add(op(i), reads(i), writes(i), after_shifted);
+    }
   }
   *this = std::move(rebuilt);
 }
@@ -121,11 +128,15 @@ double Plan::unmasked_pairs(int q_chunk, int kv_chunk) const {
   return pairs;
 }
 
-double Plan::compute_flops(const Op& op) const {
+double Plan::compute_flops(OpId id) const {
+  const RankProgram& program = programs.at(static_cast<std::size_t>(id.rank));
+  const Op& op = program.op(id.index);
   if (op.kind != OpKind::compute) return 0.0;
   const double per_pair =
       op.pass == Pass::fwd ? shape.flops_per_pair_forward() : shape.flops_per_pair_backward();
-  return per_pair * unmasked_pairs(op.q_chunk, op.kv_chunk) / static_cast<double>(head_groups);
+  double pairs = 0.0;
+  for (BlockPair bp : program.pairs(id.index)) pairs += unmasked_pairs(bp.q_chunk, bp.kv_chunk);
+  return per_pair * pairs / static_cast<double>(head_groups);
 }
 
 std::string Plan::describe(OpId id) const {
@@ -134,9 +145,21 @@ std::string Plan::describe(OpId id) const {
   auto name = [&](int obj) { return objects.at(static_cast<std::size_t>(obj)).name; };
   std::string head = fmt::format("rank {} op {}: {}", id.rank, id.index, to_string(op.kind));
   switch (op.kind) {
-    case OpKind::compute:
-      return fmt::format("{} chunk {} x chunk {} {}", head, op.q_chunk, op.kv_chunk,
-                         to_string(op.pass));
+    case OpKind::compute: {
+      const auto pairs = program.pairs(id.index);
+      if (pairs.size() == 1) {
+        return fmt::format("{} chunk {} x chunk {} {}", head, pairs[0].q_chunk, pairs[0].kv_chunk,
+                           to_string(op.pass));
+      }
+      // Batched: name the first few pairs so messages stay one line.
+      std::string list;
+      constexpr std::size_t kShown = 4;
+      for (std::size_t k = 0; k < std::min(pairs.size(), kShown); ++k) {
+        list += fmt::format("{}{}x{}", k == 0 ? "" : ", ", pairs[k].q_chunk, pairs[k].kv_chunk);
+      }
+      if (pairs.size() > kShown) list += ", ...";
+      return fmt::format("{} {} chunk pairs ({}) {}", head, pairs.size(), list, to_string(op.pass));
+    }
     case OpKind::send:
       return fmt::format("{} {} to rank {}", head,
                          program.reads(id.index).empty() ? "?" : name(program.reads(id.index)[0]),

@@ -41,9 +41,12 @@ std::string_view to_string(Pass pass);
 
 // True for tensors that compute ops accumulate into (their contributions are
 // tracked by the validator until they reach their owner).
-bool is_accumulator(Tensor tensor);
+constexpr bool is_accumulator(Tensor tensor) {
+  return tensor == Tensor::o || tensor == Tensor::lse || tensor == Tensor::dq ||
+         tensor == Tensor::dkv;
+}
 // Accumulators reduce over kv chunks (o, lse, dq) or over q chunks (dkv).
-bool reduces_over_kv(Tensor tensor);
+constexpr bool reduces_over_kv(Tensor tensor) { return tensor != Tensor::dkv; }
 
 // A chunk is a set of token blocks for one head group. Schedules that split
 // heads (Ulysses, USP) set Plan::head_groups = g > 1: the chunk's objects then
@@ -73,13 +76,20 @@ struct OpId {
   friend bool operator==(OpId, OpId) = default;
 };
 
+// One (q chunk, kv chunk) block pair of a compute op.
+struct BlockPair {
+  std::int32_t q_chunk = -1;
+  std::int32_t kv_chunk = -1;
+  friend bool operator==(BlockPair, BlockPair) = default;
+};
+
 struct Op {
   OpKind kind = OpKind::compute;
   Pass pass = Pass::fwd;
-  std::int32_t peer = -1;      // send: destination, recv: source
-  std::int32_t q_chunk = -1;   // compute
-  std::int32_t kv_chunk = -1;  // compute
-  std::int32_t group = -1;     // send/recv: comm group
+  std::uint16_t pair_count = 0;  // compute: block pairs (RankProgram::pairs)
+  std::int32_t peer = -1;        // send: destination, recv: source
+  std::int32_t group = -1;       // send/recv: comm group
+  std::uint32_t pairs_begin = 0;
   std::uint32_t refs_begin = 0;
   std::uint16_t read_count = 0;
   std::uint16_t write_count = 0;
@@ -92,6 +102,9 @@ class RankProgram {
  public:
   int add(Op op, std::span<const int> reads, std::span<const int> writes,
           std::span<const int> after);
+  // A compute op over `pairs` (at least one).
+  int add_compute(Op op, std::span<const BlockPair> pairs, std::span<const int> reads,
+                  std::span<const int> writes, std::span<const int> after);
 
   std::size_t size() const { return ops_.size(); }
   const Op& op(int index) const { return ops_[static_cast<std::size_t>(index)]; }
@@ -109,6 +122,15 @@ class RankProgram {
     const Op& o = op(index);
     return {refs_.data() + o.refs_begin + o.read_count + o.write_count, o.after_count};
   }
+  std::span<const BlockPair> pairs(int index) const {
+    const Op& o = op(index);
+    return {pairs_.data() + o.pairs_begin, o.pair_count};
+  }
+  // Tests corrupt plans through this.
+  std::span<BlockPair> mutable_pairs(int index) {
+    const Op& o = op(index);
+    return {pairs_.data() + o.pairs_begin, o.pair_count};
+  }
   // Replaces an op's references (used by tests that corrupt plans).
   void set_refs(int index, std::span<const int> reads, std::span<const int> writes,
                 std::span<const int> after);
@@ -118,6 +140,7 @@ class RankProgram {
  private:
   std::vector<Op> ops_;
   std::vector<std::int32_t> refs_;
+  std::vector<BlockPair> pairs_;
 };
 
 struct Plan {
@@ -138,9 +161,10 @@ struct Plan {
   const DataObject& object(int id) const { return objects[static_cast<std::size_t>(id)]; }
   // Pairs of (query, key) tokens that attend in a q chunk x kv chunk block.
   double unmasked_pairs(int q_chunk, int kv_chunk) const;
-  // Forward or backward FLOPs of a compute: per pair FLOPs x unmasked pairs,
+  // Forward or backward FLOPs of rank `rank`'s op `index` (0 unless compute):
+  // per token-pair FLOPs x unmasked token pairs of all its block pairs,
   // divided by head_groups (a chunk holds 1/head_groups of the heads).
-  double compute_flops(const Op& op) const;
+  double compute_flops(OpId id) const;
   std::string describe(OpId id) const;  // "rank 2 op 7: compute Q[2] x KV[1] fwd"
 };
 

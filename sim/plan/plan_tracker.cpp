@@ -44,6 +44,8 @@ void PlanTracker::build_rank(int rank) {
   std::vector<std::pair<int, int>> edges;  // (pred, succ), grouped by succ ascending
   std::vector<Hazard>& hazards = hazard_scratch_;
   if (hazards.size() < plan_->objects.size()) hazards.resize(plan_->objects.size());
+  std::vector<std::uint8_t>& live = live_scratch_;
+  if (live.size() < plan_->objects.size()) live.resize(plan_->objects.size(), 0);
   std::vector<int> touched;
   std::vector<int> preds;
   int last_compute = -1;
@@ -68,6 +70,8 @@ void PlanTracker::build_rank(int rank) {
       if (!h.touched) {
         h.touched = true;
         touched.push_back(obj);
+        const DataObject& o = plan_->object(obj);
+        live[static_cast<std::size_t>(obj)] = o.input && o.home_rank == rank ? 1 : 0;
       }
       return h;
     };
@@ -86,11 +90,31 @@ void PlanTracker::build_rank(int rank) {
       h.last_writer = i;
       h.readers_since_write.clear();
     }
+    for (int obj : program.writes(i)) {
+      std::uint8_t& is_live = live[static_cast<std::size_t>(obj)];
+      if (op.kind == OpKind::free) {
+        if (is_live) rs.mem.push_back(obj);
+        is_live = 0;
+      } else if (op.kind != OpKind::send && !is_live) {
+        rs.mem.push_back(obj);
+        is_live = 1;
+      }
+    }
+    rs.op[static_cast<std::size_t>(i) + 1].mem_begin = static_cast<std::uint32_t>(rs.mem.size());
     std::sort(preds.begin(), preds.end());
     preds.erase(std::unique(preds.begin(), preds.end()), preds.end());
     preds.erase(std::remove(preds.begin(), preds.end(), i), preds.end());
-    for (int p : preds) edges.emplace_back(p, i);
-    rs.op[static_cast<std::size_t>(i)].pending = static_cast<std::uint32_t>(preds.size());
+    int latest_stream = -1;
+    for (int p : preds) {
+      if (on_compute_stream(program.op(p).kind)) latest_stream = p;
+    }
+    std::uint32_t pending = 0;
+    for (int p : preds) {
+      if (p != latest_stream && on_compute_stream(program.op(p).kind)) continue;
+      edges.emplace_back(p, i);
+      ++pending;
+    }
+    rs.op[static_cast<std::size_t>(i)].pending = pending;
 
     if (on_comm_stream(op.kind)) {
       if (op.group != last_group_id || rs.groups.empty()) {
@@ -194,8 +218,6 @@ void PlanTracker::match_comm() {
 
 void PlanTracker::allocate(int rank, int object) {
   RankState& rs = ranks_[static_cast<std::size_t>(rank)];
-  if (std::find(rs.present.begin(), rs.present.end(), object) != rs.present.end()) return;
-  rs.present.push_back(object);
   const DataObject& obj = plan_->object(object);
   rs.live_bytes += obj.bytes;
   rs.live_by_tensor[static_cast<std::size_t>(obj.tensor)] += obj.bytes;
@@ -207,13 +229,22 @@ void PlanTracker::allocate(int rank, int object) {
 
 void PlanTracker::release(int rank, int object) {
   RankState& rs = ranks_[static_cast<std::size_t>(rank)];
-  auto it = std::find(rs.present.begin(), rs.present.end(), object);
-  if (it == rs.present.end()) return;
-  *it = rs.present.back();
-  rs.present.pop_back();
   const DataObject& obj = plan_->object(object);
   rs.live_bytes -= obj.bytes;
   rs.live_by_tensor[static_cast<std::size_t>(obj.tensor)] -= obj.bytes;
+}
+
+void PlanTracker::allocate_for(int rank, int op) {
+  RankState& rs = ranks_[static_cast<std::size_t>(rank)];
+  const auto i = static_cast<std::size_t>(op);
+  const bool frees = plan_->programs[static_cast<std::size_t>(rank)].op(op).kind == OpKind::free;
+  for (std::uint32_t k = rs.op[i].mem_begin; k < rs.op[i + 1].mem_begin; ++k) {
+    if (frees) {
+      release(rank, rs.mem[k]);
+    } else {
+      allocate(rank, rs.mem[k]);
+    }
+  }
 }
 
 void PlanTracker::post_group(int rank, int group) {
@@ -224,7 +255,7 @@ void PlanTracker::post_group(int rank, int group) {
     const int i = rs.comm_ops[k];
     rs.op[static_cast<std::size_t>(i)].state = State::posted;
     const Op& op = program.op(i);
-    if (op.kind == OpKind::recv) allocate(rank, program.writes(i)[0]);
+    if (op.kind == OpKind::recv) allocate_for(rank, i);
     const OpId partner = rs.partner[static_cast<std::size_t>(i)];
     const auto& ps = ranks_[static_cast<std::size_t>(partner.rank)];
     if (ps.op[static_cast<std::size_t>(partner.index)].state == State::posted) {
@@ -245,11 +276,11 @@ void PlanTracker::make_ready(OpId id) {
     case OpKind::compute:
     case OpKind::merge:
       rs.op[static_cast<std::size_t>(id.index)].state = State::posted;
-      for (int obj : program.writes(id.index)) allocate(id.rank, obj);
+      allocate_for(id.rank, id.index);
       pending_compute_.push_back(id);
       break;
     case OpKind::free:
-      for (int obj : program.writes(id.index)) release(id.rank, obj);
+      allocate_for(id.rank, id.index);
       complete(id);
       break;
     case OpKind::send:

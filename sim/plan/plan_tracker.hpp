@@ -9,7 +9,11 @@
 // completed and every op in g is ready. A matched send/recv pair becomes a
 // Transfer once both sides are posted. Memory: inputs are live from the start,
 // a recv allocates when posted, a compute or merge allocates the objects it
-// writes (if absent) when it starts, free releases.
+// writes (if absent) when it starts, free releases. Writes and frees of one
+// object on a rank are ordered by the hazards, so which op allocates or
+// releases what is decided once, by scanning the program in order.
+// Dependencies on the compute stream keep only its latest op: the stream runs
+// in order, so that op's completion implies the earlier ones'.
 #pragma once
 
 #include <array>
@@ -78,16 +82,17 @@ class PlanTracker {
   struct OpState {
     std::uint32_t pending = 0;     // unfinished prerequisites
     std::uint32_t succ_begin = 0;  // successors: succ[succ_begin, next op's succ_begin)
+    std::uint32_t mem_begin = 0;   // objects it allocates (free: releases), same layout
     std::int32_t group = -1;       // comm group index on the rank, -1 for others
     State state = State::waiting;
   };
   struct RankState {
-    std::vector<OpState> op;  // one per op plus a sentinel for succ ranges
+    std::vector<OpState> op;  // one per op plus a sentinel for succ and mem ranges
     std::vector<std::int32_t> succ;
+    std::vector<std::int32_t> mem;
     std::vector<std::int32_t> comm_ops;
     std::vector<Group> groups;
     std::vector<OpId> partner;
-    std::vector<int> present;  // objects live on the rank; few, so a flat list
     double live_bytes = 0.0;
     double peak_bytes = 0.0;
     TensorBytes live_by_tensor{};
@@ -101,6 +106,7 @@ class PlanTracker {
   void complete(OpId op);
   void allocate(int rank, int object);
   void release(int rank, int object);
+  void allocate_for(int rank, int op);  // the objects op allocates (or, free, releases)
 
   // Per-object hazard state while scanning one rank's program (build only).
   struct Hazard {
@@ -111,6 +117,7 @@ class PlanTracker {
 
   const Plan* plan_;
   std::vector<Hazard> hazard_scratch_;
+  std::vector<std::uint8_t> live_scratch_;  // per object, while scanning one rank
   std::vector<RankState> ranks_;
   std::vector<OpId> worklist_;
   std::size_t worklist_head_ = 0;

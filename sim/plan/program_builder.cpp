@@ -7,12 +7,16 @@ namespace tilesim {
 int ProgramBuilder::compute(int rank, int q_chunk, int kv_chunk, Pass pass,
                             std::span<const int> reads, std::span<const int> writes,
                             std::span<const int> after) {
+  const BlockPair pair[] = {{q_chunk, kv_chunk}};
+  return compute(rank, pair, pass, reads, writes, after);
+}
+
+int ProgramBuilder::compute(int rank, std::span<const BlockPair> pairs, Pass pass,
+                            std::span<const int> reads, std::span<const int> writes,
+                            std::span<const int> after) {
   Op op;
-  op.kind = OpKind::compute;
   op.pass = pass;
-  op.q_chunk = q_chunk;
-  op.kv_chunk = kv_chunk;
-  return program(rank).add(op, reads, writes, after);
+  return program(rank).add_compute(op, pairs, reads, writes, after);
 }
 
 int ProgramBuilder::send(int rank, int object, int to, int group, std::span<const int> after) {

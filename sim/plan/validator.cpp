@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <unordered_map>
-#include <unordered_set>
 
 namespace tilesim {
 namespace {
@@ -30,10 +30,49 @@ struct Contribution {
   bool operator==(const Contribution&) const = default;
 };
 
+// Contributions held by each copy of an accumulator. A partial lives on its
+// home rank and usually on one more (the rank it is reduced into), so two
+// inline slots per object serve almost every access; other copies go to a map.
+class HeldContributions {
+ public:
+  explicit HeldContributions(const Plan& plan) : slots_(plan.objects.size()) {}
+
+  Contribution& at(int rank, int object) {
+    Slots& s = slots_[static_cast<std::size_t>(object)];
+    for (Slot& slot : s) {
+      if (slot.rank == rank) return slot.held;
+    }
+    for (Slot& slot : s) {
+      if (slot.rank < 0) {
+        slot.rank = rank;
+        return slot.held;
+      }
+    }
+    return overflow_[(static_cast<std::uint64_t>(rank) << 32) | static_cast<std::uint32_t>(object)];
+  }
+
+ private:
+  struct Slot {
+    int rank = -1;
+    Contribution held;
+  };
+  using Slots = std::array<Slot, 2>;
+  std::vector<Slots> slots_;
+  std::unordered_map<std::uint64_t, Contribution> overflow_;
+};
+
 class Validator {
  public:
   explicit Validator(const Plan& plan) : plan_(plan) {
     report_.ranks.resize(static_cast<std::size_t>(plan.ranks));
+    // Compact copies of what the hot loops read per object reference (a DataObject with
+    // its name spans cache lines; millions of references would each miss).
+    tensor_.reserve(plan.objects.size());
+    chunk_.reserve(plan.objects.size());
+    for (const DataObject& o : plan.objects) {
+      tensor_.push_back(o.tensor);
+      chunk_.push_back(o.chunk);
+    }
   }
 
   ValidationReport run() {
@@ -81,16 +120,7 @@ class Validator {
           if (!valid_object(obj))
             error(fmt::format("{}: unknown object {}", plan_.describe({r, i}), obj));
         }
-        if (op.kind == OpKind::compute &&
-            (op.q_chunk < 0 || op.q_chunk >= chunks || op.kv_chunk < 0 || op.kv_chunk >= chunks)) {
-          error(
-              fmt::format("rank {} op {}: compute names a chunk outside 0..{}", r, i, chunks - 1));
-        } else if (op.kind == OpKind::compute &&
-                   head_group(op.q_chunk) != head_group(op.kv_chunk)) {
-          error(fmt::format("{}: q chunk is in head group {} and kv chunk in head group {}",
-                            plan_.describe({r, i}), head_group(op.q_chunk),
-                            head_group(op.kv_chunk)));
-        }
+        if (op.kind == OpKind::compute) check_compute_structure(r, i);
         const bool comm = op.kind == OpKind::send || op.kind == OpKind::recv;
         const bool send_shape = program.reads(i).size() == 1 && program.writes(i).empty();
         const bool recv_shape = program.reads(i).empty() && program.writes(i).size() == 1;
@@ -101,6 +131,74 @@ class Validator {
       }
     }
     return report_.ok();
+  }
+
+  // A compute's pairs name valid chunks of one head group, and the op reads and
+  // writes the objects of each pair's chunks (the runtime finds them that way).
+  void check_compute_structure(int r, int i) {
+    const RankProgram& program = plan_.programs[static_cast<std::size_t>(r)];
+    const int chunks = static_cast<int>(plan_.chunks.size());
+    const auto pairs = program.pairs(i);
+    if (pairs.empty()) {
+      error(fmt::format("rank {} op {}: compute has no block pairs", r, i));
+      return;
+    }
+    for (BlockPair bp : pairs) {
+      if (bp.q_chunk < 0 || bp.q_chunk >= chunks || bp.kv_chunk < 0 || bp.kv_chunk >= chunks) {
+        error(fmt::format("rank {} op {}: compute names a chunk outside 0..{}", r, i, chunks - 1));
+        return;
+      }
+      if (head_group(bp.q_chunk) != head_group(bp.kv_chunk)) {
+        error(fmt::format("{}: q chunk is in head group {} and kv chunk in head group {}",
+                          plan_.describe({r, i}), head_group(bp.q_chunk), head_group(bp.kv_chunk)));
+        return;
+      }
+    }
+    // (chunk, tensor) keys of the op's objects, sorted for lookups per pair.
+    auto keys_of = [&](std::span<const int> objs) {
+      std::vector<std::int64_t> keys;
+      keys.reserve(objs.size());
+      for (int obj : objs) {
+        if (!valid_object(obj)) continue;
+        keys.push_back(static_cast<std::int64_t>(chunk_of(obj)) * kTensorKinds +
+                       static_cast<int>(tensor_of(obj)));
+      }
+      std::sort(keys.begin(), keys.end());
+      return keys;
+    };
+    const std::vector<std::int64_t> reads = keys_of(program.reads(i));
+    const std::vector<std::int64_t> writes = keys_of(program.writes(i));
+    auto has = [](const std::vector<std::int64_t>& keys, int chunk, Tensor t) {
+      return std::binary_search(
+          keys.begin(), keys.end(),
+          static_cast<std::int64_t>(chunk) * kTensorKinds + static_cast<int>(t));
+    };
+    const bool fwd = program.op(i).pass == Pass::fwd;
+    for (BlockPair bp : pairs) {
+      std::string missing;
+      auto need = [&](const std::vector<std::int64_t>& keys, int chunk, Tensor t, bool read) {
+        if (!has(keys, chunk, t)) {
+          missing += fmt::format(" {} {}[{}]", read ? "reads" : "writes", to_string(t), chunk);
+        }
+      };
+      need(reads, bp.q_chunk, Tensor::q, true);
+      need(reads, bp.kv_chunk, Tensor::kv, true);
+      if (fwd) {
+        need(writes, bp.q_chunk, Tensor::o, false);
+        need(writes, bp.q_chunk, Tensor::lse, false);
+      } else {
+        need(reads, bp.q_chunk, Tensor::d_o, true);
+        need(reads, bp.q_chunk, Tensor::o, true);
+        need(reads, bp.q_chunk, Tensor::lse, true);
+        need(writes, bp.q_chunk, Tensor::dq, false);
+        need(writes, bp.kv_chunk, Tensor::dkv, false);
+      }
+      if (!missing.empty()) {
+        error(fmt::format("{}: block pair {}x{} needs an op that{}", plan_.describe({r, i}),
+                          bp.q_chunk, bp.kv_chunk, missing));
+        return;
+      }
+    }
   }
 
   int head_group(int chunk) const {
@@ -116,14 +214,12 @@ class Validator {
   void check_coverage() {
     const auto blocks = static_cast<std::size_t>(plan_.layout.blocks);
     const auto groups = static_cast<std::size_t>(plan_.head_groups);
+    // One byte per (pass, head group, q block, kv block); the first op of a duplicate is
+    // found again by a rescan, which only an invalid plan pays.
     std::vector<std::uint8_t> done[2];
-    std::vector<OpId> first[2];
     const bool pass_used[2] = {plan_.shape.has_forward(), plan_.shape.has_backward()};
     for (int p = 0; p < 2; ++p) {
-      if (pass_used[p]) {
-        done[p].assign(groups * blocks * blocks, 0);
-        first[p].assign(groups * blocks * blocks, OpId{-1, -1});
-      }
+      if (pass_used[p]) done[p].assign(groups * blocks * blocks, 0);
     }
     for (int r = 0; r < plan_.ranks; ++r) {
       const RankProgram& program = plan_.programs[static_cast<std::size_t>(r)];
@@ -132,31 +228,34 @@ class Validator {
         const Op& op = program.op(i);
         if (op.kind != OpKind::compute) continue;
         const int p = op.pass == Pass::fwd ? 0 : 1;
-        stats.compute_flops += plan_.compute_flops(op);
-        ++stats.computes;
+        stats.compute_flops += plan_.compute_flops({r, i});
+        stats.computes += static_cast<int>(program.pairs(i).size());
         if (!pass_used[p]) {
           error(fmt::format("{}: the scenario has no {} pass", plan_.describe({r, i}),
                             to_string(op.pass)));
           continue;
         }
-        bool any_unmasked = false;
-        const int h = head_group(op.q_chunk);
-        for (int qb : plan_.chunks[static_cast<std::size_t>(op.q_chunk)].blocks) {
-          for (int kb : plan_.chunks[static_cast<std::size_t>(op.kv_chunk)].blocks) {
-            if (plan_.layout.mask(qb, kb, plan_.shape.causal) == BlockMask::skip) continue;
-            any_unmasked = true;
-            const std::size_t k = pair_index(h, qb, kb);
-            if (done[p][k] == 0) first[p][k] = {r, i};
-            if (done[p][k] == 1) {
-              error(fmt::format("duplicated block (q {}, kv {}{}) {}: computed by {} and by {}", qb,
-                                kb, group_suffix(h), to_string(op.pass),
-                                plan_.describe(first[p][k]), plan_.describe({r, i})));
+        for (BlockPair bp : program.pairs(i)) {
+          bool any_unmasked = false;
+          const int h = head_group(bp.q_chunk);
+          for (int qb : plan_.chunks[static_cast<std::size_t>(bp.q_chunk)].blocks) {
+            for (int kb : plan_.chunks[static_cast<std::size_t>(bp.kv_chunk)].blocks) {
+              if (plan_.layout.mask(qb, kb, plan_.shape.causal) == BlockMask::skip) continue;
+              any_unmasked = true;
+              const std::size_t k = pair_index(h, qb, kb);
+              if (done[p][k] == 1) {
+                error(fmt::format("duplicated block (q {}, kv {}{}) {}: computed by {} and by {}",
+                                  qb, kb, group_suffix(h), to_string(op.pass),
+                                  plan_.describe(first_computing(op.pass, h, qb, kb)),
+                                  plan_.describe({r, i})));
+              }
+              if (done[p][k] < 2) ++done[p][k];
             }
-            if (done[p][k] < 2) ++done[p][k];
           }
-        }
-        if (!any_unmasked) {
-          error(fmt::format("{}: every pair of this block is masked", plan_.describe({r, i})));
+          if (!any_unmasked) {
+            error(fmt::format("{}: every token pair of chunk pair {}x{} is masked",
+                              plan_.describe({r, i}), bp.q_chunk, bp.kv_chunk));
+          }
         }
       }
     }
@@ -176,37 +275,72 @@ class Validator {
     }
   }
 
+  // The first op in (rank, index) order that computes token block pair (qb, kb) of head group h.
+  OpId first_computing(Pass pass, int h, int qb, int kb) const {
+    for (int r = 0; r < plan_.ranks; ++r) {
+      const RankProgram& program = plan_.programs[static_cast<std::size_t>(r)];
+      for (int i = 0; i < static_cast<int>(program.size()); ++i) {
+        const Op& op = program.op(i);
+        if (op.kind != OpKind::compute || op.pass != pass) continue;
+        for (BlockPair bp : program.pairs(i)) {
+          if (head_group(bp.q_chunk) != h) continue;
+          const auto& qs = plan_.chunks[static_cast<std::size_t>(bp.q_chunk)].blocks;
+          const auto& ks = plan_.chunks[static_cast<std::size_t>(bp.kv_chunk)].blocks;
+          if (std::find(qs.begin(), qs.end(), qb) != qs.end() &&
+              std::find(ks.begin(), ks.end(), kb) != ks.end()) {
+            return {r, i};
+          }
+        }
+      }
+    }
+    return {-1, -1};
+  }
+
   // ", head group h" when heads are split, so single-group messages stay as they were.
   std::string group_suffix(int h) const {
     return plan_.head_groups > 1 ? fmt::format(", head group {}", h) : std::string();
   }
 
   void check_availability() {
+    // Inputs by home rank, and one presence flag per object reset between ranks,
+    // so the check is linear in objects plus references.
+    std::vector<std::vector<int>> inputs(static_cast<std::size_t>(plan_.ranks));
+    for (int id = 0; id < static_cast<int>(plan_.objects.size()); ++id) {
+      const DataObject& obj = plan_.object(id);
+      if (obj.input && obj.home_rank >= 0 && obj.home_rank < plan_.ranks) {
+        inputs[static_cast<std::size_t>(obj.home_rank)].push_back(id);
+      }
+    }
+    std::vector<std::uint8_t> present(plan_.objects.size(), 0);
+    std::vector<int> touched;
     for (int r = 0; r < plan_.ranks; ++r) {
       const RankProgram& program = plan_.programs[static_cast<std::size_t>(r)];
       auto& stats = report_.ranks[static_cast<std::size_t>(r)];
-      std::unordered_set<int> present;
-      for (int id = 0; id < static_cast<int>(plan_.objects.size()); ++id) {
-        if (plan_.object(id).input && plan_.object(id).home_rank == r) present.insert(id);
-      }
+      for (int obj : touched) present[static_cast<std::size_t>(obj)] = 0;
+      touched = inputs[static_cast<std::size_t>(r)];
+      for (int obj : touched) present[static_cast<std::size_t>(obj)] = 1;
       for (int i = 0; i < static_cast<int>(program.size()); ++i) {
         const Op& op = program.op(i);
         for (int obj : program.reads(i)) {
-          if (present.count(obj) == 0) {
+          if (present[static_cast<std::size_t>(obj)] == 0) {
             error(fmt::format("{}: reads {} before it is on rank {}", plan_.describe({r, i}),
                               plan_.object(obj).name, r));
           }
         }
         if (op.kind == OpKind::free) {
           for (int obj : program.writes(i)) {
-            if (present.erase(obj) == 0) {
+            if (present[static_cast<std::size_t>(obj)] == 0) {
               error(fmt::format("{}: frees {}, which is not on rank {}", plan_.describe({r, i}),
                                 plan_.object(obj).name, r));
             }
+            present[static_cast<std::size_t>(obj)] = 0;
           }
           continue;
         }
-        for (int obj : program.writes(i)) present.insert(obj);
+        for (int obj : program.writes(i)) {
+          present[static_cast<std::size_t>(obj)] = 1;
+          touched.push_back(obj);
+        }
         if (op.kind == OpKind::send) stats.bytes_sent += plan_.object(program.reads(i)[0]).bytes;
         if (op.kind == OpKind::recv) {
           stats.bytes_received += plan_.object(program.writes(i)[0]).bytes;
@@ -215,21 +349,61 @@ class Validator {
     }
   }
 
-  Contribution block_contribution(const Op& op, int object) const {
-    // The pairs an accumulator gains from one compute, keyed by its chunk axis.
+  Contribution pair_contribution(BlockPair bp, Pass pass) const {
     Contribution c;
-    const DataObject& obj = plan_.object(object);
-    const int key_chunk = reduces_over_kv(obj.tensor) ? op.q_chunk : op.kv_chunk;
-    if (key_chunk != obj.chunk) return Contribution{-1'000'000'000, 0};
-    const int h = head_group(op.q_chunk);
-    for (int qb : plan_.chunks[static_cast<std::size_t>(op.q_chunk)].blocks) {
-      for (int kb : plan_.chunks[static_cast<std::size_t>(op.kv_chunk)].blocks) {
+    const int h = head_group(bp.q_chunk);
+    for (int qb : plan_.chunks[static_cast<std::size_t>(bp.q_chunk)].blocks) {
+      for (int kb : plan_.chunks[static_cast<std::size_t>(bp.kv_chunk)].blocks) {
         if (plan_.layout.mask(qb, kb, plan_.shape.causal) == BlockMask::skip) continue;
         ++c.count;
-        c.hash += mix64(pair_index(h, qb, kb) * 2 + (op.pass == Pass::fwd ? 0 : 1));
+        c.hash += mix64(pair_index(h, qb, kb) * 2 + (pass == Pass::fwd ? 0 : 1));
       }
     }
     return c;
+  }
+
+  // What one compute adds to each accumulator it writes: the token-block pairs
+  // of its chunk pairs whose chunk on the accumulator's axis is the object's.
+  // Sums per q chunk and per kv chunk first, so a fused op over n pairs and
+  // m writes costs n log n + m log n, not n * m.
+  void add_compute_contributions(OpId id, HeldContributions& held) {
+    const RankProgram& program = plan_.programs[static_cast<std::size_t>(id.rank)];
+    const Op& op = program.op(id.index);
+    by_q_.clear();
+    by_kv_.clear();
+    for (BlockPair bp : program.pairs(id.index)) {
+      const Contribution c = pair_contribution(bp, op.pass);
+      by_q_.emplace_back(bp.q_chunk, c);
+      by_kv_.emplace_back(bp.kv_chunk, c);
+    }
+    auto collapse = [](std::vector<std::pair<int, Contribution>>& v) {
+      std::sort(v.begin(), v.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+      std::size_t out = 0;
+      for (std::size_t k = 0; k < v.size(); ++k) {
+        if (out > 0 && v[out - 1].first == v[k].first) {
+          v[out - 1].second.add(v[k].second);
+        } else {
+          v[out++] = v[k];
+        }
+      }
+      v.resize(out);
+    };
+    collapse(by_q_);
+    collapse(by_kv_);
+    for (int obj : program.writes(id.index)) {
+      const Tensor tensor = tensor_of(obj);
+      if (!is_accumulator(tensor)) continue;
+      const auto& axis = reduces_over_kv(tensor) ? by_q_ : by_kv_;
+      const int chunk = chunk_of(obj);
+      auto it = std::lower_bound(axis.begin(), axis.end(), chunk,
+                                 [](const auto& e, int c) { return e.first < c; });
+      if (it == axis.end() || it->first != chunk) {
+        error(fmt::format("{}: accumulates into {}, which belongs to another chunk",
+                          plan_.describe(id), plan_.object(obj).name));
+        continue;
+      }
+      held.at(id.rank, obj).add(it->second);
+    }
   }
 
   Contribution expected_contribution(const DataObject& obj) const {
@@ -249,15 +423,10 @@ class Validator {
     return c;
   }
 
-  std::uint64_t key(int rank, int object) const {
-    return static_cast<std::uint64_t>(rank) * plan_.objects.size() +
-           static_cast<std::uint64_t>(object);
-  }
-
   void dry_run() {
     try {
       PlanTracker tracker(plan_);
-      std::unordered_map<std::uint64_t, Contribution> held;
+      HeldContributions held(plan_);
       std::vector<OpId> computes;
       std::vector<Transfer> transfers;
       while (true) {
@@ -269,30 +438,24 @@ class Validator {
           const RankProgram& program = plan_.programs[static_cast<std::size_t>(id.rank)];
           const Op& op = program.op(id.index);
           if (op.kind == OpKind::compute) {
-            for (int obj : program.writes(id.index)) {
-              if (!is_accumulator(plan_.object(obj).tensor)) continue;
-              const Contribution c = block_contribution(op, obj);
-              if (c.count < 0) {
-                error(fmt::format("{}: accumulates into {}, which belongs to another chunk",
-                                  plan_.describe(id), plan_.object(obj).name));
-              }
-              held[key(id.rank, obj)].add(c);
-            }
+            add_compute_contributions(id, held);
           } else {  // merge: every partial adds into every target of the same kind
             for (int target : program.writes(id.index)) {
               for (int partial : program.reads(id.index)) {
-                if (plan_.object(partial).tensor != plan_.object(target).tensor) continue;
-                if (plan_.object(partial).chunk != plan_.object(target).chunk) continue;
+                if (tensor_of(partial) != tensor_of(target)) continue;
+                if (chunk_of(partial) != chunk_of(target)) continue;
                 if (partial == target) continue;
-                held[key(id.rank, target)].add(held[key(id.rank, partial)]);
+                const Contribution c = held.at(id.rank, partial);
+                held.at(id.rank, target).add(c);
               }
             }
           }
           tracker.finish(id);
         }
         for (const Transfer& t : transfers) {
-          if (is_accumulator(plan_.object(t.object).tensor)) {
-            held[key(t.recv.rank, t.object)] = held[key(t.send.rank, t.object)];
+          if (is_accumulator(tensor_of(t.object))) {
+            const Contribution c = held.at(t.send.rank, t.object);
+            held.at(t.recv.rank, t.object) = c;
           }
           tracker.finish_transfer(t);
         }
@@ -313,7 +476,7 @@ class Validator {
         const DataObject& obj = plan_.object(id);
         if (!obj.output) continue;
         const Contribution want = expected_contribution(obj);
-        const Contribution got = held[key(obj.home_rank, id)];
+        const Contribution got = held.at(obj.home_rank, id);
         if (!(got == want)) {
           error(fmt::format(
               "output {} on rank {} holds {} block contributions, expected {}{}", obj.name,
@@ -326,8 +489,14 @@ class Validator {
     }
   }
 
+  Tensor tensor_of(int object) const { return tensor_[static_cast<std::size_t>(object)]; }
+  int chunk_of(int object) const { return chunk_[static_cast<std::size_t>(object)]; }
+
   const Plan& plan_;
   ValidationReport report_;
+  std::vector<Tensor> tensor_;                              // per object
+  std::vector<int> chunk_;                                  // per object
+  std::vector<std::pair<int, Contribution>> by_q_, by_kv_;  // scratch of one compute
 };
 
 }  // namespace

@@ -28,7 +28,7 @@ struct RankStats {
   double bytes_sent = 0.0;
   double bytes_received = 0.0;
   double compute_flops = 0.0;
-  int computes = 0;
+  int computes = 0;  // chunk pairs computed (a fused op counts each of its pairs)
   double peak_bytes = 0.0;
   TensorBytes peak_breakdown{};
 };

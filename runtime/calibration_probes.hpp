@@ -1,0 +1,25 @@
+// Probe runs for `tilesim calibrate`: small forward ring plans executed by the real executor and
+// cpu backend on every rank, so that the fit of sim/calibration/run_fit.hpp sees compute ops and
+// transfers exactly as `tilesim run` produces them.
+//
+// Each probe is a ring over all ranks with `chunk` tokens per rank (4 heads, the first head
+// dimension, fp32, non-causal); it runs `repeats` times and the run with the shortest makespan
+// is kept (load from other processes only adds time, as the validation loop keeps the fastest
+// of its repeats). Collective; the runs are valid on rank 0.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "runtime/calibration_kernels.hpp"
+#include "runtime/mpi_session.hpp"
+#include "sim/calibration/run_fit.hpp"
+
+namespace tilesim::runtime {
+
+std::vector<calibration::MeasuredRun> run_probes(const MpiSession& mpi,
+                                                 const KernelBenchOptions& options,
+                                                 const std::vector<std::int64_t>& chunk_tokens,
+                                                 int repeats);
+
+}  // namespace tilesim::runtime

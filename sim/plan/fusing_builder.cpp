@@ -1,0 +1,63 @@
+#include "sim/plan/fusing_builder.hpp"
+
+namespace tilesim {
+
+FusingBuilder::FusingBuilder(Plan& plan, FusingScratch& scratch, int rank, bool fuse)
+    : build_(plan), scratch_(&scratch), rank_(rank), fuse_(fuse) {
+  if (scratch_->read_stamp.size() < plan.objects.size()) {
+    scratch_->read_stamp.resize(plan.objects.size(), 0);
+    scratch_->write_stamp.resize(plan.objects.size(), 0);
+  }
+  ++scratch_->batch;
+}
+
+void FusingBuilder::list(std::vector<int>& into, std::vector<std::uint32_t>& stamps,
+                         std::span<const int> objects) {
+  for (int obj : objects) {
+    std::uint32_t& stamp = stamps[static_cast<std::size_t>(obj)];
+    if (stamp == scratch_->batch) continue;
+    stamp = scratch_->batch;
+    into.push_back(obj);
+  }
+}
+
+void FusingBuilder::compute(BlockPair pair, Pass pass, std::span<const int> reads,
+                            std::span<const int> writes) {
+  if (!pairs_.empty() && pass != pass_) flush();
+  pass_ = pass;
+  pairs_.push_back(pair);
+  list(reads_, scratch_->read_stamp, reads);
+  list(writes_, scratch_->write_stamp, writes);
+  if (!fuse_) flush();
+}
+
+void FusingBuilder::flush() {
+  if (pairs_.empty()) return;
+  build_.compute(rank_, pairs_, pass_, reads_, writes_);
+  pairs_.clear();
+  reads_.clear();
+  writes_.clear();
+  ++scratch_->batch;
+}
+
+int FusingBuilder::send(int object, int to, int group, std::span<const int> after) {
+  flush();
+  return build_.send(rank_, object, to, group, after);
+}
+
+int FusingBuilder::recv(int object, int from, int group, std::span<const int> after) {
+  flush();
+  return build_.recv(rank_, object, from, group, after);
+}
+
+int FusingBuilder::merge(std::span<const int> partials, std::span<const int> targets) {
+  flush();
+  return build_.merge(rank_, partials, targets);
+}
+
+int FusingBuilder::free(int object) {
+  flush();
+  return build_.free(rank_, object);
+}
+
+}  // namespace tilesim
