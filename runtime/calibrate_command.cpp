@@ -114,10 +114,9 @@ void print_run_fit(const calibration::RunFit& fit, const CalibrationProfile& pro
     fmt::print("  transfer {:>10.0f} B in {:>9.1f} us\n", s.x, s.y * 1e6);
   }
   if (fit.has_transfers) {
-    const LinkCost& shm = profile.link(LinkClass::nvlink);
-    fmt::print("  transfers: alpha {:.1f} us, beta {:.3f} GB/s (max |residual| {:.2f}%)\n",
-               shm.alpha_s * 1e6, shm.flow_cap_bytes_per_s / 1e9,
-               100.0 * fit.transfer.max_abs_relative_residual());
+    fmt::print(
+        "  transfers: median excess over the ping-pong bandwidth {:.1f} us; alpha {:.1f} us\n",
+        fit.transfer_alpha_s * 1e6, profile.link(LinkClass::nvlink).alpha_s * 1e6);
   }
 }
 
@@ -169,7 +168,7 @@ int calibrate_command(const CalibrateOptions& options) {
              cores, mpi.size(), slowdown);
   CalibrationProfile profile = build_profile(compute, merge_bytes_per_s, slowdown, cores, link);
   try {
-    const calibration::RunFit run_fit = calibration::fit_runs(probes, profile);
+    const calibration::RunFit run_fit = calibration::fit_runs(probes, profile, LinkClass::nvlink);
     profile = calibration::apply_run_fit(profile, run_fit, LinkClass::nvlink);
     print_run_fit(run_fit, profile);
   } catch (const std::invalid_argument& e) {
@@ -181,7 +180,9 @@ int calibrate_command(const CalibrateOptions& options) {
       text, profile,
       fmt::format("Measured by `tilesim calibrate --backend {}{}` with {} MPI ranks on this host.\n"
                   "Ranks talk through shared memory, written as class nvlink (flow_cap = fitted\n"
-                  "beta); pcie/upi/ib repeat it (a single host has none). cores = shared compute.",
+                  "beta); pcie/upi/ib repeat it (a single host has none). cores = shared compute.\n"
+                  "peak, launch_overhead and alpha are refitted from probe runs through the\n"
+                  "executor (compute op times; the median in-run message latency).",
                   options.backend, options.quick ? " --quick" : "", mpi.size()),
       LinkClass::nvlink);
   std::ofstream out(options.out);

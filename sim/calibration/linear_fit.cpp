@@ -48,4 +48,39 @@ LineFit fit_line(const std::vector<Sample>& samples, FitWeights weights) {
   return fit;
 }
 
+double median(std::vector<double> values) {
+  if (values.empty()) throw std::invalid_argument("median: no values");
+  const std::size_t mid = values.size() / 2;
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid), values.end());
+  const double upper = values[mid];
+  if (values.size() % 2 == 1) return upper;
+  const double lower =
+      *std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid));
+  return 0.5 * (lower + upper);
+}
+
+LineFit fit_line_robust(const std::vector<Sample>& samples) {
+  std::vector<double> slopes;
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    for (std::size_t j = i + 1; j < samples.size(); ++j) {
+      const double dx = samples[j].x - samples[i].x;
+      if (dx != 0.0) slopes.push_back((samples[j].y - samples[i].y) / dx);
+    }
+  }
+  if (slopes.empty()) {
+    throw std::invalid_argument("fit_line_robust: x values must not all be equal");
+  }
+  LineFit fit;
+  fit.slope = median(slopes);
+  std::vector<double> intercepts;
+  for (const Sample& s : samples) intercepts.push_back(s.y - fit.slope * s.x);
+  fit.intercept = median(intercepts);
+  for (const Sample& s : samples) {
+    const double r = s.y - fit.at(s.x);
+    fit.residuals.push_back(r);
+    fit.relative_residuals.push_back(s.y != 0.0 ? r / s.y : 0.0);
+  }
+  return fit;
+}
+
 }  // namespace tilesim::calibration

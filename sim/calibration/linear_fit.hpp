@@ -31,4 +31,14 @@ enum class FitWeights { uniform, relative };
 // Throws std::invalid_argument with fewer than two distinct x values.
 LineFit fit_line(const std::vector<Sample>& samples, FitWeights weights = FitWeights::uniform);
 
+// Theil-Sen: slope = the median of the slopes between every two samples with different x,
+// intercept = the median of y_i - slope * x_i. Up to ~29% of the samples can be arbitrarily
+// wrong without moving the line (timings on a shared host: a descheduled op is an outlier,
+// not noise). Throws std::invalid_argument with fewer than two distinct x values.
+LineFit fit_line_robust(const std::vector<Sample>& samples);
+
+// The median of the values (the mean of the middle two for an even count); throws
+// std::invalid_argument when empty.
+double median(std::vector<double> values);
+
 }  // namespace tilesim::calibration

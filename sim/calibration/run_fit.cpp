@@ -64,25 +64,25 @@ void add_transfer_samples(const MeasuredRun& run, std::vector<Sample>& out) {
 
 }  // namespace
 
-RunFit fit_runs(const std::vector<MeasuredRun>& runs, const CalibrationProfile& profile) {
+RunFit fit_runs(const std::vector<MeasuredRun>& runs, const CalibrationProfile& profile,
+                LinkClass link) {
   std::vector<Sample> compute, transfers;
   for (const MeasuredRun& run : runs) {
     add_compute_samples(run, profile, compute);
     add_transfer_samples(run, transfers);
   }
   RunFit fit;
-  fit.compute = fit_line(compute);
+  fit.compute = fit_line_robust(compute);
   if (fit.compute.slope <= 0.0) {
     throw std::invalid_argument("the measured compute ops do not grow with their model time");
   }
   fit.transfer_samples = transfers;
-  bool sizes_differ = false;
-  for (const Sample& s : transfers) sizes_differ = sizes_differ || s.x != transfers.front().x;
-  if (sizes_differ) {
-    fit.transfer = fit_line(transfers);
-    // Transfers that only progress when the executor polls need not grow with their size;
-    // then the ping-pong fit stays.
-    fit.has_transfers = fit.transfer.slope > 0.0;
+  const double cap = profile.link(link).flow_cap_bytes_per_s;
+  if (!transfers.empty() && cap > 0.0) {
+    std::vector<double> excess;
+    for (const Sample& s : transfers) excess.push_back(s.y - s.x / cap);
+    fit.transfer_alpha_s = median(excess);
+    fit.has_transfers = true;
   }
   return fit;
 }
@@ -92,9 +92,7 @@ CalibrationProfile apply_run_fit(CalibrationProfile profile, const RunFit& fit, 
   profile.launch_overhead_s = std::max(0.0, fit.compute.intercept);
   if (fit.has_transfers) {
     LinkCost& cost = profile.links[static_cast<std::size_t>(link)];
-    cost.defined = true;
-    cost.alpha_s = std::max(0.0, fit.transfer.intercept);
-    cost.flow_cap_bytes_per_s = 1.0 / fit.transfer.slope;
+    cost.alpha_s = std::max(cost.alpha_s, fit.transfer_alpha_s);
   }
   return profile;
 }

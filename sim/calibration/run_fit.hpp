@@ -9,11 +9,13 @@
 //
 // Compute: for every compute op, x = its kernel time under the profile (ComputeModel without
 // the launch overhead; times ranks / cores when more ranks than cores share the host) and
-// y = its measured duration. A straight line y = overhead + scale * x (ordinary least squares)
-// gives peak_flops / scale and launch_overhead = overhead (>= 0).
-// Transfers: for every matched send/recv pair, x = bytes and y = recv completion - the later of
-// the two posts; the line y = alpha + x / beta gives the link's alpha and flow cap (the class
-// the runs' ranks talk over).
+// y = its measured duration. A robust straight line y = overhead + scale * x (Theil-Sen: an op
+// descheduled by the host is an outlier, not noise) gives peak_flops / scale and
+// launch_overhead = overhead (>= 0).
+// Transfers: for every matched send/recv pair, y = recv completion - the later of the two
+// posts. In a run a message moves only when the executor polls, so y is mostly the poll
+// cadence and barely grows with size: the link keeps its ping-pong bandwidth and its alpha
+// becomes the median of y - bytes / flow_cap (never below the ping-pong alpha).
 #pragma once
 
 #include <vector>
@@ -32,17 +34,19 @@ struct MeasuredRun {
 
 struct RunFit {
   LineFit compute;  // y = measured op seconds, x = model kernel seconds
-  LineFit transfer;
-  bool has_transfers = false;  // false: too few sizes, or no growth with size (link kept)
-  std::vector<Sample> transfer_samples;
+  bool has_transfers = false;
+  double transfer_alpha_s = 0.0;         // median excess over bytes / flow_cap
+  std::vector<Sample> transfer_samples;  // x = bytes, y = seconds
 };
 
-// Throws std::invalid_argument when the runs hold fewer than two distinct compute sizes or
-// the fitted compute scale is not positive.
-RunFit fit_runs(const std::vector<MeasuredRun>& runs, const CalibrationProfile& profile);
+// `link` is the class the runs' ranks talk over (its flow cap prices the bytes). Throws
+// std::invalid_argument when the runs hold fewer than two distinct compute sizes or the
+// fitted compute scale is not positive.
+RunFit fit_runs(const std::vector<MeasuredRun>& runs, const CalibrationProfile& profile,
+                LinkClass link);
 
 // The profile with the run fit applied: peak_flops / scale, launch overhead, and (with
-// transfers) the alpha and flow cap of `link`.
+// transfers) the alpha of `link`.
 CalibrationProfile apply_run_fit(CalibrationProfile profile, const RunFit& fit, LinkClass link);
 
 }  // namespace tilesim::calibration
