@@ -5,12 +5,19 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <stdexcept>
+#include <string>
 
 #include "runtime/calibration_comm.hpp"
 #include "runtime/calibration_kernels.hpp"
 #include "runtime/calibration_probes.hpp"
+#include "runtime/cpu_backend.hpp"
+#if TILESIM_HAVE_CUDA
+#include "runtime/calibration_cuda.hpp"
+#include "runtime/cuda_backend.hpp"
+#endif
 #include "runtime/mpi_session.hpp"
 #include "sim/calibration/compute_fit.hpp"
 #include "sim/calibration/link_fit.hpp"
@@ -120,6 +127,87 @@ void print_run_fit(const calibration::RunFit& fit, const CalibrationProfile& pro
   }
 }
 
+// Everything calibrate measures before fitting (valid on rank 0).
+struct Measurements {
+  std::vector<calibration::BlockTiming> blocks;
+  double launch_s = 0.0;
+  double merge_bytes_per_s = 0.0;
+  std::vector<calibration::MessageTiming> messages;
+  double cores = 0.0;  // 0: one compute unit per rank (GPUs)
+  double slowdown = 0.0;
+  std::vector<calibration::MeasuredRun> probes;
+};
+
+Measurements measure_cpu(const MpiSession& mpi, const CalibrateOptions& options) {
+  const KernelBenchOptions kernels = kernel_options(options);
+  Measurements m;
+  if (mpi.rank() == 0) {
+    m.launch_s = time_launch_overhead_s();
+    m.blocks = time_block_kernels(kernels);
+    m.merge_bytes_per_s = time_merge_bytes_per_s(kernels);
+  }
+  quiet_barrier(mpi);
+  m.messages = time_ping_pong(mpi, message_sizes(options.quick), options.quick ? 5 : 15);
+  // Probe with blocks as large as the runs' (beyond the per-core caches).
+  const std::int64_t probe_tokens = options.quick ? 1024 : 2048;
+  m.cores = measure_shared_cores(mpi, kernels, probe_tokens);
+  m.slowdown = measure_comm_slowdown(mpi, kernels, probe_tokens, options.quick ? 1 << 20 : 4 << 20);
+  m.probes = run_probes(
+      mpi, kernels, probe_chunks(options.quick), options.quick ? 2 : 3, InputPrecision::fp32,
+      [&](const Plan& plan, const InputData& inputs) {
+        return std::unique_ptr<Backend>(new CpuBackend(plan, mpi.rank(), inputs, mpi.world(), 1));
+      });
+  return m;
+}
+
+#if TILESIM_HAVE_CUDA
+// GPU blocks: 32 heads and head_dim 64 and 128 unless asked otherwise, 512 to 16K tokens.
+KernelBenchOptions cuda_kernel_options(const CalibrateOptions& options) {
+  KernelBenchOptions k;
+  const CalibrateOptions defaults;
+  k.heads = options.heads == defaults.heads ? 32 : options.heads;
+  k.kv_heads = k.heads;
+  k.head_dims =
+      options.head_dims == defaults.head_dims ? std::vector<int>{64, 128} : options.head_dims;
+  k.tokens = options.quick ? std::vector<std::int64_t>{1024, 4096, 16384}
+                           : std::vector<std::int64_t>{512, 1024, 2048, 4096, 8192, 16384};
+  k.repeats = options.quick ? 3 : 8;
+  return k;
+}
+
+Measurements measure_cuda(const MpiSession& mpi, const CalibrateOptions& options) {
+  std::string why;
+  const bool usable = select_calibration_gpu(mpi, why);
+  if (!mpi.all_true(usable)) {
+    throw std::runtime_error(usable ? "another rank has no usable GPU" : "no usable GPU: " + why);
+  }
+  const KernelBenchOptions kernels = cuda_kernel_options(options);
+  Measurements m;
+  if (mpi.rank() == 0) {
+    m.launch_s = time_cuda_launch_overhead_s();
+    m.blocks = time_cuda_block_kernels(kernels);
+    m.merge_bytes_per_s = time_cuda_merge_bytes_per_s(kernels);
+  }
+  quiet_barrier(mpi);
+  std::vector<double> sizes;
+  for (double b = 64.0 * 1024; b <= (options.quick ? 64.0 : 256.0) * (1 << 20); b *= 4.0) {
+    sizes.push_back(b);
+  }
+  m.messages = time_nccl_ping_pong(mpi, sizes, options.quick ? 5 : 20);
+  m.slowdown = measure_cuda_comm_slowdown(mpi, kernels, 4096, 64.0 * (1 << 20));
+  KernelBenchOptions probe = kernels;
+  probe.head_dims = {kernels.head_dims.back()};
+  m.probes = run_probes(mpi, probe,
+                        options.quick ? std::vector<std::int64_t>{2048, 8192}
+                                      : std::vector<std::int64_t>{2048, 4096, 8192, 16384},
+                        options.quick ? 2 : 3, InputPrecision::bf16,
+                        [&](const Plan& plan, const InputData& inputs) {
+                          return std::unique_ptr<Backend>(new CudaBackend(plan, mpi, inputs));
+                        });
+  return m;
+}
+#endif
+
 }  // namespace
 
 int calibrate_command(const CalibrateOptions& options) {
@@ -133,57 +221,67 @@ int calibrate_command(const CalibrateOptions& options) {
     }
     return kBadInput;
   }
-  const KernelBenchOptions kernels = kernel_options(options);
-  std::vector<calibration::BlockTiming> blocks;
-  double launch_s = 0.0, merge_bytes_per_s = 0.0;
-  if (mpi.rank() == 0) {
-    launch_s = time_launch_overhead_s();
-    blocks = time_block_kernels(kernels);
-    merge_bytes_per_s = time_merge_bytes_per_s(kernels);
+  const bool cuda = options.backend == "cuda";
+  Measurements m;
+  try {
+    if (cuda) {
+#if TILESIM_HAVE_CUDA
+      m = measure_cuda(mpi, options);
+#else
+      if (mpi.rank() == 0) {
+        fmt::print(stderr,
+                   "error: --backend cuda: this tilesim was built without CUDA and NCCL "
+                   "(TILESIM_CUDA=OFF, or nvcc or NCCL not found)\n");
+      }
+      return kBadInput;
+#endif
+    } else {
+      m = measure_cpu(mpi, options);
+    }
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "tilesim calibrate: rank {}: {}\n", mpi.rank(), e.what());
+    std::fflush(stderr);
+    mpi.abort(1);
   }
-  quiet_barrier(mpi);
-  const auto messages = time_ping_pong(mpi, message_sizes(options.quick), options.quick ? 5 : 15);
-  // Probe with blocks as large as the runs' (beyond the per-core caches).
-  const std::int64_t probe_tokens = options.quick ? 1024 : 2048;
-  const double cores = measure_shared_cores(mpi, kernels, probe_tokens);
-  const double slowdown =
-      measure_comm_slowdown(mpi, kernels, probe_tokens, options.quick ? 1 << 20 : 4 << 20);
-  const std::vector<calibration::MeasuredRun> probes =
-      run_probes(mpi, kernels, probe_chunks(options.quick), options.quick ? 2 : 3);
   if (mpi.rank() != 0) return mpi.broadcast(kOk);
 
   calibration::ComputeFit compute;
   calibration::LinkFit link;
   try {
-    compute = calibration::fit_compute(blocks, launch_s);
-    link = calibration::fit_link(messages);
+    compute = calibration::fit_compute(m.blocks, m.launch_s);
+    link = calibration::fit_link(m.messages);
   } catch (const std::invalid_argument& e) {
     fmt::print(stderr, "tilesim calibrate: the measurements cannot be fitted: {}\n", e.what());
     return mpi.broadcast(1);
   }
-  print_compute_fit(blocks, compute);
-  fmt::print("merge: {:.3f} GB/s\n", merge_bytes_per_s / 1e9);
-  print_link_fit(messages, link);
+  print_compute_fit(m.blocks, compute);
+  fmt::print("merge: {:.3f} GB/s\n", m.merge_bytes_per_s / 1e9);
+  print_link_fit(m.messages, link);
   fmt::print("shared cores: {:.3f} (of {} ranks); compute slowdown under communication {:.3f}\n",
-             cores, mpi.size(), slowdown);
-  CalibrationProfile profile = build_profile(compute, merge_bytes_per_s, slowdown, cores, link);
+             m.cores, mpi.size(), m.slowdown);
+  CalibrationProfile profile =
+      build_profile(compute, m.merge_bytes_per_s, m.slowdown, m.cores, link);
+  if (cuda) profile.gpu = "measured GPU";
   try {
-    const calibration::RunFit run_fit = calibration::fit_runs(probes, profile, LinkClass::nvlink);
+    const calibration::RunFit run_fit = calibration::fit_runs(m.probes, profile, LinkClass::nvlink);
     profile = calibration::apply_run_fit(profile, run_fit, LinkClass::nvlink);
     print_run_fit(run_fit, profile);
   } catch (const std::invalid_argument& e) {
     fmt::print(stderr, "tilesim calibrate: the probe runs cannot be fitted: {}\n", e.what());
     return mpi.broadcast(1);
   }
+  const std::string where =
+      cuda ? "GPUs of one node talk over NCCL, written as class nvlink (flow_cap = fitted\n"
+             "beta); pcie/upi/ib repeat it (not measured: calibrate one node at a time).\n"
+           : "Ranks talk through shared memory, written as class nvlink (flow_cap = fitted\n"
+             "beta); pcie/upi/ib repeat it (a single host has none). cores = shared compute.\n";
   std::ostringstream text;
   calibration::write_profile(
       text, profile,
       fmt::format("Measured by `tilesim calibrate --backend {}{}` with {} MPI ranks on this host.\n"
-                  "Ranks talk through shared memory, written as class nvlink (flow_cap = fitted\n"
-                  "beta); pcie/upi/ib repeat it (a single host has none). cores = shared compute.\n"
-                  "peak, launch_overhead and alpha are refitted from probe runs through the\n"
+                  "{}peak, launch_overhead and alpha are refitted from probe runs through the\n"
                   "executor (compute op times; the median in-run message latency).",
-                  options.backend, options.quick ? " --quick" : "", mpi.size()),
+                  options.backend, options.quick ? " --quick" : "", mpi.size(), where),
       LinkClass::nvlink);
   std::ofstream out(options.out);
   if (!out || !(out << text.str())) {

@@ -2,8 +2,11 @@
 // profile the simulator loads (sim/model/calibration_profile.hpp).
 //
 // Launched under mpirun with one process per rank (at least 2): rank 0 times the block kernels
-// alone (calibration_kernels.hpp), then all ranks run the MPI benchmarks
-// (calibration_comm.hpp). Fits (sim/calibration/): compute_fit for peak, efficiency tables and
+// alone (calibration_kernels.hpp; cuda: calibration_cuda.hpp), then all ranks run the MPI (cuda:
+// NCCL) benchmarks (calibration_comm.hpp) and the probe runs through the executor
+// (calibration_probes.hpp, fitted by sim/calibration/run_fit.hpp). The cuda backend has no
+// shared cores and its GPUs of one node talk over class nvlink; it has never run on a GPU in
+// this project's CI (no GPU there). Fits (sim/calibration/): compute_fit for peak, efficiency tables and
 // the causal factor; link_fit for alpha and beta of the one link class a CPU host has.
 // Mapping of a CPU host onto the profile: MPI ranks on one host talk through shared memory,
 // written as class `nvlink` (the intra-node class) with efficiency 1 and flow_cap = beta (the

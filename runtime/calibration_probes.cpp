@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <limits>
 
-#include "runtime/cpu_backend.hpp"
 #include "runtime/executor.hpp"
 #include "runtime/input_data.hpp"
 #include "runtime/timing_gather.hpp"
@@ -38,18 +37,19 @@ Picoseconds makespan_ps(const std::vector<std::vector<OpTiming>>& ops) {
 std::vector<calibration::MeasuredRun> run_probes(const MpiSession& mpi,
                                                  const KernelBenchOptions& options,
                                                  const std::vector<std::int64_t>& chunk_tokens,
-                                                 int repeats) {
+                                                 int repeats, InputPrecision precision,
+                                                 const ProbeBackendFactory& backend) {
   std::vector<calibration::MeasuredRun> out;
   for (std::int64_t chunk : chunk_tokens) {
     calibration::MeasuredRun best;
     best.plan = make_ring_plan(probe_shape(options, chunk, mpi.size()), mpi.size());
     Picoseconds best_ps = std::numeric_limits<Picoseconds>::max();
     for (int k = 0; k < repeats; ++k) {
-      const InputData inputs(best.plan, 1, InputPrecision::fp32);
+      const InputData inputs(best.plan, 1, precision);
       std::vector<OpTiming> mine;
       {
-        CpuBackend backend(best.plan, mpi.rank(), inputs, mpi.world(), 1);
-        Executor executor(best.plan, mpi.rank(), backend, ExecutorOptions{});
+        const std::unique_ptr<Backend> b = backend(best.plan, inputs);
+        Executor executor(best.plan, mpi.rank(), *b, ExecutorOptions{});
         executor.prepare();
         mpi.barrier();
         mine = executor.run().timings;

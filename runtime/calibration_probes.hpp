@@ -9,17 +9,26 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <vector>
 
+#include "runtime/backend.hpp"
 #include "runtime/calibration_kernels.hpp"
+#include "runtime/input_data.hpp"
 #include "runtime/mpi_session.hpp"
 #include "sim/calibration/run_fit.hpp"
 
 namespace tilesim::runtime {
 
+// Makes this rank's backend for a probe plan.
+using ProbeBackendFactory =
+    std::function<std::unique_ptr<Backend>(const Plan& plan, const InputData& inputs)>;
+
 std::vector<calibration::MeasuredRun> run_probes(const MpiSession& mpi,
                                                  const KernelBenchOptions& options,
                                                  const std::vector<std::int64_t>& chunk_tokens,
-                                                 int repeats);
+                                                 int repeats, InputPrecision precision,
+                                                 const ProbeBackendFactory& backend);
 
 }  // namespace tilesim::runtime

@@ -1,6 +1,7 @@
-// tilesim calibrate --backend cpu --out PROFILE.yaml [--ranks N] [--quick] [--heads H]
+// tilesim calibrate --backend cpu|cuda --out PROFILE.yaml [--ranks N] [--quick] [--heads H]
 //                   [--head-dims 64,128]
-// Launch with `mpirun -np N tilesim calibrate ...` (N >= 2; the ranks share this host).
+// Launch with `mpirun -np N tilesim calibrate ...` (N >= 2; cpu: the ranks share this host;
+// cuda: one rank per GPU of one node).
 #include <memory>
 
 #include "runtime/calibrate_command.hpp"
@@ -16,8 +17,9 @@ void add_calibrate(CLI::App& app, int& exit_code) {
       "Measure block kernels, point-to-point transfers and contention on this machine "
       "(mpirun -np N) and write a calibration profile");
   verb->add_option("--backend", args->backend,
-                   "cpu (MPI ranks + CPU kernels; the cuda backend is not calibrated yet)")
-      ->check(CLI::IsMember({"cpu"}));
+                   "cpu (MPI ranks + CPU kernels) or cuda (one rank per GPU: CUDA kernels, "
+                   "NCCL; defaults to 32 heads and head dims 64,128)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   verb->add_option("--out", args->out, "Calibration profile YAML to write")->required();
   verb->add_option("--ranks", args->ranks, "Expected MPI ranks (checked against mpirun -np)")
       ->check(CLI::Range(2, 4096));

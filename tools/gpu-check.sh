@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One prepared check for a machine with an NVIDIA GPU (e.g. a lent H200), run from the repo
 # root: configure + build (CUDA ON, Release), the GPU kernel tests, the kernel throughput sweep
-# (CSV), and a 1-rank `tilesim run --backend cuda --check` of a small scenario. Every step has
+# (CSV), a 1-rank `tilesim run --backend cuda --check` of a small scenario and, with two or more
+# GPUs, a quick `tilesim calibrate --backend cuda` on two ranks. Every step has
 # a timeout; everything lands in $OUT (if set) or ./gpu-check-out. Exit status: the number of
 # failed steps (0 = all passed). Total budget well under 10 minutes.
 set -u
@@ -35,5 +36,12 @@ step cuda-run 60 mpirun -np 1 "$build/tilesim" run "$root/scenarios/ring-256k.ya
   --set schedule.gpus=1 --set attention.seq_len=4K --set attention.heads=8 \
   --set attention.kv_heads=8 --set attention.head_dim=128 --set attention.causal=true
 cp "$out/cuda-run.log" "$out/cuda-run.json" 2>/dev/null
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+if [ "$gpus" -ge 2 ]; then
+  step cuda-calibrate 150 mpirun -np 2 "$build/tilesim" calibrate --backend cuda --quick \
+    --out "$out/cuda.calib.yaml"
+else
+  echo "cuda-calibrate: skipped, it needs 2 GPUs (this machine has $gpus)" | tee -a "$out/summary.txt"
+fi
 echo "failed steps: $failed" | tee -a "$out/summary.txt"
 exit "$failed"
