@@ -5,10 +5,10 @@
 // one op when any other op is emitted or flush() is called. A fused op starts
 // when the inputs of all its pairs are in, so a generator fuses pairs that
 // become ready together (the chunks one comm step brought) and flushes where a
-// later op should depend on only part of them. Mesh at 64x64 emits ~a + b
-// fused ops per rank instead of a * b block ops, which is what lets 4096 GPUs
-// simulate in seconds; it also matches a real kernel, which would not launch
-// once per 256-token block.
+// later op should depend on only part of them. Mesh emits at most 3a + b - 2
+// fused ops per rank instead of a * b block ops (252 instead of 4096 at 64x64),
+// which is what lets 4096 GPUs simulate in seconds; it also matches a real
+// kernel, which would not launch once per 256-token block.
 #pragma once
 
 #include <cstdint>
