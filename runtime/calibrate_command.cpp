@@ -17,6 +17,7 @@
 #if TILESIM_HAVE_CUDA
 #include "runtime/calibration_cuda.hpp"
 #include "runtime/cuda_backend.hpp"
+#include "runtime/cuda_rank_setup.hpp"
 #endif
 #include "runtime/mpi_session.hpp"
 #include "sim/calibration/compute_fit.hpp"
@@ -177,7 +178,7 @@ KernelBenchOptions cuda_kernel_options(const CalibrateOptions& options) {
 
 Measurements measure_cuda(const MpiSession& mpi, const CalibrateOptions& options) {
   std::string why;
-  const bool usable = select_calibration_gpu(mpi, why);
+  const bool usable = select_local_gpu(mpi, why);
   if (!mpi.all_true(usable)) {
     throw std::runtime_error(usable ? "another rank has no usable GPU" : "no usable GPU: " + why);
   }

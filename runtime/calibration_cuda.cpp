@@ -12,6 +12,7 @@
 #include "kernels/cuda/attention_cuda.hpp"
 #include "kernels/cuda/device_info.hpp"
 #include "runtime/calibration_comm.hpp"
+#include "runtime/cuda_rank_setup.hpp"
 #include "runtime/cuda_resources.hpp"
 #include "sim/calibration/linear_fit.hpp"
 
@@ -19,17 +20,6 @@ namespace tilesim::runtime {
 namespace {
 
 namespace tk = kernels;
-
-int local_rank_of(const MpiSession& mpi) {
-  MPI_Comm local = MPI_COMM_NULL;
-  mpi_check(
-      MPI_Comm_split_type(mpi.world(), MPI_COMM_TYPE_SHARED, mpi.rank(), MPI_INFO_NULL, &local),
-      "MPI_Comm_split_type");
-  int rank = 0;
-  MPI_Comm_rank(local, &rank);
-  MPI_Comm_free(&local);
-  return rank;
-}
 
 // Milliseconds between two events recorded on one stream, after synchronizing the second.
 double elapsed_s(const CudaEvent& start, const CudaEvent& stop) {
@@ -46,8 +36,8 @@ struct CudaBlockBench {
   tk::DeviceBuffer q, k, v, d_o, o, lse, acc_o, acc_lse, d_rowsum, dq, dk, dv;
 
   CudaBlockBench(const KernelBenchOptions& opt, int head_dim, std::int64_t n, bool causal)
-      : shape{opt.batch, opt.heads, opt.kv_heads, head_dim, n, n},
-        mask{causal ? tk::MaskKind::causal : tk::MaskKind::full, {0, 1}, {0, 1}},
+      : shape(bench_block_shape(opt, head_dim, n)),
+        mask(bench_block_mask(causal)),
         q(bytes16(shape.q_elements())),
         k(bytes16(shape.kv_elements())),
         v(bytes16(shape.kv_elements())),
@@ -118,75 +108,24 @@ void nccl_exchange(const NcclComm& comm, tk::DeviceBuffer& buffer, int peer, boo
   }
 }
 
-std::unique_ptr<NcclComm> make_comm(const MpiSession& mpi) {
-  ncclUniqueId id{};
-  if (mpi.rank() == 0) nccl_check(ncclGetUniqueId(&id), "ncclGetUniqueId");
-  mpi_check(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, mpi.world()), "MPI_Bcast");
-  return std::make_unique<NcclComm>(mpi.size(), id, mpi.rank());
-}
-
 }  // namespace
 
-bool select_calibration_gpu(const MpiSession& mpi, std::string& why) {
-  if (!tk::cuda_device_available(&why)) return false;
-  const int local = local_rank_of(mpi);
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || local >= count) {
-    why = fmt::format("local rank {} needs GPU {} but this node has {}", local, local, count);
-    return false;
-  }
-  if (cudaSetDevice(local) != cudaSuccess) {
-    why = fmt::format("cudaSetDevice({}) failed", local);
-    return false;
-  }
-  return true;
-}
-
 std::vector<calibration::BlockTiming> time_cuda_block_kernels(const KernelBenchOptions& options) {
-  struct Config {
-    calibration::BlockTiming timing;
-    std::unique_ptr<CudaBlockBench> bench;
-    int calls = 1;
-  };
-  constexpr double kSampleSeconds = 0.001;
+  std::vector<calibration::BlockTiming> grid = block_grid(options);
+  std::vector<std::unique_ptr<CudaBlockBench>> benches;
+  for (const calibration::BlockTiming& t : grid) {
+    benches.push_back(std::make_unique<CudaBlockBench>(
+        options, t.head_dim, static_cast<std::int64_t>(t.tokens), t.causal));
+  }
   CudaStream stream;
-  std::vector<Config> configs;
-  for (int d : options.head_dims) {
-    for (std::int64_t n : options.tokens) {
-      for (bool causal : {false, true}) {
-        for (Pass pass : {Pass::fwd, Pass::bwd}) {
-          if (pass == Pass::bwd && (causal || !options.backward)) continue;
-          auto bench = std::make_unique<CudaBlockBench>(options, d, n, causal);
-          const double flops = tk::forward_flops(bench->shape, bench->mask);
-          configs.push_back(
-              {{pass, d, static_cast<double>(n), causal, pass == Pass::fwd ? flops : 2.5 * flops,
-                std::numeric_limits<double>::infinity()},
-               std::move(bench),
-               1});
-        }
-      }
-    }
-  }
-  for (int round = 0; round < options.repeats; ++round) {
-    for (Config& c : configs) {
-      CudaBlockBench& bench = *c.bench;
-      const bool fwd = c.timing.pass == Pass::fwd;
-      const double per_call = time_calls_s(
-          stream, c.calls, [&](cudaStream_t s) { fwd ? bench.forward(s) : bench.backward(s); });
-      if (round == 0) {  // sizes the samples and warms up
-        c.calls = std::max(1, static_cast<int>(std::ceil(kSampleSeconds / per_call)));
-        continue;
-      }
-      c.timing.seconds = std::min(c.timing.seconds, per_call);
-    }
-  }
-  std::vector<calibration::BlockTiming> out;
-  for (const Config& c : configs) {
-    calibration::BlockTiming t = c.timing;
-    if (!std::isfinite(t.seconds)) t.seconds = 0.0;
-    out.push_back(t);
-  }
-  return out;
+  keep_fastest_samples(grid, options, 0.001, [&](std::size_t i, int calls) {
+    CudaBlockBench& bench = *benches[i];
+    const bool fwd = grid[i].pass == Pass::fwd;
+    return calls * time_calls_s(stream, calls, [&](cudaStream_t s) {
+             fwd ? bench.forward(s) : bench.backward(s);
+           });
+  });
+  return grid;
 }
 
 double time_cuda_launch_overhead_s() {
@@ -232,7 +171,7 @@ std::vector<calibration::MessageTiming> time_nccl_ping_pong(const MpiSession& mp
                                                             const std::vector<double>& sizes_bytes,
                                                             int repeats) {
   std::vector<calibration::MessageTiming> out;
-  const std::unique_ptr<NcclComm> comm = make_comm(mpi);
+  const std::unique_ptr<NcclComm> comm = join_nccl(mpi);
   CudaStream stream;
   for (double bytes : sizes_bytes) {
     tk::DeviceBuffer buffer(static_cast<std::size_t>(bytes));
@@ -255,7 +194,7 @@ std::vector<calibration::MessageTiming> time_nccl_ping_pong(const MpiSession& mp
 double measure_cuda_comm_slowdown(const MpiSession& mpi, const KernelBenchOptions& options,
                                   std::int64_t tokens, double bytes) {
   constexpr int kCalls = 20;
-  const std::unique_ptr<NcclComm> comm = make_comm(mpi);
+  const std::unique_ptr<NcclComm> comm = join_nccl(mpi);
   CudaStream compute, comm_stream;
   CudaBlockBench bench(options, options.head_dims.front(), tokens, false);
   tk::DeviceBuffer buffer(static_cast<std::size_t>(bytes));

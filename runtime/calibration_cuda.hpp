@@ -1,5 +1,5 @@
 // Microbenchmarks of the cuda backend for `tilesim calibrate --backend cuda` (one MPI rank per
-// GPU; each rank uses GPU <local rank>).
+// GPU; each rank first selects GPU <local rank>, runtime/cuda_rank_setup.hpp).
 //
 // Kernels (rank 0's GPU): one n x n block per (head_dim, n, causal, pass), run as the backend
 // runs a block pair: forward = attention_forward_cuda into a scratch O/LSE, then
@@ -25,9 +25,6 @@
 #include "sim/calibration/link_fit.hpp"
 
 namespace tilesim::runtime {
-
-// Selects GPU <local rank>; false (with `why`) when this rank has none.
-bool select_calibration_gpu(const MpiSession& mpi, std::string& why);
 
 std::vector<calibration::BlockTiming> time_cuda_block_kernels(const KernelBenchOptions& options);
 double time_cuda_launch_overhead_s();

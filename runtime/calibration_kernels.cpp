@@ -49,8 +49,8 @@ struct BlockBench {
   std::vector<float> q, k, v, o, lse, acc_o, acc_lse, d_o, dq, dk, dv;
 
   BlockBench(const KernelBenchOptions& opt, int head_dim, std::int64_t n, bool causal)
-      : shape{opt.batch, opt.heads, opt.kv_heads, head_dim, n, n},
-        mask{causal ? kernels::MaskKind::causal : kernels::MaskKind::full, {0, 1}, {0, 1}},
+      : shape(bench_block_shape(opt, head_dim, n)),
+        mask(bench_block_mask(causal)),
         q(filled(shape.q_elements(), 0.5F)),
         k(filled(shape.kv_elements(), 0.4F)),
         v(filled(shape.kv_elements(), 0.3F)),
@@ -74,57 +74,68 @@ struct BlockBench {
 
 }  // namespace
 
-std::vector<calibration::BlockTiming> time_block_kernels(const KernelBenchOptions& options) {
-  struct Config {
-    calibration::BlockTiming timing;
-    std::unique_ptr<BlockBench> bench;
-    int calls = 1;  // per timed sample, so that a sample lasts >= kSampleSeconds
-  };
-  constexpr double kSampleSeconds = 0.002;
-  std::vector<Config> configs;
+std::vector<calibration::BlockTiming> block_grid(const KernelBenchOptions& options) {
+  std::vector<calibration::BlockTiming> grid;
   for (int d : options.head_dims) {
     for (std::int64_t n : options.tokens) {
       for (bool causal : {false, true}) {
         for (Pass pass : {Pass::fwd, Pass::bwd}) {
           if (pass == Pass::bwd && (causal || !options.backward)) continue;
-          auto bench = std::make_unique<BlockBench>(options, d, n, causal);
-          const double flops = kernels::forward_flops(bench->shape, bench->mask);
-          configs.push_back(
-              {{pass, d, static_cast<double>(n), causal, pass == Pass::fwd ? flops : 2.5 * flops,
-                std::numeric_limits<double>::infinity()},
-               std::move(bench),
-               1});
+          const double flops =
+              kernels::forward_flops(bench_block_shape(options, d, n), bench_block_mask(causal));
+          grid.push_back({pass, d, static_cast<double>(n), causal,
+                          pass == Pass::fwd ? flops : 2.5 * flops,
+                          std::numeric_limits<double>::infinity()});
         }
       }
     }
   }
-  // Rounds over every configuration, keeping each one's fastest sample: a burst of load from
-  // another process then spoils one sample of several sizes, not every sample of one size.
+  return grid;
+}
+
+kernels::BlockShape bench_block_shape(const KernelBenchOptions& options, int head_dim,
+                                      std::int64_t tokens) {
+  return {options.batch, options.heads, options.kv_heads, head_dim, tokens, tokens};
+}
+
+kernels::BlockMask bench_block_mask(bool causal) {
+  return {causal ? kernels::MaskKind::causal : kernels::MaskKind::full, {0, 1}, {0, 1}};
+}
+
+void keep_fastest_samples(std::vector<calibration::BlockTiming>& grid,
+                          const KernelBenchOptions& options, double sample_seconds,
+                          const BlockSampler& sample) {
+  std::vector<int> calls(grid.size(), 1);  // per sample, so that a sample lasts >= sample_seconds
   for (int round = 0; round < options.repeats; ++round) {
-    for (Config& c : configs) {
-      BlockBench& bench = *c.bench;
-      const auto body = [&] {
-        for (int i = 0; i < c.calls; ++i) {
-          c.timing.pass == Pass::fwd ? bench.forward() : bench.backward();
-        }
-      };
-      const auto t0 = Clock::now();
-      body();
-      const double sample_s = seconds_since(t0);
-      if (round == 0 && sample_s < kSampleSeconds) {
-        c.calls = static_cast<int>(std::ceil(kSampleSeconds / std::max(sample_s, 1e-7)));
-        continue;  // the first round only sizes the samples (and warms the caches)
+    for (std::size_t i = 0; i < grid.size(); ++i) {
+      const double sample_s = sample(i, calls[i]);
+      if (round == 0 && sample_s < sample_seconds) {
+        calls[i] = static_cast<int>(std::ceil(sample_seconds / std::max(sample_s, 1e-7)));
+        continue;
       }
-      c.timing.seconds = std::min(c.timing.seconds, sample_s / c.calls);
+      grid[i].seconds = std::min(grid[i].seconds, sample_s / calls[i]);
     }
   }
-  std::vector<calibration::BlockTiming> out;
-  for (const Config& c : configs) {
-    calibration::BlockTiming t = c.timing;
+  for (calibration::BlockTiming& t : grid) {
     if (!std::isfinite(t.seconds)) t.seconds = 0.0;
-    out.push_back(t);
   }
-  return out;
+}
+
+std::vector<calibration::BlockTiming> time_block_kernels(const KernelBenchOptions& options) {
+  std::vector<calibration::BlockTiming> grid = block_grid(options);
+  std::vector<std::unique_ptr<BlockBench>> benches;
+  for (const calibration::BlockTiming& t : grid) {
+    benches.push_back(std::make_unique<BlockBench>(options, t.head_dim,
+                                                   static_cast<std::int64_t>(t.tokens), t.causal));
+  }
+  keep_fastest_samples(grid, options, 0.002, [&](std::size_t i, int calls) {
+    BlockBench& bench = *benches[i];
+    const bool fwd = grid[i].pass == Pass::fwd;
+    const auto t0 = Clock::now();
+    for (int c = 0; c < calls; ++c) fwd ? bench.forward() : bench.backward();
+    return seconds_since(t0);
+  });
+  return grid;
 }
 
 double time_launch_overhead_s() {

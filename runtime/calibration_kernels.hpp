@@ -15,8 +15,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
+#include "kernels/attention_shape.hpp"
 #include "sim/calibration/compute_fit.hpp"
 
 namespace tilesim::runtime {
@@ -33,6 +35,24 @@ struct KernelBenchOptions {
 };
 
 std::vector<calibration::BlockTiming> time_block_kernels(const KernelBenchOptions& options);
+
+// What every kernel calibration (cpu here, cuda in calibration_cuda.hpp) times: each head_dim x
+// tokens as a full and a causal forward block and a full backward block (options.backward),
+// FLOPs set, seconds unmeasured. The benchmarked n x n block's shape and mask:
+std::vector<calibration::BlockTiming> block_grid(const KernelBenchOptions& options);
+kernels::BlockShape bench_block_shape(const KernelBenchOptions& options, int head_dim,
+                                      std::int64_t tokens);
+kernels::BlockMask bench_block_mask(bool causal);
+
+// Seconds of `calls` back-to-back runs of grid entry `index`.
+using BlockSampler = std::function<double(std::size_t index, int calls)>;
+// Rounds over the whole grid, options.repeats times, keeping each entry's fastest per-call
+// time: a burst of load from another process then spoils one sample of several sizes, not
+// every sample of one size. The first round sizes each sample to >= sample_seconds (a shorter
+// first sample is not kept; it also warms the caches). Entries never measured get 0.
+void keep_fastest_samples(std::vector<calibration::BlockTiming>& grid,
+                          const KernelBenchOptions& options, double sample_seconds,
+                          const BlockSampler& sample);
 double time_launch_overhead_s();
 double time_merge_bytes_per_s(const KernelBenchOptions& options);
 // One forward block of n x n tokens at the first head_dim (used by the contention benchmarks).

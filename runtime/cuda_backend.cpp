@@ -8,40 +8,20 @@
 
 #include "kernels/cuda/attention_cuda.hpp"
 #include "runtime/backend_factory.hpp"
+#include "runtime/cuda_rank_setup.hpp"
 #include "runtime/object_layout.hpp"
 #include "runtime/rank_failure.hpp"
 
 namespace tilesim::runtime {
 namespace {
 
-int local_rank(const MpiSession& mpi) {
-  MPI_Comm local = MPI_COMM_NULL;
-  mpi_check(
-      MPI_Comm_split_type(mpi.world(), MPI_COMM_TYPE_SHARED, mpi.rank(), MPI_INFO_NULL, &local),
-      "MPI_Comm_split_type");
-  int rank = 0;
-  MPI_Comm_rank(local, &rank);
-  MPI_Comm_free(&local);
-  return rank;
-}
-
 // Whether this rank can use a GPU; `why` says why not.
-bool pick_device(const Plan& plan, int local, std::string& why) {
+bool pick_device(const Plan& plan, const MpiSession& mpi, std::string& why) {
   if (!kernels::attention_cuda_supports_head_dim(plan.shape.head_dim)) {
     why = fmt::format("the CUDA kernels support head_dim 64 and 128, not {}", plan.shape.head_dim);
     return false;
   }
-  if (!kernels::cuda_device_available(&why)) return false;
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || local >= count) {
-    why = fmt::format("local rank {} needs GPU {} but this node has {}", local, local, count);
-    return false;
-  }
-  if (cudaSetDevice(local) != cudaSuccess) {
-    why = fmt::format("cudaSetDevice({}) failed", local);
-    return false;
-  }
-  return true;
+  return select_local_gpu(mpi, why);
 }
 
 }  // namespace
@@ -53,7 +33,7 @@ bool CudaBackend::stored_as_bf16(Tensor tensor) {
 CudaBackend::CudaBackend(const Plan& plan, const MpiSession& mpi, const InputData& inputs)
     : plan_(plan), rank_(mpi.rank()), inputs_(inputs) {
   std::string why;
-  const bool usable = pick_device(plan, local_rank(mpi), why);
+  const bool usable = pick_device(plan, mpi, why);
   if (!mpi.all_true(usable)) {
     throw BackendUnavailable(usable ? "cuda backend: another rank has no usable GPU"
                                     : "cuda backend: no usable GPU: " + why);
@@ -61,10 +41,7 @@ CudaBackend::CudaBackend(const Plan& plan, const MpiSession& mpi, const InputDat
   compute_ = std::make_unique<CudaStream>();
   comm_ = std::make_unique<CudaStream>();
   epoch_ = std::make_unique<CudaEvent>();
-  ncclUniqueId id{};
-  if (mpi.rank() == 0) nccl_check(ncclGetUniqueId(&id), "ncclGetUniqueId");
-  mpi_check(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, mpi.world()), "MPI_Bcast");
-  nccl_ = std::make_unique<NcclComm>(mpi.size(), id, mpi.rank());
+  nccl_ = join_nccl(mpi);
   objects_.resize(plan.objects.size());
   const kernels::RowsShape rows = block_rows(plan);
   scratch_o_ = kernels::DeviceBuffer(static_cast<std::size_t>(rows.o_elements()) * sizeof(float));
@@ -137,16 +114,32 @@ void CudaBackend::wait_for(cudaStream_t stream, std::span<const int> pending, bo
   }
 }
 
+int CudaBackend::begin_timed(cudaStream_t stream, std::span<const int> pending, bool comm_stream) {
+  wait_for(stream, pending, comm_stream);
+  const int e = new_events();
+  cuda_check(cudaEventRecord(events_[static_cast<std::size_t>(e)].start.get(), stream),
+             "cudaEventRecord");
+  return e;
+}
+
+void CudaBackend::end_timed(cudaStream_t stream, int events, std::span<const int> ops,
+                            bool comm_stream) {
+  cuda_check(cudaEventRecord(events_[static_cast<std::size_t>(events)].end.get(), stream),
+             "cudaEventRecord");
+  for (int op : ops) {
+    event_of_op_[static_cast<std::size_t>(op)] = events;
+    on_comm_[static_cast<std::size_t>(op)] = comm_stream;
+    in_flight_.push_back(op);
+  }
+}
+
 void CudaBackend::launch_compute(const ComputeTask& task, std::span<const int> pending) {
   if (task.pass != Pass::fwd) {
     throw RankFailure(rank_, task.op, "the cuda backend runs forward compute ops only");
   }
   try {
     cudaStream_t s = compute_->get();
-    wait_for(s, pending, false);
-    const int e = new_events();
-    cuda_check(cudaEventRecord(events_[static_cast<std::size_t>(e)].start.get(), s),
-               "cudaEventRecord");
+    const int e = begin_timed(s, pending, false);
     const kernels::BlockShape shape = block_shape(plan_);
     const kernels::RowsShape rows = block_rows(plan_);
     const auto q_size = static_cast<std::size_t>(block_elements(plan_, Tensor::q));
@@ -171,10 +164,8 @@ void CudaBackend::launch_compute(const ComputeTask& task, std::span<const int> p
         }
       }
     }
-    cuda_check(cudaEventRecord(events_[static_cast<std::size_t>(e)].end.get(), s),
-               "cudaEventRecord");
-    event_of_op_[static_cast<std::size_t>(task.op)] = e;
-    in_flight_.push_back(task.op);
+    const int ops[] = {task.op};
+    end_timed(s, e, ops, false);
   } catch (const std::exception& ex) {
     throw RankFailure(rank_, task.op, std::string("kernel launch: ") + ex.what());
   }
@@ -183,10 +174,7 @@ void CudaBackend::launch_compute(const ComputeTask& task, std::span<const int> p
 void CudaBackend::launch_merge(const MergeTask& task, std::span<const int> pending) {
   try {
     cudaStream_t s = compute_->get();
-    wait_for(s, pending, false);
-    const int e = new_events();
-    cuda_check(cudaEventRecord(events_[static_cast<std::size_t>(e)].start.get(), s),
-               "cudaEventRecord");
+    const int e = begin_timed(s, pending, false);
     const kernels::RowsShape rows = block_rows(plan_);
     if (task.sum_target >= 0) {
       const std::int64_t n = object_extent(plan_, task.sum_target).elements();
@@ -212,10 +200,8 @@ void CudaBackend::launch_merge(const MergeTask& task, std::span<const int> pendi
             floats_of(task.target.o) + k * o_size, floats_of(task.target.lse) + k * lse_size, s);
       }
     }
-    cuda_check(cudaEventRecord(events_[static_cast<std::size_t>(e)].end.get(), s),
-               "cudaEventRecord");
-    event_of_op_[static_cast<std::size_t>(task.op)] = e;
-    in_flight_.push_back(task.op);
+    const int ops[] = {task.op};
+    end_timed(s, e, ops, false);
   } catch (const std::exception& ex) {
     throw RankFailure(rank_, task.op, std::string("merge launch: ") + ex.what());
   }
@@ -225,10 +211,7 @@ void CudaBackend::post_group(std::span<const CommTask> tasks, std::span<const in
   if (tasks.empty()) return;
   try {
     cudaStream_t s = comm_->get();
-    wait_for(s, pending, true);
-    const int e = new_events();
-    cuda_check(cudaEventRecord(events_[static_cast<std::size_t>(e)].start.get(), s),
-               "cudaEventRecord");
+    const int e = begin_timed(s, pending, true);
     nccl_check(ncclGroupStart(), "ncclGroupStart");
     for (const CommTask& t : tasks) {
       const std::size_t bytes = objects_.at(static_cast<std::size_t>(t.object)).bytes();
@@ -241,13 +224,9 @@ void CudaBackend::post_group(std::span<const CommTask> tasks, std::span<const in
       }
     }
     nccl_check(ncclGroupEnd(), "ncclGroupEnd");
-    cuda_check(cudaEventRecord(events_[static_cast<std::size_t>(e)].end.get(), s),
-               "cudaEventRecord");
-    for (const CommTask& t : tasks) {
-      event_of_op_[static_cast<std::size_t>(t.op)] = e;
-      on_comm_[static_cast<std::size_t>(t.op)] = true;
-      in_flight_.push_back(t.op);
-    }
+    std::vector<int> ops;
+    for (const CommTask& t : tasks) ops.push_back(t.op);
+    end_timed(s, e, ops, true);
   } catch (const std::exception& ex) {
     throw RankFailure(rank_, tasks.front().op, std::string("NCCL group: ") + ex.what());
   }

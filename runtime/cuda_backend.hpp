@@ -56,6 +56,10 @@ class CudaBackend final : public Backend {
   static bool stored_as_bf16(Tensor tensor);
   int new_events();
   void wait_for(cudaStream_t stream, std::span<const int> pending, bool comm_stream);
+  // Waits for `pending` on `stream` and records a new start event; returns its pair's index.
+  int begin_timed(cudaStream_t stream, std::span<const int> pending, bool comm_stream);
+  // Records the end event of pair `events` and marks `ops` as issued on that stream.
+  void end_timed(cudaStream_t stream, int events, std::span<const int> ops, bool comm_stream);
   std::byte* bytes_of(int object) const;
   float* floats_of(int object) const;
 

@@ -1,11 +1,10 @@
 #include "runtime/measured_result.hpp"
 
 #include <algorithm>
-#include <deque>
-#include <map>
 #include <stdexcept>
 
 #include "sim/model/exposed_comm.hpp"
+#include "sim/plan/send_recv_pairs.hpp"
 
 namespace tilesim::runtime {
 namespace {
@@ -37,7 +36,6 @@ SimulationResult measured_result(const Plan& plan, const std::vector<RankRun>& r
   }
   SimulationResult result;
   result.sim_wall_s = wall_s;
-  std::map<std::pair<int, int>, std::deque<OpId>> sends;  // (from, to) -> send ops in order
   for (int r = 0; r < plan.ranks; ++r) {
     const RankProgram& program = plan.programs[static_cast<std::size_t>(r)];
     const RankRun& run = ranks[static_cast<std::size_t>(r)];
@@ -56,7 +54,6 @@ SimulationResult measured_result(const Plan& plan, const std::vector<RankRun>& r
         totals.compute_busy_ps += t.end_ps - t.start_ps;
       } else if (op.kind == OpKind::send || op.kind == OpKind::recv) {
         comm.emplace_back(t.start_ps, t.end_ps);
-        if (op.kind == OpKind::send) sends[{r, op.peer}].push_back(OpId{r, i});
       }
     }
     totals.comm_active_ps = union_length(std::move(comm));
@@ -69,23 +66,15 @@ SimulationResult measured_result(const Plan& plan, const std::vector<RankRun>& r
     result.events += program.size();
     result.ranks.push_back(totals);
   }
-  for (int r = 0; r < plan.ranks; ++r) {
-    const RankProgram& program = plan.programs[static_cast<std::size_t>(r)];
-    for (int i = 0; i < static_cast<int>(program.size()); ++i) {
-      const Op& op = program.op(i);
-      if (op.kind != OpKind::recv) continue;
-      auto& queue = sends[{op.peer, r}];
-      if (queue.empty()) throw std::invalid_argument("measured_result: unmatched receive");
-      const OpId send = queue.front();
-      queue.pop_front();
-      const OpTiming& ts =
-          result.ops[static_cast<std::size_t>(send.rank)][static_cast<std::size_t>(send.index)];
-      const OpTiming& tr = result.ops[static_cast<std::size_t>(r)][static_cast<std::size_t>(i)];
-      const int object = program.writes(i)[0];
-      result.transfers.push_back(TransferRecord{send, OpId{r, i}, object, plan.object(object).bytes,
-                                                std::max(ts.start_ps, tr.start_ps),
-                                                std::max(ts.end_ps, tr.end_ps)});
-    }
+  for (const auto& [send, recv] : send_recv_pairs(plan)) {
+    const OpTiming& ts =
+        result.ops[static_cast<std::size_t>(send.rank)][static_cast<std::size_t>(send.index)];
+    const OpTiming& tr =
+        result.ops[static_cast<std::size_t>(recv.rank)][static_cast<std::size_t>(recv.index)];
+    const int object = plan.programs[static_cast<std::size_t>(recv.rank)].writes(recv.index)[0];
+    result.transfers.push_back(TransferRecord{send, recv, object, plan.object(object).bytes,
+                                              std::max(ts.start_ps, tr.start_ps),
+                                              std::max(ts.end_ps, tr.end_ps)});
   }
   fill_exposed_comm(plan, result);
   return result;

@@ -1,11 +1,10 @@
 #include "sim/calibration/run_fit.hpp"
 
 #include <algorithm>
-#include <map>
 #include <stdexcept>
-#include <utility>
 
 #include "sim/model/compute_model.hpp"
+#include "sim/plan/send_recv_pairs.hpp"
 
 namespace tilesim::calibration {
 namespace {
@@ -33,32 +32,19 @@ void add_compute_samples(const MeasuredRun& run, const CalibrationProfile& profi
   }
 }
 
-// The k-th send a->b matches the k-th recv b<-a (plan.hpp).
+// Transfer time from the later of the two posts to the recv's completion.
 void add_transfer_samples(const MeasuredRun& run, std::vector<Sample>& out) {
-  std::map<std::pair<int, int>, std::vector<int>> sends, recvs;  // (src, dst) -> op indices
-  for (int r = 0; r < run.plan.ranks; ++r) {
-    const RankProgram& program = run.plan.programs[static_cast<std::size_t>(r)];
-    for (int i = 0; i < static_cast<int>(program.size()); ++i) {
-      const Op& op = program.op(i);
-      if (op.kind == OpKind::send) sends[{r, op.peer}].push_back(i);
-      if (op.kind == OpKind::recv) recvs[{op.peer, r}].push_back(i);
-    }
-  }
-  for (const auto& [link, send_ops] : sends) {
-    const auto it = recvs.find(link);
-    if (it == recvs.end()) continue;
-    const auto& src = run.ops.at(static_cast<std::size_t>(link.first));
-    const auto& dst = run.ops.at(static_cast<std::size_t>(link.second));
-    const RankProgram& sender = run.plan.programs[static_cast<std::size_t>(link.first)];
-    for (std::size_t k = 0; k < std::min(send_ops.size(), it->second.size()); ++k) {
-      const OpTiming& s = src.at(static_cast<std::size_t>(send_ops[k]));
-      const OpTiming& d = dst.at(static_cast<std::size_t>(it->second[k]));
-      if (s.start_ps < 0 || d.start_ps < 0 || d.end_ps < 0) continue;
-      const Picoseconds both_posted = std::max(s.start_ps, d.start_ps);
-      if (d.end_ps <= both_posted) continue;
-      const double bytes = run.plan.object(sender.reads(send_ops[k])[0]).bytes;
-      out.push_back({bytes, seconds(d.end_ps - both_posted)});
-    }
+  for (const auto& [send, recv] : send_recv_pairs(run.plan)) {
+    const OpTiming& s =
+        run.ops.at(static_cast<std::size_t>(send.rank)).at(static_cast<std::size_t>(send.index));
+    const OpTiming& d =
+        run.ops.at(static_cast<std::size_t>(recv.rank)).at(static_cast<std::size_t>(recv.index));
+    if (s.start_ps < 0 || d.start_ps < 0 || d.end_ps < 0) continue;
+    const Picoseconds both_posted = std::max(s.start_ps, d.start_ps);
+    if (d.end_ps <= both_posted) continue;
+    const RankProgram& receiver = run.plan.programs[static_cast<std::size_t>(recv.rank)];
+    out.push_back(
+        {run.plan.object(receiver.writes(recv.index)[0]).bytes, seconds(d.end_ps - both_posted)});
   }
 }
 
