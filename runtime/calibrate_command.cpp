@@ -24,6 +24,7 @@
 #include "sim/calibration/link_fit.hpp"
 #include "sim/calibration/profile_writer.hpp"
 #include "sim/calibration/run_fit.hpp"
+#include "sim/model/calibration_profile.hpp"
 
 namespace tilesim::runtime {
 namespace {
@@ -85,25 +86,29 @@ void print_link_fit(const std::vector<calibration::MessageTiming>& timings,
   fmt::print("  max |residual| {:.2f}%\n", 100.0 * fit.line.max_abs_relative_residual());
 }
 
-CalibrationProfile build_profile(const calibration::ComputeFit& compute, double merge_bytes_per_s,
-                                 double comm_slowdown, double cores,
-                                 const calibration::LinkFit& link) {
+CalibrationProfile build_profile(const calibration::ComputeFit& compute, double merge_bytes_per_s) {
   CalibrationProfile p;
   p.gpu = "CPU-host";
   p.peak_flops = compute.peak_flops;
   p.launch_overhead_s = compute.launch_overhead_s;
   p.merge_bytes_per_s = merge_bytes_per_s;
-  p.comm_slowdown = comm_slowdown;
-  p.compute_cores = cores;
   p.causal_efficiency = compute.causal_efficiency;
   p.forward = compute.forward;
   p.backward = compute.backward;
+  return p;
+}
+
+// What two or more ranks measure beyond compute: the one link class they talk over, the
+// host's shared cores and the slowdown of compute under communication.
+void set_measured_links(CalibrationProfile& p, double comm_slowdown, double cores,
+                        const calibration::LinkFit& link) {
+  p.comm_slowdown = comm_slowdown;
+  p.compute_cores = cores;
   LinkCost& shm = p.links[static_cast<std::size_t>(LinkClass::nvlink)];
   shm.defined = true;
   shm.efficiency = 1.0;
   shm.alpha_s = link.alpha_s;
   shm.flow_cap_bytes_per_s = link.beta_bytes_per_s;
-  return p;
 }
 
 // Probe chunk sizes (tokens per rank) between the loop's sizes, so the fit is not tested on
@@ -148,11 +153,14 @@ Measurements measure_cpu(const MpiSession& mpi, const CalibrateOptions& options)
     m.merge_bytes_per_s = time_merge_bytes_per_s(kernels);
   }
   quiet_barrier(mpi);
-  m.messages = time_ping_pong(mpi, message_sizes(options.quick), options.quick ? 5 : 15);
-  // Probe with blocks as large as the runs' (beyond the per-core caches).
-  const std::int64_t probe_tokens = options.quick ? 1024 : 2048;
-  m.cores = measure_shared_cores(mpi, kernels, probe_tokens);
-  m.slowdown = measure_comm_slowdown(mpi, kernels, probe_tokens, options.quick ? 1 << 20 : 4 << 20);
+  if (mpi.size() > 1) {  // one rank has no peer to talk to or share cores with
+    m.messages = time_ping_pong(mpi, message_sizes(options.quick), options.quick ? 5 : 15);
+    // Probe with blocks as large as the runs' (beyond the per-core caches).
+    const std::int64_t probe_tokens = options.quick ? 1024 : 2048;
+    m.cores = measure_shared_cores(mpi, kernels, probe_tokens);
+    m.slowdown =
+        measure_comm_slowdown(mpi, kernels, probe_tokens, options.quick ? 1 << 20 : 4 << 20);
+  }
   m.probes = run_probes(
       mpi, kernels, probe_chunks(options.quick), options.quick ? 2 : 3, InputPrecision::fp32,
       [&](const Plan& plan, const InputData& inputs) {
@@ -190,12 +198,14 @@ Measurements measure_cuda(const MpiSession& mpi, const CalibrateOptions& options
     m.merge_bytes_per_s = time_cuda_merge_bytes_per_s(kernels);
   }
   quiet_barrier(mpi);
-  std::vector<double> sizes;
-  for (double b = 64.0 * 1024; b <= (options.quick ? 64.0 : 256.0) * (1 << 20); b *= 4.0) {
-    sizes.push_back(b);
+  if (mpi.size() > 1) {
+    std::vector<double> sizes;
+    for (double b = 64.0 * 1024; b <= (options.quick ? 64.0 : 256.0) * (1 << 20); b *= 4.0) {
+      sizes.push_back(b);
+    }
+    m.messages = time_nccl_ping_pong(mpi, sizes, options.quick ? 5 : 20);
+    m.slowdown = measure_cuda_comm_slowdown(mpi, kernels, 4096, 64.0 * (1 << 20));
   }
-  m.messages = time_nccl_ping_pong(mpi, sizes, options.quick ? 5 : 20);
-  m.slowdown = measure_cuda_comm_slowdown(mpi, kernels, 4096, 64.0 * (1 << 20));
   KernelBenchOptions probe = kernels;
   probe.head_dims = {kernels.head_dims.back()};
   m.probes = run_probes(mpi, probe,
@@ -213,15 +223,30 @@ Measurements measure_cuda(const MpiSession& mpi, const CalibrateOptions& options
 
 int calibrate_command(const CalibrateOptions& options) {
   MpiSession mpi;
-  if (mpi.size() < 2 || (options.ranks > 0 && options.ranks != mpi.size())) {
+  if (options.ranks > 0 && options.ranks != mpi.size()) {
     if (mpi.rank() == 0) {
       fmt::print(stderr,
-                 "error: --ranks: calibrate runs under mpirun with at least 2 ranks "
-                 "(asked {}, this job has {}); launch with mpirun -np {} tilesim calibrate ...\n",
-                 options.ranks, mpi.size(), std::max(options.ranks, 2));
+                 "error: --ranks: asked for {} ranks but this job has {}; launch with "
+                 "mpirun -np {} tilesim calibrate ...\n",
+                 options.ranks, mpi.size(), options.ranks);
     }
     return kBadInput;
   }
+  const bool one_rank = mpi.size() == 1;
+  if (one_rank == options.links_from.empty()) {
+    if (mpi.rank() == 0) {
+      fmt::print(stderr, "{}",
+                 one_rank ? "error: --links-from: one rank measures no link; name the profile "
+                            "whose links to copy (e.g. --links-from topologies/h200.calib.yaml), "
+                            "or launch with mpirun -np 2 or more\n"
+                          : "error: --links-from: only a one-rank calibration copies links; with "
+                            "more ranks calibrate measures them\n");
+    }
+    return kBadInput;
+  }
+  // Read before measuring, so that a bad file fails at once (InputError: exit 2).
+  const CalibrationProfile links_source =
+      one_rank ? load_calibration(options.links_from) : CalibrationProfile{};
   const bool cuda = options.backend == "cuda";
   Measurements m;
   try {
@@ -250,18 +275,25 @@ int calibrate_command(const CalibrateOptions& options) {
   calibration::LinkFit link;
   try {
     compute = calibration::fit_compute(m.blocks, m.launch_s);
-    link = calibration::fit_link(m.messages);
+    if (!one_rank) link = calibration::fit_link(m.messages);
   } catch (const std::invalid_argument& e) {
     fmt::print(stderr, "tilesim calibrate: the measurements cannot be fitted: {}\n", e.what());
     return mpi.broadcast(1);
   }
   print_compute_fit(m.blocks, compute);
   fmt::print("merge: {:.3f} GB/s\n", m.merge_bytes_per_s / 1e9);
-  print_link_fit(m.messages, link);
-  fmt::print("shared cores: {:.3f} (of {} ranks); compute slowdown under communication {:.3f}\n",
-             m.cores, mpi.size(), m.slowdown);
-  CalibrationProfile profile =
-      build_profile(compute, m.merge_bytes_per_s, m.slowdown, m.cores, link);
+  CalibrationProfile profile = build_profile(compute, m.merge_bytes_per_s);
+  if (one_rank) {
+    profile.links = links_source.links;
+    profile.comm_slowdown = links_source.comm_slowdown;
+    fmt::print("links and comm_slowdown: copied from {} (one rank measures none)\n",
+               options.links_from);
+  } else {
+    print_link_fit(m.messages, link);
+    fmt::print("shared cores: {:.3f} (of {} ranks); compute slowdown under communication {:.3f}\n",
+               m.cores, mpi.size(), m.slowdown);
+    set_measured_links(profile, m.slowdown, m.cores, link);
+  }
   if (cuda) profile.gpu = "measured GPU";
   try {
     const calibration::RunFit run_fit = calibration::fit_runs(m.probes, profile, LinkClass::nvlink);
@@ -272,17 +304,26 @@ int calibrate_command(const CalibrateOptions& options) {
     return mpi.broadcast(1);
   }
   const std::string where =
-      cuda ? "GPUs of one node talk over NCCL, written as class nvlink (flow_cap = fitted\n"
-             "beta); pcie/upi/ib repeat it (not measured: calibrate one node at a time).\n"
-           : "Ranks talk through shared memory, written as class nvlink (flow_cap = fitted\n"
-             "beta); pcie/upi/ib repeat it (a single host has none). cores = shared compute.\n";
+      one_rank ? fmt::format(
+                     "One rank: compute only. links and comm_slowdown are not measured:\n"
+                     "copied from {}.\n",
+                     options.links_from)
+      : cuda ? "GPUs of one node talk over NCCL, written as class nvlink (flow_cap = fitted\n"
+               "beta); pcie/upi/ib repeat it (not measured: calibrate one node at a time).\n"
+             : "Ranks talk through shared memory, written as class nvlink (flow_cap = fitted\n"
+               "beta); pcie/upi/ib repeat it (a single host has none). cores = shared compute.\n";
   std::ostringstream text;
   calibration::write_profile(
       text, profile,
-      fmt::format("Measured by `tilesim calibrate --backend {}{}` with {} MPI ranks on this host.\n"
-                  "{}peak, launch_overhead and alpha are refitted from probe runs through the\n"
-                  "executor (compute op times; the median in-run message latency).",
-                  options.backend, options.quick ? " --quick" : "", mpi.size(), where),
+      fmt::format(
+          "Measured by `tilesim calibrate --backend {}{}` with {} MPI rank{} on this host.\n"
+          "{}{}",
+          options.backend, options.quick ? " --quick" : "", mpi.size(), one_rank ? "" : "s", where,
+          one_rank ? "peak and launch_overhead are refitted from probe runs through the\n"
+                     "executor (compute op times)."
+                   : "peak, launch_overhead and alpha are refitted from probe runs "
+                     "through the\nexecutor (compute op times; the median in-run "
+                     "message latency)."),
       LinkClass::nvlink);
   std::ofstream out(options.out);
   if (!out || !(out << text.str())) {

@@ -4,6 +4,7 @@
 tilesim_test(test_calibration
   SOURCES test_calibration_fits.cpp test_calibration_profile_io.cpp test_calibration_cores.cpp
           test_calibration_validate.cpp test_calibration_run_fit.cpp
+          test_calibration_run_identity.cpp
   LIBS tilesim_calibration tilesim_model tilesim_scenario)
 
 add_test(NAME regress COMMAND $<TARGET_FILE:tilesim> regress tests/regress/
@@ -12,17 +13,34 @@ set_tests_properties(regress PROPERTIES TIMEOUT 60)
 add_test(NAME validate_published COMMAND $<TARGET_FILE:tilesim> validate --published validation/
          WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 set_tests_properties(validate_published PROPERTIES TIMEOUT 60)
-# The quick loop's bounds are wider than the 10% / 25% of a full loop on a quiet host
-# (tools/calibration-loop.sh defaults): CI hosts are shared, and a loaded host measures up to
-# 2x slower than the calibrated (unloaded) prediction. It still fails a broken fit, unit or
-# sharing model, which are off by far more.
+# CI's loop: the full calibration, then 6 runs (ring, zigzag, mesh on 2 and 4 ranks, 1K-2K
+# tokens), fastest of 5 each. On a quiet host it stays well inside the issue's 10% / 25%
+# (four loops: median 3.6-3.9%, max 7.9-9.6%); CI allows 15% / 35% and a second attempt,
+# because CI hosts are shared and a loaded one measured a full loop at 14.5% / 49.5%. A
+# broken fit, unit or shared-cores model is off by far more (4 ranks on 2 cores predicted
+# as if each had a core measured -52% to -53% on the 4-rank runs), on both attempts.
 if(TILESIM_HAVE_MPI)
   add_test(NAME calibration_loop
            COMMAND bash ${PROJECT_SOURCE_DIR}/tools/calibration-loop.sh --quick
                    --tilesim $<TARGET_FILE:tilesim> --mpirun ${MPIEXEC_EXECUTABLE}
-                   --work ${CMAKE_CURRENT_BINARY_DIR}/calibration-loop --median 0.5 --max 1.0
-                   --repeat 3
+                   --work ${CMAKE_CURRENT_BINARY_DIR}/calibration-loop --median 0.15 --max 0.35
+                   --attempts 2
            WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   set_tests_properties(calibration_loop PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE ENVIRONMENT
     "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+
+  # One rank (one GPU): compute measured, links copied from --links-from.
+  add_test(NAME calibrate_one_rank
+           COMMAND bash ${PROJECT_SOURCE_DIR}/tests/cli/calibrate_one_rank.sh
+                   $<TARGET_FILE:tilesim> ${CMAKE_CURRENT_BINARY_DIR}/calibrate-one-rank
+           WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  tilesim_cli_test(calibrate_one_rank_needs_links 2
+                   "--links-from: one rank measures no link.*mpirun -np 2 or more"
+                   calibrate --backend cpu --quick --out ${CMAKE_CURRENT_BINARY_DIR}/unused.calib.yaml)
+  tilesim_cli_test(calibrate_links_from_missing 2 "no-such\\.calib\\.yaml: cannot open file"
+                   calibrate --backend cpu --quick --out ${CMAKE_CURRENT_BINARY_DIR}/unused.calib.yaml
+                   --links-from no-such.calib.yaml)
+  set_tests_properties(calibrate_one_rank cli_calibrate_one_rank_needs_links
+                       cli_calibrate_links_from_missing PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE
+    ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
 endif()

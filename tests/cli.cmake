@@ -1,11 +1,5 @@
-# End-to-end checks of the tilesim CLI: exit codes and messages.
-function(tilesim_cli_test name exit_code regex)
-  add_test(NAME cli_${name}
-           COMMAND ${CMAKE_COMMAND} "-DCOMMAND=$<TARGET_FILE:tilesim>;${ARGN}"
-                   -DEXPECT_EXIT=${exit_code} "-DEXPECT_REGEX=${regex}"
-                   -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/run_cli.cmake
-           WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
-endfunction()
+# End-to-end checks of the tilesim CLI: exit codes and messages (tilesim_cli_test is
+# defined in tests/CMakeLists.txt).
 
 set(bad tests/data/cli)
 # Bad input: exit 2 naming file, line and key.

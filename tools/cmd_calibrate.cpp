@@ -1,7 +1,7 @@
 // tilesim calibrate --backend cpu|cuda --out PROFILE.yaml [--ranks N] [--quick] [--heads H]
-//                   [--head-dims 64,128]
-// Launch with `mpirun -np N tilesim calibrate ...` (N >= 2; cpu: the ranks share this host;
-// cuda: one rank per GPU of one node).
+//                   [--head-dims 64,128] [--links-from PROFILE.yaml]
+// Launch with `mpirun -np N tilesim calibrate ...` (cpu: the ranks share this host; cuda: one
+// rank per GPU of one node). N = 1 measures compute only and needs --links-from.
 #include <memory>
 
 #include "runtime/calibrate_command.hpp"
@@ -22,7 +22,10 @@ void add_calibrate(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"cpu", "cuda"}));
   verb->add_option("--out", args->out, "Calibration profile YAML to write")->required();
   verb->add_option("--ranks", args->ranks, "Expected MPI ranks (checked against mpirun -np)")
-      ->check(CLI::Range(2, 4096));
+      ->check(CLI::Range(1, 4096));
+  verb->add_option("--links-from", args->links_from,
+                   "One rank: copy links and comm_slowdown from this profile (one rank "
+                   "measures no link), e.g. topologies/h200.calib.yaml");
   verb->add_flag("--quick", args->quick, "Fewer sizes and repeats (CI: well under a minute)");
   verb->add_option("--heads", args->heads, "Attention heads of the benchmarked blocks")
       ->check(CLI::Range(1, 256));

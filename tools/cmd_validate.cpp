@@ -12,6 +12,7 @@
 
 #include "sim/calibration/op_times_json.hpp"
 #include "sim/calibration/published_case.hpp"
+#include "sim/calibration/run_identity.hpp"
 #include "sim/calibration/validation_report.hpp"
 #include "sim/core/input_error.hpp"
 #include "sim/model/calibration_profile.hpp"
@@ -66,6 +67,7 @@ int run_validate(const ValidateArgs& args) {
   if (!run.contains("makespan_s") || !run["makespan_s"].is_number()) {
     throw InputError(args.measured, 0, "makespan_s", "a number (a `tilesim run --json` output)");
   }
+  calibration::check_run_matches_plan(run, plan, args.measured);
   const auto measured = calibration::op_times_from_json(run, plan, args.measured);
   const SimulationResult predicted = simulate(plan, p.topology, p.profile);
   const calibration::ValidationReport report =

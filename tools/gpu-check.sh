@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # One prepared check for a machine with an NVIDIA GPU (e.g. a lent H200), run from the repo
 # root: configure + build (CUDA ON, Release), the GPU kernel tests, the kernel throughput sweep
-# (CSV), a 1-rank `tilesim run --backend cuda --check` of a small scenario and, with two or more
-# GPUs, a quick `tilesim calibrate --backend cuda` on two ranks. Every step has
-# a timeout; everything lands in $OUT (if set) or ./gpu-check-out. Exit status: the number of
-# failed steps (0 = all passed). Total budget well under 10 minutes.
+# (CSV), a 1-rank `tilesim run --backend cuda --check` of a small scenario, a quick
+# `tilesim calibrate --backend cuda` (two ranks with two or more GPUs; on one GPU one rank, the
+# links copied from the datasheet profile of that GPU), and `tilesim validate` of the run
+# against the datasheet profile and against the calibrated one. Every step has a timeout;
+# everything lands in $OUT (if set) or ./gpu-check-out. Exit status: the number of failed
+# steps (0 = all passed). Total budget well under 10 minutes.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$PWD/gpu-check-out}
@@ -31,17 +33,33 @@ step configure 120 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DTIL
     --target tilesim test_kernels_cuda bench_attention_cuda
 step kernel-tests 60 "$build/tests/test_kernels_cuda" --durations yes
 step kernel-sweep 90 sh -c "'$build/kernels/cuda/bench_attention_cuda' > '$out/bench_attention_cuda.csv'"
-step cuda-run 60 mpirun -np 1 "$build/tilesim" run "$root/scenarios/ring-256k.yaml" \
-  --backend cuda --check --json --trace "$out/cuda-run-trace.json" \
-  --set schedule.gpus=1 --set attention.seq_len=4K --set attention.heads=8 \
-  --set attention.kv_heads=8 --set attention.head_dim=128 --set attention.causal=true
-cp "$out/cuda-run.log" "$out/cuda-run.json" 2>/dev/null
+run_sets=(--set schedule.gpus=1 --set attention.seq_len=4K --set attention.heads=8
+  --set attention.kv_heads=8 --set attention.head_dim=128 --set attention.causal=true)
+step cuda-run 60 sh -c "mpirun -np 1 '$build/tilesim' run '$root/scenarios/ring-256k.yaml' \
+  --backend cuda --check --json --trace '$out/cuda-run-trace.json' ${run_sets[*]} \
+  > '$out/cuda-run.json'"
+
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)
+case "$name" in
+  *H200*) datasheet=$root/topologies/h200.calib.yaml ;;
+  *H800*) datasheet=$root/topologies/h800.calib.yaml ;;
+  *A100*) datasheet=$root/topologies/a100.calib.yaml ;;
+  *) datasheet=$root/topologies/h100.calib.yaml ;;
+esac
+echo "GPU: ${name:-unknown} x $gpus; datasheet profile $(basename "$datasheet")" | tee -a "$out/summary.txt"
 if [ "$gpus" -ge 2 ]; then
   step cuda-calibrate 150 mpirun -np 2 "$build/tilesim" calibrate --backend cuda --quick \
     --out "$out/cuda.calib.yaml"
 else
-  echo "cuda-calibrate: skipped, it needs 2 GPUs (this machine has $gpus)" | tee -a "$out/summary.txt"
+  step cuda-calibrate 150 mpirun -np 1 "$build/tilesim" calibrate --backend cuda --quick \
+    --links-from "$datasheet" --out "$out/cuda.calib.yaml"
 fi
+# The same run predicted from the datasheet and from the calibration: the calibrated error
+# is the figure that matters; the datasheet one shows what calibrating bought.
+for profile in datasheet:"$datasheet" calibrated:"$out/cuda.calib.yaml"; do
+  step "validate-${profile%%:*}" 30 "$build/tilesim" validate "$root/scenarios/ring-256k.yaml" \
+    "${run_sets[@]}" --measured "$out/cuda-run.json" --calibration "${profile#*:}"
+done
 echo "failed steps: $failed" | tee -a "$out/summary.txt"
 exit "$failed"

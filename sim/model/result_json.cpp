@@ -1,5 +1,7 @@
 #include "sim/model/result_json.hpp"
 
+#include "sim/plan/plan_digest.hpp"
+
 namespace tilesim {
 
 nlohmann::ordered_json result_to_json(const Plan& plan, const SimulationResult& result,
@@ -15,6 +17,12 @@ nlohmann::ordered_json result_to_json(const Plan& plan, const SimulationResult& 
   j["seq_len"] = plan.shape.seq_len;
   j["causal"] = plan.shape.causal;
   j["pass"] = std::string(to_string(plan.shape.pass));
+  j["batch"] = plan.shape.batch;
+  j["heads"] = plan.shape.heads;
+  j["kv_heads"] = plan.shape.kv_heads;
+  j["head_dim"] = plan.shape.head_dim;
+  j["dtype"] = std::string(to_string(plan.shape.dtype));
+  j["plan_digest"] = plan_digest(plan);  // tilesim validate checks a run against its plan
   j["makespan_s"] = f.makespan_s;
   j["single_gpu_s"] = f.single_gpu_s;
   j["speedup"] = f.speedup;

@@ -1,0 +1,76 @@
+#include "sim/plan/plan_digest.hpp"
+
+#include <fmt/format.h>
+
+#include <span>
+
+#include "sim/core/fnv1a.hpp"
+
+namespace tilesim {
+namespace {
+
+void add_ints(Fnv1a& fnv, std::span<const int> values) {
+  fnv.add(static_cast<std::uint64_t>(values.size()));
+  for (int v : values) fnv.add(static_cast<std::int32_t>(v));
+}
+
+void add_shape(Fnv1a& fnv, const AttentionShape& s) {
+  fnv.add(s.seq_len);
+  fnv.add(static_cast<std::int32_t>(s.batch));
+  fnv.add(static_cast<std::int32_t>(s.heads));
+  fnv.add(static_cast<std::int32_t>(s.kv_heads));
+  fnv.add(static_cast<std::int32_t>(s.head_dim));
+  fnv.add(static_cast<std::int32_t>(s.dtype));
+  fnv.add(static_cast<std::uint8_t>(s.causal));
+  fnv.add(static_cast<std::int32_t>(s.pass));
+}
+
+}  // namespace
+
+std::string plan_digest(const Plan& plan) {
+  Fnv1a fnv;
+  fnv.add(std::string_view(plan.schedule));
+  for (int v : {plan.tile_a, plan.tile_b, plan.ranks, plan.head_groups}) {
+    fnv.add(static_cast<std::int32_t>(v));
+  }
+  add_shape(fnv, plan.shape);
+  add_ints(fnv, plan.placement);
+  fnv.add(static_cast<std::uint64_t>(plan.chunks.size()));
+  for (const Chunk& c : plan.chunks) {
+    add_ints(fnv, c.blocks);
+    fnv.add(static_cast<std::int32_t>(c.owner));
+    fnv.add(c.tokens);
+  }
+  fnv.add(static_cast<std::uint64_t>(plan.objects.size()));
+  for (const DataObject& o : plan.objects) {
+    fnv.add(static_cast<std::uint8_t>(o.tensor));
+    fnv.add(static_cast<std::int32_t>(o.chunk));
+    fnv.add(static_cast<std::int32_t>(o.home_rank));
+    fnv.add(o.bytes);
+    fnv.add(static_cast<std::uint8_t>(o.input));
+    fnv.add(static_cast<std::uint8_t>(o.output));
+  }
+  for (const RankProgram& program : plan.programs) {
+    fnv.add(static_cast<std::uint64_t>(program.size()));
+    for (std::size_t i = 0; i < program.size(); ++i) {
+      const int index = static_cast<int>(i);
+      const Op& op = program.op(index);
+      fnv.add(static_cast<std::uint8_t>(op.kind));
+      fnv.add(static_cast<std::uint8_t>(op.pass));
+      fnv.add(op.peer);
+      fnv.add(op.group);
+      const auto pairs = program.pairs(index);
+      fnv.add(static_cast<std::uint64_t>(pairs.size()));
+      for (const BlockPair& p : pairs) {
+        fnv.add(p.q_chunk);
+        fnv.add(p.kv_chunk);
+      }
+      add_ints(fnv, program.reads(index));
+      add_ints(fnv, program.writes(index));
+      add_ints(fnv, program.after(index));
+    }
+  }
+  return fmt::format("{:016x}", fnv.value());
+}
+
+}  // namespace tilesim
