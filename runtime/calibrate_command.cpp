@@ -112,9 +112,23 @@ void set_measured_links(CalibrationProfile& p, double comm_slowdown, double core
 }
 
 // Probe chunk sizes (tokens per rank) between the loop's sizes, so the fit is not tested on
-// the sizes it saw.
-std::vector<std::int64_t> probe_chunks(bool quick) {
+// the sizes it saw. A ring of P ranks gives P x P compute ops per size; one rank gives one,
+// so it probes more sizes (two points would fit any line exactly, noise included).
+std::vector<std::int64_t> probe_chunks(bool quick, int ranks) {
+  if (ranks == 1) {
+    return quick ? std::vector<std::int64_t>{256, 384, 512, 768}
+                 : std::vector<std::int64_t>{256, 384, 512, 768, 1024, 1536};
+  }
   return quick ? std::vector<std::int64_t>{384, 768} : std::vector<std::int64_t>{384, 768, 1536};
+}
+
+std::vector<std::int64_t> cuda_probe_chunks(bool quick, int ranks) {
+  if (ranks == 1) {
+    return quick ? std::vector<std::int64_t>{2048, 4096, 8192, 16384}
+                 : std::vector<std::int64_t>{1024, 2048, 4096, 8192, 12288, 16384};
+  }
+  return quick ? std::vector<std::int64_t>{2048, 8192}
+               : std::vector<std::int64_t>{2048, 4096, 8192, 16384};
 }
 
 void print_run_fit(const calibration::RunFit& fit, const CalibrationProfile& profile) {
@@ -162,8 +176,8 @@ Measurements measure_cpu(const MpiSession& mpi, const CalibrateOptions& options)
         measure_comm_slowdown(mpi, kernels, probe_tokens, options.quick ? 1 << 20 : 4 << 20);
   }
   m.probes = run_probes(
-      mpi, kernels, probe_chunks(options.quick), options.quick ? 2 : 3, InputPrecision::fp32,
-      [&](const Plan& plan, const InputData& inputs) {
+      mpi, kernels, probe_chunks(options.quick, mpi.size()), options.quick ? 2 : 3,
+      InputPrecision::fp32, [&](const Plan& plan, const InputData& inputs) {
         return std::unique_ptr<Backend>(new CpuBackend(plan, mpi.rank(), inputs, mpi.world(), 1));
       });
   return m;
@@ -208,13 +222,11 @@ Measurements measure_cuda(const MpiSession& mpi, const CalibrateOptions& options
   }
   KernelBenchOptions probe = kernels;
   probe.head_dims = {kernels.head_dims.back()};
-  m.probes = run_probes(mpi, probe,
-                        options.quick ? std::vector<std::int64_t>{2048, 8192}
-                                      : std::vector<std::int64_t>{2048, 4096, 8192, 16384},
-                        options.quick ? 2 : 3, InputPrecision::bf16,
-                        [&](const Plan& plan, const InputData& inputs) {
-                          return std::unique_ptr<Backend>(new CudaBackend(plan, mpi, inputs));
-                        });
+  m.probes =
+      run_probes(mpi, probe, cuda_probe_chunks(options.quick, mpi.size()), options.quick ? 2 : 3,
+                 InputPrecision::bf16, [&](const Plan& plan, const InputData& inputs) {
+                   return std::unique_ptr<Backend>(new CudaBackend(plan, mpi, inputs));
+                 });
   return m;
 }
 #endif
