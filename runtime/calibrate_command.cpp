@@ -24,6 +24,7 @@
 #include "sim/calibration/link_fit.hpp"
 #include "sim/calibration/profile_writer.hpp"
 #include "sim/calibration/run_fit.hpp"
+#include "sim/core/input_error.hpp"
 #include "sim/model/calibration_profile.hpp"
 
 namespace tilesim::runtime {
@@ -257,8 +258,15 @@ int calibrate_command(const CalibrateOptions& options) {
     return kBadInput;
   }
   // Read before measuring, so that a bad file fails at once (InputError: exit 2).
-  const CalibrationProfile links_source =
-      one_rank ? load_calibration(options.links_from) : CalibrationProfile{};
+  CalibrationProfile links_source;
+  if (one_rank) {
+    try {
+      links_source = load_calibration(options.links_from);
+    } catch (const InputError& e) {
+      fmt::print(stderr, "error: --links-from: {}\n", e.what());
+      return kBadInput;
+    }
+  }
   const bool cuda = options.backend == "cuda";
   Measurements m;
   try {
@@ -298,7 +306,8 @@ int calibrate_command(const CalibrateOptions& options) {
   if (one_rank) {
     profile.links = links_source.links;
     profile.comm_slowdown = links_source.comm_slowdown;
-    fmt::print("links and comm_slowdown: copied from {} (one rank measures none)\n",
+    profile.compute_cores = links_source.compute_cores;
+    fmt::print("links, comm_slowdown and cores: copied from {} (one rank measures none)\n",
                options.links_from);
   } else {
     print_link_fit(m.messages, link);
@@ -317,8 +326,8 @@ int calibrate_command(const CalibrateOptions& options) {
   }
   const std::string where =
       one_rank ? fmt::format(
-                     "One rank: compute only. links and comm_slowdown are not measured:\n"
-                     "copied from {}.\n",
+                     "One rank: compute only. links, comm_slowdown and cores are not\n"
+                     "measured: copied from {}.\n",
                      options.links_from)
       : cuda ? "GPUs of one node talk over NCCL, written as class nvlink (flow_cap = fitted\n"
                "beta); pcie/upi/ib repeat it (not measured: calibrate one node at a time).\n"

@@ -15,9 +15,9 @@
 // `cores` = the measured shared compute capacity of the host. Rank 0 prints every fit with
 // its residuals. Exit codes: 0 ok, 1 benchmark failure, 2 bad input.
 // One rank (a machine with one GPU) measures compute only: kernels, launch, merge and probe
-// rings of one rank. Its links, flow caps and comm_slowdown, which one rank cannot measure,
-// are copied from the profile named by `links_from` (e.g. the datasheet profile of that GPU),
-// and the written header says so.
+// rings of one rank. Its links, flow caps, comm_slowdown and shared cores, which one rank
+// cannot measure, are copied from the profile named by `links_from` (e.g. the datasheet
+// profile of that GPU), and the written header says so.
 #pragma once
 
 #include <cstdint>

@@ -37,7 +37,7 @@ if(TILESIM_HAVE_MPI)
   tilesim_cli_test(calibrate_one_rank_needs_links 2
                    "--links-from: one rank measures no link.*mpirun -np 2 or more"
                    calibrate --backend cpu --quick --out ${CMAKE_CURRENT_BINARY_DIR}/unused.calib.yaml)
-  tilesim_cli_test(calibrate_links_from_missing 2 "no-such\\.calib\\.yaml: cannot open file"
+  tilesim_cli_test(calibrate_links_from_missing 2 "--links-from: no-such\\.calib\\.yaml: cannot open file"
                    calibrate --backend cpu --quick --out ${CMAKE_CURRENT_BINARY_DIR}/unused.calib.yaml
                    --links-from no-such.calib.yaml)
   set_tests_properties(calibrate_one_rank cli_calibrate_one_rank_needs_links

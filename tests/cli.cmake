@@ -23,6 +23,10 @@ tilesim_cli_test(bad_set_value 2 "--set attention\\.seq_len=12q.*key 'attention\
 tilesim_cli_test(indivisible_tokens 2 "ring-256k\\.yaml:5: key 'attention\\.seq_len': seq_len 262144 is not divisible"
                  simulate scenarios/ring-256k.yaml --set schedule.gpus=3)
 tilesim_cli_test(missing_file 2 "no-such\\.yaml: cannot open file" simulate no-such.yaml)
+tilesim_cli_test(validate_run_of_another_size 2
+                 "run-of-1k\\.json: key 'seq_len': expected 2048.*the run has 1024 \\(a run of 'ring-cpu'\\)"
+                 validate scenarios/cpu/ring-cpu.yaml --set schedule.gpus=2
+                 --measured ${bad}/run-of-1k.json)
 tilesim_cli_test(unknown_verb_option 2 "" simulate scenarios/ring-256k.yaml --frobnicate)
 
 # The verbs work on the shipped files.

@@ -58,6 +58,16 @@ TEST_CASE("plan digest: equal plans agree, any change moves it") {
   Plan placed = plan;  // same programs on other GPUs
   placed.placement = {1, 0, 2, 3};
   CHECK(plan_digest(placed) != digest);
+  placed.placement = {0, 1, 2, 3};  // the identity, spelled out: the same plan
+  CHECK(plan_digest(placed) == digest);
+
+  Plan striped = plan;  // same ops over other token positions: other causal masks
+  striped.layout.kind = LayoutKind::striped;
+  CHECK(plan_digest(striped) != digest);
+
+  Plan regrouped = plan;
+  regrouped.chunks[0].head_group = 1;
+  CHECK(plan_digest(regrouped) != digest);
 }
 
 TEST_CASE("validate: a run of this plan passes, a run of another is refused naming the key") {

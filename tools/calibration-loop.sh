@@ -21,8 +21,10 @@
 # first (measured: a quick-calibrated loop out by 26% where full-calibrated ones stayed
 # within 12%). --quick-calibrate passes --quick to calibrate as well.
 # --attempts N reruns the whole loop (calibration included, in WORK/attemptK) up to N times
-# and passes when one attempt is in bounds: a burst of load from elsewhere rarely lasts two
-# loops, while a broken fit or model is out of bounds every time.
+# while the error is out of bounds, and passes when one attempt is in bounds: a burst of load
+# from elsewhere rarely lasts two loops, while a broken fit or model is out of bounds every
+# time. Any other failure (a crash, a missing binary) is not retried.
+# Exit status: 0 in bounds, 3 out of bounds, 2 bad arguments, else the failing command's.
 # Prints one table row per run: schedule, ranks, size, measured, predicted, error.
 set -euo pipefail
 
@@ -59,12 +61,18 @@ while [[ $# -gt 0 ]]; do
     *) echo "calibration-loop.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
+if [[ ! $attempts =~ ^[1-9][0-9]*$ ]]; then
+  echo "calibration-loop.sh: --attempts expects a positive integer, got '$attempts'" >&2
+  exit 2
+fi
 if ((attempts > 1)); then
   for ((attempt = 1; attempt <= attempts; attempt++)); do
     echo "calibration loop: attempt $attempt of $attempts"
-    bash "$0" "${forwarded[@]}" --work "$work/attempt$attempt" && exit 0
+    rc=0
+    bash "$0" "${forwarded[@]}" --work "$work/attempt$attempt" || rc=$?
+    [[ $rc == 3 ]] || exit "$rc"
   done
-  exit 1
+  exit 3
 fi
 mkdir -p "$work"
 [[ $repeat == 0 ]] && repeat=5
@@ -135,11 +143,17 @@ for run in $runs; do
 done
 
 echo "host load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+for e in "${errors[@]}"; do
+  if [[ ! $e =~ ^[-+]?[0-9.]+([eE][-+]?[0-9]+)?$ ]]; then
+    echo "calibration loop: validate printed no makespan_rel_error (got '$e')" >&2
+    exit 1
+  fi
+done
 printf '%s\n' "${errors[@]}" | awk -v med="$median_bound" -v mx="$max_bound" '
   { a[NR] = ($1 < 0 ? -$1 : $1) }
   END {
     n = NR; for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
     median = (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
     printf "median |error| %.1f%% (bound %.0f%%), max |error| %.1f%% (bound %.0f%%)\n", 100 * median, 100 * med, 100 * a[n], 100 * mx
-    if (median > med || a[n] > mx) { print "calibration loop: prediction error out of bounds"; exit 1 }
+    if (median > med || a[n] > mx) { print "calibration loop: prediction error out of bounds"; exit 3 }
   }'

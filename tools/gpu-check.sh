@@ -35,19 +35,22 @@ step kernel-tests 60 "$build/tests/test_kernels_cuda" --durations yes
 step kernel-sweep 90 sh -c "'$build/kernels/cuda/bench_attention_cuda' > '$out/bench_attention_cuda.csv'"
 run_sets=(--set schedule.gpus=1 --set attention.seq_len=4K --set attention.heads=8
   --set attention.kv_heads=8 --set attention.head_dim=128 --set attention.causal=true)
-step cuda-run 60 sh -c "mpirun -np 1 '$build/tilesim' run '$root/scenarios/ring-256k.yaml' \
-  --backend cuda --check --json --trace '$out/cuda-run-trace.json' ${run_sets[*]} \
-  > '$out/cuda-run.json'"
+# sh -c '"$@" > "$0"' OUT CMD...: CMD's stdout to OUT, every argument passed as it is (the
+# single quotes are meant: the inner shell expands them).
+# shellcheck disable=SC2016
+step cuda-run 60 sh -c '"$@" > "$0"' "$out/cuda-run.json" mpirun -np 1 "$build/tilesim" run \
+  "$root/scenarios/ring-256k.yaml" --backend cuda --check --json \
+  --trace "$out/cuda-run-trace.json" "${run_sets[@]}"
 
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
-name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)
-case "$name" in
+gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)
+case "$gpu_name" in
   *H200*) datasheet=$root/topologies/h200.calib.yaml ;;
   *H800*) datasheet=$root/topologies/h800.calib.yaml ;;
   *A100*) datasheet=$root/topologies/a100.calib.yaml ;;
   *) datasheet=$root/topologies/h100.calib.yaml ;;
 esac
-echo "GPU: ${name:-unknown} x $gpus; datasheet profile $(basename "$datasheet")" | tee -a "$out/summary.txt"
+echo "GPU: ${gpu_name:-unknown} x $gpus; datasheet profile $(basename "$datasheet")" | tee -a "$out/summary.txt"
 if [ "$gpus" -ge 2 ]; then
   step cuda-calibrate 150 mpirun -np 2 "$build/tilesim" calibrate --backend cuda --quick \
     --out "$out/cuda.calib.yaml"
@@ -58,8 +61,13 @@ fi
 # The same run predicted from the datasheet and from the calibration: the calibrated error
 # is the figure that matters; the datasheet one shows what calibrating bought.
 for profile in datasheet:"$datasheet" calibrated:"$out/cuda.calib.yaml"; do
-  step "validate-${profile%%:*}" 30 "$build/tilesim" validate "$root/scenarios/ring-256k.yaml" \
-    "${run_sets[@]}" --measured "$out/cuda-run.json" --calibration "${profile#*:}"
+  check=validate-${profile%%:*}
+  # shellcheck disable=SC2016
+  step "$check" 30 sh -c '"$@" > "$0"' "$out/$check.json" "$build/tilesim" validate \
+    "$root/scenarios/ring-256k.yaml" "${run_sets[@]}" --measured "$out/cuda-run.json" \
+    --calibration "${profile#*:}" --json &&
+    echo "$check: makespan error $(grep -o '"makespan_rel_error": *[-0-9.e+]*' "$out/$check.json" |
+      sed 's/.*: *//')" | tee -a "$out/summary.txt"
 done
 echo "failed steps: $failed" | tee -a "$out/summary.txt"
 exit "$failed"

@@ -4,13 +4,8 @@
 
 namespace tilesim {
 
-nlohmann::ordered_json result_to_json(const Plan& plan, const SimulationResult& result,
-                                      const ResultContext& context) {
-  const Figures f = summarize(result);
+nlohmann::ordered_json plan_identity_json(const Plan& plan) {
   nlohmann::ordered_json j;
-  j["scenario"] = context.scenario;
-  j["topology"] = context.topology;
-  j["calibration"] = context.calibration;
   j["gpus"] = plan.ranks;
   j["schedule"] = plan.schedule;
   j["tile"] = {plan.tile_a, plan.tile_b};
@@ -22,6 +17,18 @@ nlohmann::ordered_json result_to_json(const Plan& plan, const SimulationResult& 
   j["kv_heads"] = plan.shape.kv_heads;
   j["head_dim"] = plan.shape.head_dim;
   j["dtype"] = std::string(to_string(plan.shape.dtype));
+  return j;
+}
+
+nlohmann::ordered_json result_to_json(const Plan& plan, const SimulationResult& result,
+                                      const ResultContext& context) {
+  const Figures f = summarize(result);
+  nlohmann::ordered_json j;
+  j["scenario"] = context.scenario;
+  j["topology"] = context.topology;
+  j["calibration"] = context.calibration;
+  const nlohmann::ordered_json identity = plan_identity_json(plan);
+  for (const auto& [key, value] : identity.items()) j[key] = value;
   j["plan_digest"] = plan_digest(plan);  // tilesim validate checks a run against its plan
   j["makespan_s"] = f.makespan_s;
   j["single_gpu_s"] = f.single_gpu_s;

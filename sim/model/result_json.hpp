@@ -18,6 +18,11 @@ struct ResultContext {
   bool include_wall_clock = true;  // sim_wall_s is the only non-deterministic field
 };
 
+// The fields that say which plan a result is of: gpus, schedule, tile, seq_len, causal, pass,
+// batch, heads, kv_heads, head_dim, dtype (result_to_json writes them; tilesim validate
+// checks a measured run's against its plan's, sim/calibration/run_identity.hpp).
+nlohmann::ordered_json plan_identity_json(const Plan& plan);
+
 nlohmann::ordered_json result_to_json(const Plan& plan, const SimulationResult& result,
                                       const ResultContext& context);
 

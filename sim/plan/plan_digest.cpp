@@ -34,12 +34,21 @@ std::string plan_digest(const Plan& plan) {
     fnv.add(static_cast<std::int32_t>(v));
   }
   add_shape(fnv, plan.shape);
-  add_ints(fnv, plan.placement);
+  fnv.add(static_cast<std::int32_t>(plan.layout.kind));
+  fnv.add(plan.layout.seq_len);
+  fnv.add(static_cast<std::int32_t>(plan.layout.blocks));
+  // An empty placement means the identity: both spellings are one plan.
+  fnv.add(static_cast<std::uint64_t>(plan.ranks));
+  for (int r = 0; r < plan.ranks; ++r) {
+    fnv.add(static_cast<std::int32_t>(
+        plan.placement.empty() ? r : plan.placement[static_cast<std::size_t>(r)]));
+  }
   fnv.add(static_cast<std::uint64_t>(plan.chunks.size()));
   for (const Chunk& c : plan.chunks) {
     add_ints(fnv, c.blocks);
     fnv.add(static_cast<std::int32_t>(c.owner));
     fnv.add(c.tokens);
+    fnv.add(static_cast<std::int32_t>(c.head_group));
   }
   fnv.add(static_cast<std::uint64_t>(plan.objects.size()));
   for (const DataObject& o : plan.objects) {

@@ -1,7 +1,8 @@
 // A fingerprint of a plan, so that `tilesim validate` can tell a measured run of this very
-// plan from a run of another scenario, size or shape: 64-bit FNV-1a over the schedule, tile,
-// ranks, attention shape, placement, every object's tensor, chunk, home and bytes, and every
-// op's kind, pass, peer, group, block pairs, reads, writes and dependencies, in plan order.
+// plan from a run of another size, shape or schedule: 64-bit FNV-1a over the schedule, tile,
+// ranks, attention shape, token layout, placement (empty = identity), every chunk's blocks,
+// owner, tokens and head group, every object's tensor, chunk, home and bytes, and every op's
+// kind, pass, peer, group, block pairs, reads, writes and dependencies, in plan order.
 // Written as 16 hex digits (result JSON `plan_digest`). Equal plans give equal digests on
 // every run; any change to what a plan computes, moves or waits for changes it.
 #pragma once
