@@ -23,6 +23,41 @@ tilesim_cli_test(bad_set_value 2 "--set attention\\.seq_len=12q.*key 'attention\
 tilesim_cli_test(indivisible_tokens 2 "ring-256k\\.yaml:5: key 'attention\\.seq_len': seq_len 262144 is not divisible"
                  simulate scenarios/ring-256k.yaml --set schedule.gpus=3)
 tilesim_cli_test(missing_file 2 "no-such\\.yaml: cannot open file" simulate no-such.yaml)
+tilesim_cli_test(duplicate_key 2 "duplicate-key\\.yaml:4: key 'name': each key once; it is already set at line 2"
+                 simulate ${bad}/duplicate-key.yaml)
+tilesim_cli_test(directory_as_scenario 2 "tests/data/cli: is a directory; expected a YAML file"
+                 simulate tests/data/cli)
+tilesim_cli_test(set_error_names_the_override 2
+                 "ring-256k\\.yaml \\(--set schedule\\.tile=\\[3,5\\]\\): key 'schedule\\.tile': tile \\[3, 5\\] has 15 ranks"
+                 simulate scenarios/ring-256k.yaml --set schedule.kind=mesh --set schedule.tile=[3,5])
+# 2G tokens on 8 GPUs takes longer than the simulator's ~104-day range of picoseconds.
+tilesim_cli_test(beyond_simulated_range 2 "beyond the simulator's range.*check attention\\.seq_len"
+                 simulate scenarios/ring-256k.yaml --set attention.seq_len=1000G)
+tilesim_cli_test(timeline_beyond_range 2 "timeline passes the simulator's range"
+                 simulate scenarios/ring-256k.yaml --set attention.seq_len=2G)
+# A budget ring cannot meet is an error for simulate and a left-out candidate for tune.
+tilesim_cli_test(budget_exceeded 2
+                 "\\(--set schedule\\.memory_budget=1GiB\\): key 'schedule\\.memory_budget': at least 2\\.25 GiB"
+                 simulate scenarios/ring-256k.yaml --set schedule.memory_budget=1GiB)
+tilesim_cli_test(budget_zero 2 "key 'schedule\\.memory_budget': a positive size"
+                 simulate scenarios/ring-256k.yaml --set schedule.memory_budget=0)
+tilesim_cli_test(tune_leaves_out_over_budget 0
+                 "allgather_kv: schedule\\.memory_budget: the plan's simulated peak, 4\\.75 GiB per GPU, exceeds the budget of 3\\.00 GiB"
+                 tune scenarios/ring-256k.yaml --memory-budget 3GiB)
+tilesim_cli_test(tune_json_without_wall_clock 0 "\"sim_wall_s\": 0\\.0"
+                 tune scenarios/ring-256k.yaml --json --no-wall-clock --set schedule.gpus=4)
+tilesim_cli_test(compare_nothing_runs 2 "--schedules.*every one was left out.*mesh:3x5"
+                 compare scenarios/ring-256k.yaml --schedules mesh:3x5)
+tilesim_cli_test(topo_more_gpus_than_it_has 2 "dgx-h100\\.yaml: key '--gpus': at most 8 GPUs"
+                 topo topologies/dgx-h100.yaml --gpus 16)
+tilesim_cli_test(trace_into_missing_directory 2 "--trace: directory /nonexistent-dir does not exist"
+                 simulate scenarios/ring-256k.yaml --trace /nonexistent-dir/t.json)
+tilesim_cli_test(negative_seed 2 "--seed: expected a non-negative integer"
+                 run scenarios/ring-256k.yaml --seed -1)
+tilesim_cli_test(validate_run_without_op_times 2
+                 "run-without-op-times\\.json: key 'op_times': a time for every op of the plan but the frees; 8 have none"
+                 validate scenarios/cpu/ring-cpu.yaml --set schedule.gpus=2 --set attention.seq_len=1K
+                 --measured ${bad}/run-without-op-times.json)
 tilesim_cli_test(validate_run_of_another_size 2
                  "run-of-1k\\.json: key 'seq_len': expected 2048.*the run has 1024 \\(a run of 'ring-cpu'\\)"
                  validate scenarios/cpu/ring-cpu.yaml --set schedule.gpus=2

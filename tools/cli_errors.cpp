@@ -6,6 +6,7 @@
 #include <exception>
 
 #include "sim/core/input_error.hpp"
+#include "sim/core/units.hpp"
 
 namespace tilesim::cli {
 
@@ -13,6 +14,9 @@ int run_guarded(const std::function<int()>& body) {
   try {
     return body();
   } catch (const InputError& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return kExitBadInput;
+  } catch (const SimulatedRangeError& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return kExitBadInput;
   } catch (const std::exception& e) {

@@ -1,6 +1,8 @@
 // Maps failures to exit codes: bad input (InputError, bad command-line
 // arguments) -> 2 with "error: file:line: key 'k': expected ..." on stderr;
-// anything else -> 1 ("internal error"), so a bug never looks like bad input.
+// a simulated time past the simulator's range (SimulatedRangeError: absurd sizes or
+// bandwidths) -> 2 as well; anything else -> 1 ("internal error"), so a bug never looks like bad
+// input.
 #pragma once
 
 #include <functional>

@@ -20,7 +20,9 @@ void add_calibrate(CLI::App& app, int& exit_code) {
                    "cpu (MPI ranks + CPU kernels) or cuda (one rank per GPU: CUDA kernels, "
                    "NCCL; defaults to 32 heads and head dims 64,128)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
-  verb->add_option("--out", args->out, "Calibration profile YAML to write")->required();
+  verb->add_option("--out", args->out, "Calibration profile YAML to write")
+      ->required()
+      ->check(output_file_check());
   verb->add_option("--ranks", args->ranks, "Expected MPI ranks (checked against mpirun -np)")
       ->check(CLI::Range(1, 4096));
   verb->add_option("--links-from", args->links_from,

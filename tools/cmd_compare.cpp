@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/core/input_error.hpp"
 #include "sim/core/units.hpp"
 #include "sim/plan/schedule.hpp"
 #include "sim/scenario/prepared_scenario.hpp"
@@ -93,8 +94,14 @@ int run_compare(const CompareArgs& args) {
     row["compute_balance"] = f.compute_balance;
     row["speedup"] = f.speedup;
     row["bound"] = r.bound;
-    row["sim_wall_s"] = r.sim_wall_s;
+    row["sim_wall_s"] = args.scenario.no_wall_clock ? 0.0 : r.sim_wall_s;
     rows.push_back(row);
+  }
+  if (table.empty()) {
+    throw InputError("--schedules", 0, "--schedules",
+                     fmt::format("at least one schedule that can run here; every one was left "
+                                 "out:\n{}",
+                                 fmt::join(left_out, "\n")));
   }
   if (args.scenario.json) {
     nlohmann::ordered_json doc;
@@ -116,6 +123,7 @@ void add_compare(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<CompareArgs>();
   CLI::App* verb = app.add_subcommand("compare", "Simulate several schedules side by side");
   add_scenario_options(*verb, args->scenario);
+  add_no_wall_clock_option(*verb, args->scenario);
   verb->add_option("--schedules", args->schedules,
                    "Comma-separated: all, a kind (ring, zigzag, ...), mesh:AxB, mesh:auto, usp:U");
   verb->callback(

@@ -82,12 +82,21 @@ void add_run(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"cpu", "cuda"}));
   verb->add_flag("--check", args->check,
                  "Compare every output chunk with the reference attention; fail above tolerance");
-  verb->add_option("--trace", args->trace, "Write a Chrome trace of the measured run");
-  verb->add_option("--seed", args->seed, "Seed of the generated inputs");
+  verb->add_option("--trace", args->trace, "Write a Chrome trace of the measured run")
+      ->check(output_file_check());
+  // Checked as text: CLI11 would read -1 into the unsigned seed as 2^64 - 1.
+  verb->add_option("--seed", args->seed, "Seed of the generated inputs (0 to 10^19 - 1)")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            const bool digits = !text.empty() && text.size() <= 19 &&
+                                text.find_first_not_of("0123456789") == std::string::npos;
+            return digits ? std::string() : "expected a non-negative integer below 10^19";
+          },
+          "SEED"));
   verb->add_option("--timeout", args->timeout,
                    "A rank that makes no progress for this long fails the job (e.g. 60s)");
   verb->add_option("--threads", args->threads, "CPU kernel threads per rank (cpu backend)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 1024));
   verb->callback([args, &exit_code] { exit_code = run_guarded([&] { return run_run(*args); }); });
 }
 

@@ -17,7 +17,6 @@ namespace {
 struct SimulateArgs {
   ScenarioArgs scenario;
   std::string trace;
-  bool no_wall_clock = false;
 };
 
 void print_summary(const PreparedScenario& p, const Plan& plan, const SimulationResult& result) {
@@ -46,6 +45,7 @@ int run_simulate(const SimulateArgs& args) {
   SimulationOptions options;
   options.record_link_samples = !args.trace.empty();
   const SimulationResult result = simulate(plan, p.topology, p.profile, options);
+  check_memory_budget(p.scenario, summarize(result).peak_memory_bytes_max);
   if (!args.trace.empty()) {
     std::ofstream out(args.trace);
     if (!out) throw InputError(args.trace, 0, "--trace", "cannot write this file");
@@ -53,7 +53,7 @@ int run_simulate(const SimulateArgs& args) {
   }
   if (args.scenario.json) {
     ResultContext context{p.scenario.name, p.scenario.topology_path, p.scenario.calibration_path,
-                          !args.no_wall_clock};
+                          !args.scenario.no_wall_clock};
     fmt::print("{}\n", result_to_json(plan, result, context).dump(2));
   } else {
     print_summary(p, plan, result);
@@ -67,9 +67,9 @@ void add_simulate(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<SimulateArgs>();
   CLI::App* verb = app.add_subcommand("simulate", "Predict the timeline of a scenario's plan");
   add_scenario_options(*verb, args->scenario);
-  verb->add_option("--trace", args->trace, "Write a Chrome trace (opens in Perfetto)");
-  verb->add_flag("--no-wall-clock", args->no_wall_clock,
-                 "Report sim_wall_s as 0 so that the JSON is byte-identical across runs");
+  verb->add_option("--trace", args->trace, "Write a Chrome trace (opens in Perfetto)")
+      ->check(output_file_check());
+  add_no_wall_clock_option(*verb, args->scenario);
   verb->callback(
       [args, &exit_code] { exit_code = run_guarded([&] { return run_simulate(*args); }); });
 }

@@ -20,7 +20,6 @@ struct SweepArgs {
   ScenarioArgs scenario;
   std::vector<int> gpus;
   std::string csv;
-  bool no_wall_clock = false;
 };
 
 int run_sweep(const SweepArgs& args) {
@@ -42,6 +41,7 @@ int run_sweep(const SweepArgs& args) {
     const Plan plan = build_valid_plan(p.scenario);
     const SimulationResult result = simulate(plan, p.topology, p.profile);
     const Figures f = summarize(result);
+    check_memory_budget(p.scenario, f.peak_memory_bytes_max);
     const PhaseStats ph = phase_stats(plan, result);
     table.add({std::to_string(gpus), format_tokens(ph.tokens_per_gpu),
                format_tokens(plan.shape.seq_len),
@@ -60,7 +60,7 @@ int run_sweep(const SweepArgs& args) {
              fmt::format("{:.6f}", f.efficiency), fmt::format("{:.9g}", f.exposed_comm_s_max),
              fmt::format("{:.0f}", f.peak_memory_bytes_max)});
     ResultContext context{p.scenario.name, p.scenario.topology_path, p.scenario.calibration_path,
-                          !args.no_wall_clock};
+                          !args.scenario.no_wall_clock};
     nlohmann::ordered_json row = result_to_json(plan, result, context);
     row["tokens_per_gpu"] = ph.tokens_per_gpu;
     row["phases"] = ph.phases;
@@ -91,9 +91,13 @@ void add_sweep(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<SweepArgs>();
   CLI::App* verb = app.add_subcommand("sweep", "Simulate a scenario over several GPU counts");
   add_scenario_options(*verb, args->scenario);
-  verb->add_option("--gpus", args->gpus, "GPU counts, e.g. 4,8,16")->required()->delimiter(',');
-  verb->add_option("--csv", args->csv, "Also write the rows as CSV to this file");
-  verb->add_flag("--no-wall-clock", args->no_wall_clock, "Report sim_wall_s as 0");
+  verb->add_option("--gpus", args->gpus, "GPU counts, e.g. 4,8,16")
+      ->required()
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1 << 20));
+  verb->add_option("--csv", args->csv, "Also write the rows as CSV to this file")
+      ->check(output_file_check());
+  add_no_wall_clock_option(*verb, args->scenario);
   verb->callback([args, &exit_code] { exit_code = run_guarded([&] { return run_sweep(*args); }); });
 }
 

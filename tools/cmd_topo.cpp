@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/core/input_error.hpp"
 #include "sim/topology/topology_loader.hpp"
 #include "sim/topology/topology_summary.hpp"
 #include "tools/cli_errors.hpp"
@@ -20,12 +21,21 @@ void add_topo(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<Args>();
   CLI::App* verb = app.add_subcommand("topo", "Summarise a topology: GPUs, links, bandwidths");
   verb->add_option("file", args->file, "Topology YAML file")->required();
-  verb->add_option("--gpus", args->gpus, "Size a `nodes: auto` topology for this many GPUs");
+  verb->add_option("--gpus", args->gpus,
+                   "Size a `nodes: auto` topology for this many GPUs (a fixed one must have "
+                   "at least as many)")
+      ->check(CLI::Range(1, 1 << 20));
   verb->add_flag("--dot", args->dot, "Print the graph in Graphviz DOT instead");
   verb->add_flag("--json", args->json, "Print the summary as JSON");
   verb->callback([args, &exit_code] {
     exit_code = run_guarded([&] {
       const Topology topology = load_topology(args->file, args->gpus);
+      const int has = topology.gpu_count();
+      if (args->gpus > has) {
+        throw InputError(args->file, 0, "--gpus",
+                         fmt::format("at most {} GPUs, the number this topology has (asked {})",
+                                     has, args->gpus));
+      }
       if (args->dot) {
         fmt::print("{}", to_dot(topology));
         return kExitOk;

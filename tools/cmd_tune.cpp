@@ -63,7 +63,7 @@ int run_tune(const TuneArgs& args) {
     doc["gpus"] = p.scenario.schedule.gpus;
     doc["top"] = rows;
     doc["left_out"] = left_out;
-    doc["sim_wall_s"] = wall_s;
+    doc["sim_wall_s"] = args.scenario.no_wall_clock ? 0.0 : wall_s;
     fmt::print("{}\n", doc.dump(2));
   } else {
     fmt::print("tune {} on {} GPUs: {} candidates, {:.2f} s simulated wall time\n{}",
@@ -79,10 +79,11 @@ void add_tune(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<TuneArgs>();
   CLI::App* verb = app.add_subcommand("tune", "Search schedule kind, mesh tile and placement");
   add_scenario_options(*verb, args->scenario);
+  add_no_wall_clock_option(*verb, args->scenario);
   verb->add_option("--memory-budget", args->memory_budget,
                    "Peak bytes per GPU the schedule may use, e.g. 60GiB");
   verb->add_option("--top", args->top, "How many of the fastest candidates to print")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 1 << 20));
   verb->callback([args, &exit_code] { exit_code = run_guarded([&] { return run_tune(*args); }); });
 }
 

@@ -6,9 +6,11 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <system_error>
 
 #include "sim/calibration/op_times_json.hpp"
 #include "sim/calibration/published_case.hpp"
@@ -32,6 +34,10 @@ struct ValidateArgs {
 };
 
 nlohmann::json read_json(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw InputError(path, 0, "", "is a directory; expected a `tilesim run --json` file");
+  }
   std::ifstream in(path);
   if (!in) throw InputError(path, 0, "", "cannot open file");
   try {
@@ -64,8 +70,10 @@ int run_validate(const ValidateArgs& args) {
   }
   const Plan plan = build_valid_plan(p.scenario);
   const nlohmann::json run = read_json(args.measured);
-  if (!run.contains("makespan_s") || !run["makespan_s"].is_number()) {
-    throw InputError(args.measured, 0, "makespan_s", "a number (a `tilesim run --json` output)");
+  if (!run.contains("makespan_s") || !run["makespan_s"].is_number() ||
+      !(run["makespan_s"].get<double>() > 0.0)) {
+    throw InputError(args.measured, 0, "makespan_s",
+                     "a positive number of seconds (a `tilesim run --json` output)");
   }
   calibration::check_run_matches_plan(run, plan, args.measured);
   const auto measured = calibration::op_times_from_json(run, plan, args.measured);
@@ -95,10 +103,12 @@ void add_validate(CLI::App& app, int& exit_code) {
   verb->add_option("scenario", args->scenario.path, "Scenario YAML file of the measured run");
   verb->add_option("--set", args->scenario.sets, "Override a scenario field (as for the run)");
   verb->add_flag("--json", args->scenario.json, "Print one JSON document instead of tables");
-  verb->add_option("--measured", args->measured, "Result JSON of `tilesim run --json`");
+  CLI::Option* measured =
+      verb->add_option("--measured", args->measured, "Result JSON of `tilesim run --json`");
   verb->add_option("--calibration", args->calibration, "Calibration profile to predict with");
   verb->add_option("--published", args->published,
-                   "Directory of published measurements (validation/) to predict");
+                   "Directory of published measurements (validation/) to predict")
+      ->excludes(measured);
   verb->callback(
       [args, &exit_code] { exit_code = run_guarded([&] { return run_validate(*args); }); });
 }

@@ -13,8 +13,15 @@ struct ScenarioArgs {
   std::string path;
   std::vector<std::string> sets;  // --set key.path=value
   bool json = false;
+  bool no_wall_clock = false;  // report sim_wall_s as 0: byte-identical JSON across runs
 };
 void add_scenario_options(CLI::App& verb, ScenarioArgs& args);
+// --no-wall-clock, for verbs whose JSON reports simulator wall time.
+void add_no_wall_clock_option(CLI::App& verb, ScenarioArgs& args);
+
+// A CLI11 check for a file the verb will write: a non-empty path, not a directory, in a
+// directory that exists; so that a bad path fails before the work, not after it.
+CLI::Validator output_file_check();
 
 void add_topo(CLI::App& app, int& exit_code);
 void add_plan(CLI::App& app, int& exit_code);

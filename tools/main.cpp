@@ -1,5 +1,7 @@
 // tilesim: predict (simulate) and measure distributed attention schedules.
 #include <CLI/CLI.hpp>
+#include <filesystem>
+#include <system_error>
 
 #include "tools/cli_errors.hpp"
 #include "tools/commands.hpp"
@@ -12,6 +14,27 @@ void add_scenario_options(CLI::App& verb, ScenarioArgs& args) {
                   "Override a scenario field, value parsed as YAML (repeatable), "
                   "e.g. --set attention.seq_len=1M");
   verb.add_flag("--json", args.json, "Print one JSON document instead of tables");
+}
+
+void add_no_wall_clock_option(CLI::App& verb, ScenarioArgs& args) {
+  verb.add_flag("--no-wall-clock", args.no_wall_clock,
+                "Report sim_wall_s as 0 so that the JSON is byte-identical across runs");
+}
+
+CLI::Validator output_file_check() {
+  return CLI::Validator(
+      [](std::string& path) -> std::string {
+        if (path.empty()) return "expected a file name, got an empty one";
+        const std::filesystem::path p(path);
+        std::error_code ec;
+        if (std::filesystem::is_directory(p, ec)) return path + " is a directory; expected a file";
+        const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : ".";
+        if (!std::filesystem::is_directory(dir, ec)) {
+          return "directory " + dir.string() + " does not exist";
+        }
+        return {};
+      },
+      "FILE", "output file");
 }
 
 }  // namespace tilesim::cli

@@ -10,6 +10,7 @@ class Table {
  public:
   explicit Table(std::vector<std::string> header) : header_(std::move(header)) {}
   void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  bool empty() const { return rows_.empty(); }
   std::string render() const;
   // Comma-separated, header first; cells are quoted when they hold a comma.
   std::string csv() const;

@@ -55,8 +55,31 @@ std::vector<std::vector<OpTiming>> op_times_from_json(const nlohmann::json& docu
                                    "scenario and --set values?",
                                    rank, timings.size() - 1));
     }
-    timings[static_cast<std::size_t>(index)] =
-        OpTiming{s_to_ps(rec["start_s"].get<double>()), s_to_ps(rec["end_s"].get<double>())};
+    const double start_s = rec["start_s"].get<double>();
+    const double end_s = rec["end_s"].get<double>();
+    if (!(start_s >= 0.0) || !(end_s >= start_s)) {
+      throw InputError(
+          file, 0, key,
+          fmt::format("0 <= start_s <= end_s, got start_s {} and end_s {}", start_s, end_s));
+    }
+    timings[static_cast<std::size_t>(index)] = OpTiming{s_to_ps(start_s), s_to_ps(end_s)};
+  }
+  // A finished run times every op but the frees; a gap means a truncated or edited file.
+  int missing = 0;
+  OpId first_missing;
+  for (int r = 0; r < plan.ranks; ++r) {
+    const RankProgram& program = plan.programs[static_cast<std::size_t>(r)];
+    for (int i = 0; i < static_cast<int>(program.size()); ++i) {
+      if (program.op(i).kind == OpKind::free) continue;
+      if (ops[static_cast<std::size_t>(r)][static_cast<std::size_t>(i)].start_ps >= 0) continue;
+      if (missing++ == 0) first_missing = OpId{r, i};
+    }
+  }
+  if (missing > 0) {
+    throw InputError(file, 0, "op_times",
+                     fmt::format("a time for every op of the plan but the frees; {} have none, "
+                                 "the first {}",
+                                 missing, plan.describe(first_missing)));
   }
   return ops;
 }

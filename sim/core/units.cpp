@@ -54,15 +54,21 @@ std::optional<double> parse_with(std::string_view text, const std::array<Suffix,
 }
 
 constexpr double kKi = 1024.0;
+
+constexpr const char* kRangeAdvice =
+    "check attention.seq_len and batch, the calibration's peak and launch_overhead, and the "
+    "topology's bandwidths and latencies";
+
 }  // namespace
+
+SimulatedRangeError::SimulatedRangeError(const std::string& what) : std::range_error(what) {}
 
 Picoseconds s_to_ps(double seconds) {
   if (!(seconds > 0.0)) return 0;
-  if (!(seconds * 1e12 < 9.0e18)) {
-    throw std::range_error(fmt::format(
-        "a duration of {:.3g} s is beyond the simulator's range (~104 days in picoseconds); "
-        "check the calibration's peak and bandwidths",
-        seconds));
+  if (!(seconds * 1e12 < static_cast<double>(kSimulatedRangePs))) {
+    throw SimulatedRangeError(
+        fmt::format("a duration of {:.3g} s is beyond the simulator's range (~104 days); {}",
+                    seconds, kRangeAdvice));
   }
   return static_cast<Picoseconds>(std::llround(seconds * 1e12));
 }
@@ -70,8 +76,20 @@ Picoseconds s_to_ps(double seconds) {
 Picoseconds transfer_ps(double bytes, double bytes_per_s) {
   if (bytes <= 0.0) return 0;
   const double ps = std::ceil(bytes / bytes_per_s * 1e12 - 1e-6);
-  if (!(ps < 9.0e18)) throw std::range_error("a transfer time is beyond the simulator's range");
+  if (!(ps < static_cast<double>(kSimulatedRangePs))) {
+    throw SimulatedRangeError(
+        fmt::format("moving {:.3g} bytes takes beyond the simulator's range (~104 days); {}", bytes,
+                    kRangeAdvice));
+  }
   return static_cast<Picoseconds>(ps);
+}
+
+Picoseconds later_ps(Picoseconds now_ps, Picoseconds delay_ps) {
+  if (delay_ps > kSimulatedRangePs - now_ps) {
+    throw SimulatedRangeError(fmt::format(
+        "the simulated timeline passes the simulator's range (~104 days); {}", kRangeAdvice));
+  }
+  return now_ps + delay_ps;
 }
 
 std::optional<std::int64_t> parse_tokens(std::string_view text) {

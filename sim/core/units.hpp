@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -30,6 +31,19 @@ constexpr double ps_to_s(Picoseconds ps) { return static_cast<double>(ps) / 1e12
 Picoseconds s_to_ps(double seconds);
 // Time to move `bytes` at `bytes_per_s`, rounded up to whole picoseconds.
 Picoseconds transfer_ps(double bytes, double bytes_per_s);
+
+// The simulator's time range: 9e18 ps (~104 days of simulated time) in 64 bits.
+inline constexpr Picoseconds kSimulatedRangePs = 9'000'000'000'000'000'000;
+// now + delay, throwing SimulatedRangeError when the sum leaves the range (a 2G-token
+// sequence, a bandwidth of 1e-300 B/s: inputs no real run has), never wrapping around.
+Picoseconds later_ps(Picoseconds now_ps, Picoseconds delay_ps);
+
+// Simulated time beyond kSimulatedRangePs. The CLI reports it as bad input (exit 2): only
+// absurd sizes, bandwidths or calibration values get there.
+class SimulatedRangeError : public std::range_error {
+ public:
+  explicit SimulatedRangeError(const std::string& what);
+};
 
 std::optional<std::int64_t> parse_tokens(std::string_view text);
 std::optional<double> parse_bytes(std::string_view text);

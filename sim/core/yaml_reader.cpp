@@ -3,6 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <system_error>
+#include <utility>
+#include <vector>
 
 #include "sim/core/input_error.hpp"
 #include "sim/core/units.hpp"
@@ -15,6 +19,10 @@ int line_of(const YAML::Node& node) {
 }
 
 YAML::Node load_yaml_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw InputError(path, 0, "", "is a directory; expected a YAML file");
+  }
   try {
     return YAML::LoadFile(path);
   } catch (const YAML::BadFile&) {
@@ -29,6 +37,20 @@ YamlMap::YamlMap(YAML::Node node, std::string file, std::string path)
   if (!node_.IsMap()) {
     throw InputError(file_, tilesim::line_of(node_), path_.empty() ? "<document>" : path_,
                      "expected a mapping of key: value");
+  }
+  // yaml-cpp keeps both entries of a repeated key and node[key] returns the first, so a
+  // repeated key would silently ignore the later value.
+  std::vector<std::pair<std::string, int>> seen;
+  for (const auto& kv : node_) {
+    if (!kv.first.IsScalar()) continue;  // key_text reports these where they are read
+    const std::string key = kv.first.Scalar();
+    const auto first = std::find_if(seen.begin(), seen.end(),
+                                    [&](const auto& entry) { return entry.first == key; });
+    if (first != seen.end()) {
+      throw InputError(file_, tilesim::line_of(kv.first), key_path(key),
+                       fmt::format("each key once; it is already set at line {}", first->second));
+    }
+    seen.emplace_back(key, tilesim::line_of(kv.first));
   }
 }
 

@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "sim/core/input_error.hpp"
+#include "sim/core/input_error.hpp"
 #include "sim/model/compute_model.hpp"
 #include "sim/model/event_queue.hpp"
 #include "sim/model/exposed_comm.hpp"
@@ -141,9 +143,10 @@ class Simulation {
       const Link& link = topology_.link(l);
       const LinkCost& cost = profile_.link(link.cls);
       if (!cost.defined) {
-        throw std::invalid_argument(
-            fmt::format("calibration {} has no costs for link class {}, which the topology uses",
-                        profile_.source, to_string(link.cls)));
+        throw InputError(profile_.source, 0, fmt::format("links.{}", to_string(link.cls)),
+                         fmt::format("costs for link class {} (efficiency, alpha, flow_cap): "
+                                     "topology '{}' has such links",
+                                     to_string(link.cls), topology_.name));
       }
       caps[static_cast<std::size_t>(l)] = link.bandwidth_bytes_per_s * cost.efficiency;
     }
@@ -191,7 +194,7 @@ class Simulation {
     RunningCompute& run = running_[static_cast<std::size_t>(rank)];
     ++run.version;
     const auto left_ps = static_cast<Picoseconds>(std::ceil(run.remaining_ps * run.stretch - 1e-6));
-    queue_.push(now + std::max<Picoseconds>(left_ps, 0),
+    queue_.push(later_ps(now, std::max<Picoseconds>(left_ps, 0)),
                 {EventKind::compute_done, rank, run.index, run.version});
   }
 
@@ -205,8 +208,7 @@ class Simulation {
     run.stretch = stretch_of(id.rank);
     result_.ops[static_cast<std::size_t>(id.rank)][static_cast<std::size_t>(id.index)].start_ps =
         now;
-    result_.ranks[static_cast<std::size_t>(id.rank)].compute_flops +=
-        plan_.compute_flops(id);
+    result_.ranks[static_cast<std::size_t>(id.rank)].compute_flops += plan_.compute_flops(id);
     schedule_completion(id.rank, now);
   }
 
@@ -252,7 +254,7 @@ class Simulation {
       if (class_rank(topology_.link(l).cls) > class_rank(slowest)) slowest = topology_.link(l).cls;
     }
     const Picoseconds alpha = s_to_ps(profile_.link(slowest).alpha_s);
-    queue_.push(now + alpha, {EventKind::flow_start, 0, index, 0});
+    queue_.push(later_ps(now, alpha), {EventKind::flow_start, 0, index, 0});
   }
 
   void start_flow(std::int64_t index, Picoseconds now) {
@@ -269,7 +271,7 @@ class Simulation {
     }
     spec.rate_cap_bytes_per_s = cap;
     if (spec.bytes <= 0.0) {
-      queue_.push(now + route.latency_ps, {EventKind::transfer_done, 0, index, 0});
+      queue_.push(later_ps(now, route.latency_ps), {EventKind::transfer_done, 0, index, 0});
       return;
     }
     if (options_.record_link_samples) {
@@ -289,7 +291,7 @@ class Simulation {
     if (options_.record_link_samples) {
       for (LinkId l : route.links) touched_links_.push_back(l);
     }
-    queue_.push(now + route.latency_ps, {EventKind::transfer_done, 0, index, 0});
+    queue_.push(later_ps(now, route.latency_ps), {EventKind::transfer_done, 0, index, 0});
   }
 
   void handle(const EventPayload& e, Picoseconds now) {

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "sim/core/input_error.hpp"
+#include "sim/core/units.hpp"
 #include "sim/plan/schedule.hpp"
 #include "sim/topology/topology_loader.hpp"
 
@@ -17,14 +18,13 @@ PreparedScenario prepare_scenario(const std::string& path,
   p.scenario = load_scenario(path, overrides);
   const Scenario& s = p.scenario;
   if (!std::filesystem::exists(s.topology_path)) {
-    throw InputError(path, s.line_of_key("topology"), "topology",
-                     fmt::format("file '{}' does not exist", s.topology_path));
+    throw s.error_at("topology", fmt::format("file '{}' does not exist", s.topology_path));
   }
   p.topology = load_topology(s.topology_path, s.schedule.gpus);
   if (p.topology.gpus_per_node > 0) p.scenario.schedule.gpus_per_node = p.topology.gpus_per_node;
   if (s.schedule.gpus > p.topology.gpu_count()) {
-    throw InputError(
-        path, s.line_of_key("schedule.gpus"), "schedule.gpus",
+    throw s.error_at(
+        "schedule.gpus",
         fmt::format("{} GPUs requested, but topology '{}' ({}) has {}", s.schedule.gpus,
                     p.topology.name, s.topology_path, p.topology.gpu_count()));
   }
@@ -38,8 +38,7 @@ PreparedScenario prepare_scenario(const std::string& path,
                                    calibration, p.topology.gpu_model));
     }
   } else if (!std::filesystem::exists(calibration)) {
-    throw InputError(path, s.line_of_key("calibration"), "calibration",
-                     fmt::format("file '{}' does not exist", calibration));
+    throw s.error_at("calibration", fmt::format("file '{}' does not exist", calibration));
   }
   p.scenario.calibration_path = calibration;
   p.profile = load_calibration(calibration);
@@ -50,7 +49,7 @@ Plan build_plan(const Scenario& scenario) {
   try {
     return make_plan(scenario.attention, scenario.schedule);
   } catch (const ScheduleError& e) {
-    throw InputError(scenario.file, scenario.line_of_key(e.key()), e.key(), e.what());
+    throw scenario.error_at(e.key(), e.what());
   }
 }
 
@@ -64,6 +63,21 @@ Plan build_valid_plan(const Scenario& scenario, ValidationReport* report) {
   }
   if (report) *report = std::move(r);
   return plan;
+}
+
+std::string memory_budget_violation(const ScheduleSpec& spec, double peak_bytes) {
+  if (spec.memory_budget_bytes <= 0 || peak_bytes <= spec.memory_budget_bytes) return {};
+  return fmt::format("the plan's simulated peak, {} per GPU, exceeds the budget of {}{}",
+                     format_bytes(peak_bytes), format_bytes(spec.memory_budget_bytes),
+                     spec.kind == "mesh" ? "" : " (this schedule's memory does not depend on it)");
+}
+
+void check_memory_budget(const Scenario& scenario, double peak_bytes) {
+  const std::string why = memory_budget_violation(scenario.schedule, peak_bytes);
+  if (!why.empty()) {
+    throw scenario.error_at("schedule.memory_budget",
+                            fmt::format("at least {}: {}", format_bytes(peak_bytes), why));
+  }
 }
 
 }  // namespace tilesim

@@ -28,6 +28,14 @@ PreparedScenario prepare_scenario(const std::string& path,
 // InputError at the scenario key that causes it.
 Plan build_plan(const Scenario& scenario);
 
+// The schedule's memory budget against a simulated peak: "" when it fits (or there is no
+// budget), else why not. Mesh picks its caching to fit the budget; the other schedules'
+// memory does not depend on it, so for them the budget is a check on the result.
+std::string memory_budget_violation(const ScheduleSpec& spec, double peak_bytes);
+
+// Throws InputError at schedule.memory_budget when memory_budget_violation is not "".
+void check_memory_budget(const Scenario& scenario, double peak_bytes);
+
 // Builds and validates; a plan that fails validation is a generator bug and
 // throws std::logic_error listing the validator's errors.
 Plan build_valid_plan(const Scenario& scenario, ValidationReport* report = nullptr);

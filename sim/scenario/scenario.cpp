@@ -129,7 +129,13 @@ ScheduleSpec read_schedule(const YamlMap& m) {
   }
   if (m.has("ulysses")) spec.ulysses_degree = positive_int(m, "ulysses");
   if (m.has("inner")) spec.inner_ring = positive_int(m, "inner");
-  if (m.has("memory_budget")) spec.memory_budget_bytes = m.bytes("memory_budget");
+  if (m.has("memory_budget")) {
+    spec.memory_budget_bytes = m.bytes("memory_budget");
+    // 0 would read as "no budget": say so by leaving the key out instead.
+    if (!(spec.memory_budget_bytes > 0)) {
+      m.fail("memory_budget", "a positive size such as 60GiB (leave the key out for no budget)");
+    }
+  }
   return spec;
 }
 
@@ -164,16 +170,35 @@ std::string default_calibration_path(const std::string& topology_path,
       .string();
 }
 
+namespace {
+
+// The last --set that set `key_path` or a parent of it, if any.
+const std::string* override_of(const std::vector<std::string>& overrides,
+                               const std::string& key_path) {
+  const std::string* found = nullptr;
+  for (const auto& o : overrides) {
+    const std::string key = o.substr(0, o.find('='));
+    if (key_path == key || key_path.rfind(key + ".", 0) == 0) found = &o;
+  }
+  return found;
+}
+
+}  // namespace
+
+InputError Scenario::error_at(const std::string& key_path, const std::string& expected) const {
+  // A value that came from --set has no line in the file: name the override.
+  if (const std::string* o = override_of(overrides, key_path)) {
+    return InputError(fmt::format("{} (--set {})", file, *o), 0, key_path, expected);
+  }
+  return InputError(file, line_of_key(key_path), key_path, expected);
+}
+
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
   try {
     return read_scenario(path, overrides);
   } catch (const InputError& e) {
-    // A value that came from --set has no line in the file: name the override.
-    for (const auto& o : overrides) {
-      const std::string key = o.substr(0, o.find('='));
-      if (e.key() == key || e.key().rfind(key + ".", 0) == 0) {
-        throw InputError(fmt::format("{} (--set {})", path, o), 0, e.key(), e.expected());
-      }
+    if (const std::string* o = override_of(overrides, e.key())) {
+      throw InputError(fmt::format("{} (--set {})", path, *o), 0, e.key(), e.expected());
     }
     throw;
   }
@@ -190,6 +215,7 @@ Scenario read_scenario(const std::string& path, const std::vector<std::string>& 
 
   Scenario s;
   s.file = path;
+  s.overrides = overrides;
   s.name = root.string("name");
   s.topology_path = resolve(path, root.string("topology"));
   if (root.has("calibration")) s.calibration_path = resolve(path, root.string("calibration"));

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/core/input_error.hpp"
 #include "sim/plan/attention_shape.hpp"
 #include "sim/plan/schedule.hpp"
 
@@ -31,11 +32,15 @@ struct Scenario {
   std::string calibration_path;  // resolved (explicit or the GPU model's default)
   AttentionShape attention;
   ScheduleSpec schedule;
-  YAML::Node document;  // after overrides; for the lines of later errors
+  YAML::Node document;                 // after overrides; for the lines of later errors
+  std::vector<std::string> overrides;  // the --set strings applied, in order
 
   // 1-based line of a key path such as "schedule.gpus" (its nearest parent if
   // absent), for errors found after loading.
   int line_of_key(const std::string& key_path) const;
+  // An error found after loading at `key_path`: named by its --set override when one set
+  // the key (or a parent of it), else by the file's line.
+  InputError error_at(const std::string& key_path, const std::string& expected) const;
 };
 
 // `overrides` are "key.path=value" strings from --set.

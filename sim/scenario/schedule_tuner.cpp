@@ -80,7 +80,9 @@ CandidateResult evaluate_candidate(const PreparedScenario& p, const ScheduleCand
     r.figures = summarize(result);
     r.bound = bound_of(plan, result, r.figures, p.topology);
     r.sim_wall_s = result.sim_wall_s;
-    r.ok = true;
+    r.reason = memory_budget_violation(c.spec, r.figures.peak_memory_bytes_max);
+    if (!r.reason.empty()) r.reason = "schedule.memory_budget: " + r.reason;
+    r.ok = r.reason.empty();
   } catch (const ScheduleError& e) {
     r.reason = fmt::format("{}: {}", e.key(), e.what());
   }
@@ -104,9 +106,9 @@ void resolve_auto_tile(PreparedScenario& p) {
   if (spec.kind != "mesh" || !spec.tile_auto) return;
   const std::vector<CandidateResult> ranked = tune_schedules(p, true);
   if (ranked.empty() || !ranked.front().ok) {
-    throw InputError(p.scenario.file, p.scenario.line_of_key("schedule.tile"), "schedule.tile",
-                     ranked.empty() ? std::string("no mesh tile for this GPU count")
-                                    : "no mesh tile fits: " + ranked.front().reason);
+    throw p.scenario.error_at("schedule.tile", ranked.empty()
+                                                   ? std::string("no mesh tile for this GPU count")
+                                                   : "no mesh tile fits: " + ranked.front().reason);
   }
   spec = ranked.front().candidate.spec;
 }
