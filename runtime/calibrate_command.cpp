@@ -120,11 +120,7 @@ std::vector<std::int64_t> probe_chunks(bool quick, int ranks) {
     return quick ? std::vector<std::int64_t>{256, 384, 512, 768}
                  : std::vector<std::int64_t>{256, 384, 512, 768, 1024, 1536};
   }
-  // 192: the smallest blocks of the loop's runs are 128-256 tokens, where the per-op overhead
-  // is most of an op; without a probe there the Theil-Sen intercept swung from 0 to 1.1 ms
-  // between calibrations of one host.
-  return quick ? std::vector<std::int64_t>{192, 384, 768}
-               : std::vector<std::int64_t>{192, 384, 768, 1536};
+  return quick ? std::vector<std::int64_t>{384, 768} : std::vector<std::int64_t>{384, 768, 1536};
 }
 
 std::vector<std::int64_t> cuda_probe_chunks(bool quick, int ranks) {

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <memory>
+#include <vector>
 
 #include "sim/calibration/regress_case.hpp"
 #include "tools/cli_errors.hpp"
@@ -21,9 +22,18 @@ struct RegressArgs {
 
 int run_regress(const RegressArgs& args) {
   int failed = 0, count = 0;
+  // Every case is loaded and simulated before --update writes any, so that a bad case
+  // leaves the directory as it was instead of half rewritten.
+  std::vector<calibration::RegressCase> cases;
+  std::vector<bool> passes;
   for (const std::string& file : calibration::regress_case_files(args.directory)) {
-    calibration::RegressCase c = calibration::load_regress_case(file);
-    const bool passed = calibration::run_regress_case(c);
+    cases.push_back(calibration::load_regress_case(file));
+    passes.push_back(calibration::run_regress_case(cases.back()));
+  }
+  for (std::size_t k = 0; k < cases.size(); ++k) {
+    calibration::RegressCase& c = cases[k];
+    const std::string& file = c.file;
+    const bool passed = passes[k];
     ++count;
     if (args.update) {
       calibration::update_regress_case(c);

@@ -63,8 +63,9 @@ MeshWindows mesh_windows_for_budget(const AttentionShape& shape, MeshTile tile,
   }
   throw ScheduleError(
       "schedule.memory_budget",
-      fmt::format("mesh {}x{} needs at least {} per rank, which exceeds the "
-                  "memory budget of {} by {}",
+      fmt::format("mesh {}x{} may hold up to {} per rank even with its least caching (the "
+                  "peak bound of its buffers; the simulated peak can be lower), which exceeds "
+                  "the memory budget of {} by {}",
                   tile.a, tile.b, gib(smallest), gib(budget_bytes), gib(smallest - budget_bytes)));
 }
 
