@@ -58,6 +58,12 @@ tilesim_cli_test(validate_run_without_op_times 2
                  "run-without-op-times\\.json: key 'op_times': a time for every op of the plan but the frees; 8 have none"
                  validate scenarios/cpu/ring-cpu.yaml --set schedule.gpus=2 --set attention.seq_len=1K
                  --measured ${bad}/run-without-op-times.json)
+tilesim_cli_test(profile_without_link_class 2
+                 "h100\\.calib\\.yaml: key 'links\\.ethernet': costs for link class ethernet"
+                 simulate ${bad}/ethernet.yaml)
+tilesim_cli_test(validate_measured_and_published 2 "--measured excludes --published"
+                 validate scenarios/cpu/ring-cpu.yaml --measured ${bad}/run-of-1k.json
+                 --published validation/)
 tilesim_cli_test(validate_run_of_another_size 2
                  "run-of-1k\\.json: key 'seq_len': expected 2048.*the run has 1024 \\(a run of 'ring-cpu'\\)"
                  validate scenarios/cpu/ring-cpu.yaml --set schedule.gpus=2
