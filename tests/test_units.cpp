@@ -43,3 +43,14 @@ TEST_CASE("flop rates") {
   CHECK(*parse_flop_rate("989TFLOP/s") == 989e12);
   CHECK(*parse_flop_rate("312e12") == 312e12);
 }
+
+TEST_CASE("later_ps adds inside the simulator's range and refuses to wrap past it") {
+  CHECK(later_ps(Picoseconds{5}, Picoseconds{7}) == 12);
+  CHECK(later_ps(Picoseconds{5}, 2.2) == 8);   // a fractional delay rounds up
+  CHECK(later_ps(Picoseconds{5}, -3.0) == 5);  // rounding noise below 0 is no delay
+  CHECK(later_ps(kSimulatedRangePs - 10, Picoseconds{10}) == kSimulatedRangePs);
+  CHECK_THROWS_AS(later_ps(kSimulatedRangePs - 10, Picoseconds{11}), SimulatedRangeError);
+  // A delay beyond int64 must not be cast first (it would wrap to a negative time).
+  CHECK_THROWS_AS(later_ps(Picoseconds{0}, 1e30), SimulatedRangeError);
+  CHECK_THROWS_AS(s_to_ps(1e8), SimulatedRangeError);  // 3 years of simulated time
+}

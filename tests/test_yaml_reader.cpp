@@ -40,3 +40,27 @@ TEST_CASE("missing keys and bad choices are errors") {
   CHECK_THROWS_AS(root.string("name"), InputError);
   CHECK_THROWS_AS(root.choice("kind", {"ring", "mesh"}), InputError);
 }
+
+TEST_CASE("a repeated key is an error at its second line, naming the first") {
+  try {
+    parse("name: a\nschedule:\n  gpus: 8\n  kind: ring\n  gpus: 16\n").map("schedule");
+    FAIL("expected an InputError");
+  } catch (const InputError& e) {
+    CHECK(e.line() == 5);
+    CHECK(e.key() == "schedule.gpus");
+    CHECK(std::string(e.what()).find("already set at line 3") != std::string::npos);
+  }
+  CHECK_THROWS_AS(parse("name: a\nname: b\n"), InputError);
+  // The same key in two sibling mappings of a list is not a repeat.
+  CHECK_NOTHROW(parse("links:\n  - {a: 1}\n  - {a: 2}\n"));
+}
+
+TEST_CASE("a directory given as a YAML file is an error naming it") {
+  try {
+    load_yaml_file(TILESIM_SOURCE_DIR);
+    FAIL("expected an InputError");
+  } catch (const InputError& e) {
+    CHECK(e.file() == TILESIM_SOURCE_DIR);
+    CHECK(std::string(e.what()).find("is a directory") != std::string::npos);
+  }
+}

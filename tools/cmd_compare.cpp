@@ -58,13 +58,20 @@ int run_compare(const CompareArgs& args) {
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   std::vector<std::string> left_out;
   for (ScheduleCandidate c : list) {
-    if (c.spec.kind == "mesh" && c.spec.tile_auto) {
-      PreparedScenario q = p;
-      q.scenario.schedule = c.spec;
-      resolve_auto_tile(q);
-      c.spec = q.scenario.schedule;
+    CandidateResult r;
+    r.candidate = c;
+    try {
+      if (c.spec.kind == "mesh" && c.spec.tile_auto) {
+        PreparedScenario q = p;
+        q.scenario.schedule = c.spec;
+        resolve_auto_tile(q);
+        c.spec = q.scenario.schedule;
+      }
+      r = evaluate_candidate(p, c);
+    } catch (const InputError& e) {  // mesh:auto with no tile that fits: left out like others
+      r.ok = false;
+      r.reason = e.expected();
     }
-    const CandidateResult r = evaluate_candidate(p, c);
     nlohmann::ordered_json row;
     row["schedule"] = c.label;
     row["kind"] = c.spec.kind;

@@ -33,7 +33,6 @@ int run_sweep(const SweepArgs& args) {
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   std::string name;
   for (int gpus : args.gpus) {
-    if (gpus < 1) throw InputError("--gpus", 0, "--gpus", "expected positive GPU counts");
     std::vector<std::string> sets = args.scenario.sets;
     sets.push_back(fmt::format("schedule.gpus={}", gpus));
     const PreparedScenario p = prepare_scenario(args.scenario.path, sets);

@@ -1,4 +1,6 @@
 // tilesim: predict (simulate) and measure distributed attention schedules.
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <system_error>
@@ -32,6 +34,8 @@ CLI::Validator output_file_check() {
         if (!std::filesystem::is_directory(dir, ec)) {
           return "directory " + dir.string() + " does not exist";
         }
+        if (::access(dir.c_str(), W_OK) != 0)
+          return "directory " + dir.string() + " is not writable";
         return {};
       },
       "FILE", "output file");

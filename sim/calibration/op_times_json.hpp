@@ -1,7 +1,8 @@
 // Per-op times in a result JSON, so that a measured run and a simulation can be compared op by
-// op. `op_times` is an array of {"rank", "index", "kind", "start_s", "end_s"}, one per op that
-// ran (free ops and never-run ops are left out), times in seconds from the run's start; the
-// op id (rank, index) is the plan's, shared by simulator and runtime.
+// op. `op_times` is an array of {"rank", "index", "kind", "start_s", "end_s"}, one per op but
+// the frees (instantaneous), times in seconds from the run's start; the op id (rank, index) is
+// the plan's, shared by simulator and runtime. The reader refuses a document that misses an
+// op: a finished run times them all.
 #pragma once
 
 #include <nlohmann/json.hpp>

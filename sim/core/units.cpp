@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
+#include <cassert>
 #include <charconv>
 #include <cmath>
 #include <stdexcept>
@@ -85,11 +87,21 @@ Picoseconds transfer_ps(double bytes, double bytes_per_s) {
 }
 
 Picoseconds later_ps(Picoseconds now_ps, Picoseconds delay_ps) {
+  assert(delay_ps >= 0);
   if (delay_ps > kSimulatedRangePs - now_ps) {
     throw SimulatedRangeError(fmt::format(
         "the simulated timeline passes the simulator's range (~104 days); {}", kRangeAdvice));
   }
   return now_ps + delay_ps;
+}
+
+Picoseconds later_ps(Picoseconds now_ps, double delay_ps) {
+  const double rounded = std::ceil(std::max(delay_ps, 0.0));
+  if (!(rounded < static_cast<double>(kSimulatedRangePs))) {
+    throw SimulatedRangeError(fmt::format(
+        "the simulated timeline passes the simulator's range (~104 days); {}", kRangeAdvice));
+  }
+  return later_ps(now_ps, static_cast<Picoseconds>(rounded));
 }
 
 std::optional<std::int64_t> parse_tokens(std::string_view text) {

@@ -36,7 +36,11 @@ Picoseconds transfer_ps(double bytes, double bytes_per_s);
 inline constexpr Picoseconds kSimulatedRangePs = 9'000'000'000'000'000'000;
 // now + delay, throwing SimulatedRangeError when the sum leaves the range (a 2G-token
 // sequence, a bandwidth of 1e-300 B/s: inputs no real run has), never wrapping around.
+// `delay_ps` >= 0 (a negative delay is a caller's bug).
 Picoseconds later_ps(Picoseconds now_ps, Picoseconds delay_ps);
+// The same for a delay still in floating point (rounded up), checked before the cast: a
+// double past the int64 range would otherwise convert to garbage.
+Picoseconds later_ps(Picoseconds now_ps, double delay_ps);
 
 // Simulated time beyond kSimulatedRangePs. The CLI reports it as bad input (exit 2): only
 // absurd sizes, bandwidths or calibration values get there.

@@ -10,7 +10,6 @@
 #include <unordered_map>
 
 #include "sim/core/input_error.hpp"
-#include "sim/core/input_error.hpp"
 #include "sim/model/compute_model.hpp"
 #include "sim/model/event_queue.hpp"
 #include "sim/model/exposed_comm.hpp"
@@ -193,8 +192,7 @@ class Simulation {
   void schedule_completion(int rank, Picoseconds now) {
     RunningCompute& run = running_[static_cast<std::size_t>(rank)];
     ++run.version;
-    const auto left_ps = static_cast<Picoseconds>(std::ceil(run.remaining_ps * run.stretch - 1e-6));
-    queue_.push(later_ps(now, std::max<Picoseconds>(left_ps, 0)),
+    queue_.push(later_ps(now, run.remaining_ps * run.stretch - 1e-6),
                 {EventKind::compute_done, rank, run.index, run.version});
   }
 

@@ -1,7 +1,5 @@
 #include "sim/network/flow_network.hpp"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -282,14 +280,7 @@ void FlowNetwork::allocate_component(Picoseconds now) {
     flow.remaining_bytes = remaining_at(flow, now);
     flow.anchor_ps = now;
     flow.rate_bytes_per_s = rate;
-    const double duration_ps = std::ceil(flow.remaining_bytes * 1e12 / rate);
-    if (!(duration_ps < static_cast<double>(kSimulatedRangePs))) {
-      throw SimulatedRangeError(fmt::format(
-          "a flow of {:.3g} bytes at {:.3g} B/s ends beyond the simulator's range (~104 days); "
-          "check the topology's bandwidths, attention.seq_len and batch",
-          flow.remaining_bytes, rate));
-    }
-    set_finish(slot, later_ps(now, static_cast<Picoseconds>(duration_ps)));
+    set_finish(slot, later_ps(now, flow.remaining_bytes * 1e12 / rate));
   }
 }
 

@@ -34,7 +34,8 @@
 // +infinity). A flow whose projected finish is <= the settle time but that was
 // not taken yet keeps its finish time and gets rate 0. Invalid arguments (bad
 // link id, repeated link, bytes <= 0, time going backwards, non-positive link
-// capacity, unknown flow id) throw std::invalid_argument / std::out_of_range.
+// capacity, unknown flow id) throw std::invalid_argument / std::out_of_range; a finish
+// past the simulator's time range throws SimulatedRangeError (sim/core/units.hpp).
 #pragma once
 
 #include <cstdint>

@@ -65,18 +65,22 @@ Plan build_valid_plan(const Scenario& scenario, ValidationReport* report) {
   return plan;
 }
 
-std::string memory_budget_violation(const ScheduleSpec& spec, double peak_bytes) {
+std::string memory_budget_violation(const ScheduleSpec& spec, const AttentionShape& shape,
+                                    double peak_bytes) {
   if (spec.memory_budget_bytes <= 0 || peak_bytes <= spec.memory_budget_bytes) return {};
+  const char* why = spec.kind != "mesh" ? " (this schedule's memory does not depend on it)"
+                    : shape.has_backward()
+                        ? " (mesh windows the forward's buffers; the backward's are not windowed)"
+                        : "";
   return fmt::format("the plan's simulated peak, {} per GPU, exceeds the budget of {}{}",
-                     format_bytes(peak_bytes), format_bytes(spec.memory_budget_bytes),
-                     spec.kind == "mesh" ? "" : " (this schedule's memory does not depend on it)");
+                     format_bytes(peak_bytes), format_bytes(spec.memory_budget_bytes), why);
 }
 
 void check_memory_budget(const Scenario& scenario, double peak_bytes) {
-  const std::string why = memory_budget_violation(scenario.schedule, peak_bytes);
+  const std::string why =
+      memory_budget_violation(scenario.schedule, scenario.attention, peak_bytes);
   if (!why.empty()) {
-    throw scenario.error_at("schedule.memory_budget",
-                            fmt::format("at least {}: {}", format_bytes(peak_bytes), why));
+    throw scenario.error_at("schedule.memory_budget", "a budget this plan fits in: " + why);
   }
 }
 

@@ -31,7 +31,8 @@ Plan build_plan(const Scenario& scenario);
 // The schedule's memory budget against a simulated peak: "" when it fits (or there is no
 // budget), else why not. Mesh picks its caching to fit the budget; the other schedules'
 // memory does not depend on it, so for them the budget is a check on the result.
-std::string memory_budget_violation(const ScheduleSpec& spec, double peak_bytes);
+std::string memory_budget_violation(const ScheduleSpec& spec, const AttentionShape& shape,
+                                    double peak_bytes);
 
 // Throws InputError at schedule.memory_budget when memory_budget_violation is not "".
 void check_memory_budget(const Scenario& scenario, double peak_bytes);

@@ -80,7 +80,8 @@ CandidateResult evaluate_candidate(const PreparedScenario& p, const ScheduleCand
     r.figures = summarize(result);
     r.bound = bound_of(plan, result, r.figures, p.topology);
     r.sim_wall_s = result.sim_wall_s;
-    r.reason = memory_budget_violation(c.spec, r.figures.peak_memory_bytes_max);
+    r.reason =
+        memory_budget_violation(c.spec, p.scenario.attention, r.figures.peak_memory_bytes_max);
     if (!r.reason.empty()) r.reason = "schedule.memory_budget: " + r.reason;
     r.ok = r.reason.empty();
   } catch (const ScheduleError& e) {

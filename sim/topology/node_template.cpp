@@ -108,7 +108,9 @@ void parse_links(const YamlMap& node, NodeTemplate& out,
     const LinkClass cls = parse_link_class(m, "class");
     const double bandwidth = m.bandwidth_bytes_per_s("bandwidth");
     if (!(bandwidth > 0.0)) m.fail("bandwidth", "expected a positive bandwidth such as 450GB/s");
-    const Picoseconds latency = s_to_ps(m.time_s("latency"));
+    const double latency_s = m.time_s("latency");
+    if (latency_s > kMaxLinkLatencyS) m.fail("latency", "at most 1s (links take ns to us)");
+    const Picoseconds latency = s_to_ps(latency_s);
     const std::string pattern =
         m.has("pattern") ? m.choice("pattern", {"matched", "all"}) : "matched";
 

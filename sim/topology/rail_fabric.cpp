@@ -33,7 +33,11 @@ RailFabricSpec parse_rail_fabric(const YamlMap& fabric) {
     fabric.fail("nodes_per_leaf", "expected a positive integer");
   }
   spec.nodes_per_leaf = static_cast<int>(per_leaf);
-  spec.switch_latency_ps = s_to_ps(fabric.time_s("switch_latency"));
+  const double switch_latency_s = fabric.time_s("switch_latency");
+  if (switch_latency_s > kMaxLinkLatencyS) {
+    fabric.fail("switch_latency", "at most 1s (switches take ns to us)");
+  }
+  spec.switch_latency_ps = s_to_ps(switch_latency_s);
   if (fabric.has("oversubscription")) {
     spec.oversubscription = fabric.number("oversubscription");
     if (!(spec.oversubscription >= 1.0) || !std::isfinite(spec.oversubscription)) {

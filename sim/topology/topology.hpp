@@ -31,6 +31,10 @@ inline constexpr int kLinkClassCount = 5;
 std::string_view to_string(DeviceKind kind);
 std::string_view to_string(LinkClass cls);
 
+// The largest latency a link or switch may have: the router packs path latencies in 41 bits
+// of picoseconds (2.2 s, Router::Key), and no real link comes within six orders of it.
+inline constexpr double kMaxLinkLatencyS = 1.0;
+
 struct Device {
   std::string name;  // unique, e.g. "n3.gpu5", "leaf.r2.0", "spine.7"
   DeviceKind kind = DeviceKind::gpu;
