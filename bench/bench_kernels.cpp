@@ -25,7 +25,7 @@ void BM_AttentionForwardCpu(benchmark::State& state) {
   const std::int64_t head_dim = state.range(1);
   const auto threads = static_cast<int>(state.range(2));
   const tk::BlockShape s{1, 8, 8, head_dim, chunk, chunk};
-  const tk::BlockMask mask{};
+  const tk::PositionMask mask{};
   const auto q = random_floats(s.q_elements(), 1);
   const auto k = random_floats(s.kv_elements(), 2);
   const auto v = random_floats(s.kv_elements(), 3);

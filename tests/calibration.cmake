@@ -3,9 +3,11 @@
 # validate, published figures).
 tilesim_test(test_calibration
   SOURCES test_calibration_fits.cpp test_calibration_profile_io.cpp test_calibration_cores.cpp
-          test_calibration_validate.cpp test_calibration_run_fit.cpp
-          test_calibration_run_identity.cpp
+          test_calibration_run_fit.cpp
   LIBS tilesim_calibration tilesim_model tilesim_scenario)
+tilesim_test(test_validation
+  SOURCES test_validation_timeline.cpp test_validation_run_identity.cpp test_validation_error_stats.cpp
+  LIBS tilesim_validation tilesim_model tilesim_scenario)
 
 add_test(NAME regress COMMAND $<TARGET_FILE:tilesim> regress tests/regress/
          WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})

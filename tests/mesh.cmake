@@ -1,2 +1,2 @@
 tilesim_test(test_mesh SOURCES test_mesh_plan.cpp test_mesh_order.cpp test_mesh_sim.cpp
-  LIBS tilesim_plan tilesim_scenario tilesim_model)
+  LIBS tilesim_schedules tilesim_scenario tilesim_model)

@@ -1,1 +1,1 @@
-tilesim_test(test_plan SOURCES test_ring_plan.cpp test_validator.cpp LIBS tilesim_plan)
+tilesim_test(test_plan SOURCES test_ring_plan.cpp test_validator.cpp LIBS tilesim_schedules)

@@ -3,7 +3,7 @@
 tilesim_test(test_runtime
   SOURCES test_runtime_inputs.cpp test_runtime_dependencies.cpp test_runtime_results.cpp
           test_runtime_backward.cpp
-  LIBS tilesim_runtime_core)
+  LIBS tilesim_executor tilesim_schedules)
 
 if(NOT TILESIM_HAVE_MPI)
   message(STATUS "tilesim: MPI not found, runtime mpirun tests skipped")

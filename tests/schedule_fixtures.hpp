@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <string>
 
-#include "sim/plan/schedule.hpp"
 #include "sim/plan/validator.hpp"
+#include "sim/schedules/schedule.hpp"
 #include "tests/plan_fixtures.hpp"
 
 namespace tilesim::testing {
@@ -41,14 +41,14 @@ inline Plan plan_of(const std::string& kind, const AttentionShape& shape, int gp
   return make_plan(shape, spec);
 }
 
-inline std::string errors_of(const ValidationReport& report) {
+inline std::string errors_of(const PlanReport& report) {
   std::string out;
   for (const auto& e : report.errors) out += e + "\n";
   return out;
 }
 
 // max / mean of the per-rank compute FLOPs.
-inline double compute_balance(const ValidationReport& report) {
+inline double compute_balance(const PlanReport& report) {
   double sum = 0.0, max = 0.0;
   for (const RankStats& r : report.ranks) {
     sum += r.compute_flops;

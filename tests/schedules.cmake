@@ -1,4 +1,4 @@
 tilesim_test(test_schedules
   SOURCES test_schedules_valid.cpp test_schedules_bytes.cpp test_schedules_backward_bytes.cpp
           test_schedules_balance.cpp test_schedules_errors.cpp test_schedules_simulate.cpp
-  LIBS tilesim_plan tilesim_scenario tilesim_model)
+  LIBS tilesim_schedules tilesim_scenario tilesim_model)

@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "sim/model/simulator.hpp"
-#include "sim/plan/ring_schedule.hpp"
+#include "sim/schedules/ring_schedule.hpp"
 #include "tests/plan_fixtures.hpp"
 #include "tests/sim_fixtures.hpp"
 

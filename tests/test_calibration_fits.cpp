@@ -4,7 +4,6 @@
 #include <cmath>
 
 #include "sim/calibration/compute_fit.hpp"
-#include "sim/calibration/error_stats.hpp"
 #include "sim/calibration/link_fit.hpp"
 
 using namespace tilesim;
@@ -73,14 +72,4 @@ TEST_CASE("calibration: a timing not longer than the launch overhead is rejected
   CHECK_THROWS_AS(fit_compute({{Pass::fwd, 64, 128, false, 1e6, 1e-6}}, 2e-6),
                   std::invalid_argument);
   CHECK_THROWS_AS(fit_compute({}, 0.0), std::invalid_argument);
-}
-
-TEST_CASE("calibration: error summaries use nearest-rank percentiles of |error|") {
-  const ErrorSummary s =
-      summarize_errors({0.01, -0.02, 0.03, -0.04, 0.05, 0.06, -0.07, 0.08, 0.09, -0.10});
-  CHECK(s.count == 10);
-  CHECK(s.median_abs == Approx(0.05));
-  CHECK(s.p90_abs == Approx(0.09));
-  CHECK(s.max_abs == Approx(0.10));
-  CHECK(relative_error(1.1, 1.0) == Approx(0.1));
 }

@@ -6,7 +6,7 @@
 
 #include "sim/calibration/run_fit.hpp"
 #include "sim/model/compute_model.hpp"
-#include "sim/plan/ring_schedule.hpp"
+#include "sim/schedules/ring_schedule.hpp"
 #include "tests/plan_fixtures.hpp"
 #include "tests/sim_fixtures.hpp"
 
@@ -54,7 +54,7 @@ MeasuredRun synthetic_run(std::int64_t chunk, int ranks, const CalibrationProfil
         const int object = op.kind == OpKind::send ? program.reads(i)[0] : program.writes(i)[0];
         duration_s = truth.alpha_s + run.plan.object(object).bytes / truth.beta_bytes_per_s;
         // Every rank posts comm group g at the same instant, so pairs start together.
-        clock_s = 1.0 * op.group;
+        clock_s = 1.0 * op.comm_group;
       }
       ops[static_cast<std::size_t>(i)] = {s_to_ps(clock_s), s_to_ps(clock_s + duration_s)};
       if (op.kind == OpKind::compute) clock_s += duration_s;

@@ -18,7 +18,7 @@ namespace {
 struct Case {
   std::string name;
   tk::BlockShape shape;
-  tk::BlockMask mask;
+  tk::PositionMask mask;
 };
 
 std::vector<Case> cases() {
@@ -101,7 +101,7 @@ TEST_CASE("kernels: CPU fast backward matches the reference", "[kernels]") {
 
 TEST_CASE("kernels: CPU fast path: threads give bit-identical results", "[kernels]") {
   const tk::BlockShape s{2, 8, 2, 64, 33, 65};
-  const tk::BlockMask m{tk::MaskKind::causal, {40, 1}, {0, 1}};
+  const tk::PositionMask m{tk::MaskKind::causal, {40, 1}, {0, 1}};
   const Data d = make_data(s, 900);
   std::vector<float> o1(d.q.size()), l1(static_cast<std::size_t>(s.lse_elements()));
   std::vector<float> o4(o1.size()), l4(l1.size());
@@ -114,7 +114,7 @@ TEST_CASE("kernels: CPU fast path: threads give bit-identical results", "[kernel
 TEST_CASE("kernels: CPU fast path: fully masked rows and bad sizes", "[kernels]") {
   const tk::BlockShape s{1, 2, 2, 8, 4, 4};
   // Queries at 0..3, keys at 2..5: rows 0 and 1 see nothing.
-  const tk::BlockMask m{tk::MaskKind::causal, {0, 1}, {2, 1}};
+  const tk::PositionMask m{tk::MaskKind::causal, {0, 1}, {2, 1}};
   const Data d = make_data(s, 7);
   std::vector<float> o(d.q.size(), 9.0F), lse(static_cast<std::size_t>(s.lse_elements()), 9.0F);
   tk::attention_forward_cpu(s, m, d.q, d.k, d.v, o, lse);

@@ -62,7 +62,7 @@ std::vector<float> download(const DeviceBuffer& b) {
 struct Case {
   std::string name;
   tk::BlockShape shape;
-  tk::BlockMask mask;
+  tk::PositionMask mask;
 };
 
 std::vector<Case> cases() {

@@ -88,7 +88,7 @@ TEST_CASE("kernels: merging KV blocks equals attention over the concatenated key
   // 3 KV chunks of a causal row split, GQA 8:2; the last chunk is fully masked for early queries
   // and the first query sees only the first chunk.
   const tk::BlockShape whole{2, 8, 2, 32, 21, 60};
-  const tk::BlockMask whole_mask{tk::MaskKind::causal, {25, 2}, {0, 1}};
+  const tk::PositionMask whole_mask{tk::MaskKind::causal, {25, 2}, {0, 1}};
   const auto q = random_floats(whole.q_elements(), 1);
   const auto k = random_floats(whole.kv_elements(), 2);
   const auto v = random_floats(whole.kv_elements(), 3);
@@ -103,7 +103,7 @@ TEST_CASE("kernels: merging KV blocks equals attention over the concatenated key
   for (auto [first, last] : {std::pair<std::int64_t, std::int64_t>{0, 26}, {26, 40}, {40, 60}}) {
     tk::BlockShape s = whole;
     s.kv_tokens = last - first;
-    const tk::BlockMask m{tk::MaskKind::causal, whole_mask.q, {first, 1}};
+    const tk::PositionMask m{tk::MaskKind::causal, whole_mask.q, {first, 1}};
     const auto kc =
         tk::testing::slice_tokens(k, whole.batch, whole.kv_tokens, row_elems, first, last);
     const auto vc =

@@ -16,11 +16,11 @@ namespace {
 
 struct Problem {
   tk::BlockShape shape;
-  tk::BlockMask mask;
+  tk::PositionMask mask;
   std::vector<double> q, k, v, w;  // w: weights of the scalar loss sum(O * W)
 };
 
-Problem make_problem(const tk::BlockShape& s, const tk::BlockMask& m, std::uint32_t seed) {
+Problem make_problem(const tk::BlockShape& s, const tk::PositionMask& m, std::uint32_t seed) {
   return Problem{s,
                  m,
                  to_double(random_floats(s.q_elements(), seed)),
@@ -86,7 +86,7 @@ void check_backward_against_fd(Problem p) {
 TEST_CASE("kernels: reference forward: one visible key gives o = v and lse = score", "[kernels]") {
   const tk::BlockShape s{1, 1, 1, 4, 1, 3};
   // Query at position 0 sees only the key at position 0 (keys at 0, 5, 10).
-  const tk::BlockMask m{tk::MaskKind::causal, {0, 1}, {0, 5}};
+  const tk::PositionMask m{tk::MaskKind::causal, {0, 1}, {0, 5}};
   const std::vector<double> q{1, 2, 3, 4};
   std::vector<double> k(12), v(12);
   for (std::size_t i = 0; i < 12; ++i) {
@@ -101,7 +101,7 @@ TEST_CASE("kernels: reference forward: one visible key gives o = v and lse = sco
 
 TEST_CASE("kernels: reference forward: rows that see no key have o = 0, lse = -inf", "[kernels]") {
   const tk::BlockShape s{2, 2, 1, 4, 3, 5};
-  const tk::BlockMask m{tk::MaskKind::causal, {0, 1}, {100, 1}};
+  const tk::PositionMask m{tk::MaskKind::causal, {0, 1}, {100, 1}};
   std::vector<double> o(static_cast<std::size_t>(s.q_elements()), 7.0);
   std::vector<double> lse(static_cast<std::size_t>(s.lse_elements()), 7.0);
   const auto q = to_double(random_floats(s.q_elements(), 1));
@@ -129,7 +129,7 @@ TEST_CASE(
     "[kernels]") {
   // Keys split into blocks [0, 3) and [3, 7); positions contiguous, causal.
   const tk::BlockShape whole{1, 2, 1, 4, 5, 7};
-  const tk::BlockMask whole_mask{tk::MaskKind::causal, {2, 1}, {0, 1}};
+  const tk::PositionMask whole_mask{tk::MaskKind::causal, {2, 1}, {0, 1}};
   Problem p = make_problem(whole, whole_mask, 41);
   const Forward f = forward(p, p.q, p.k, p.v);
   const std::int64_t row = whole.kv_heads * whole.head_dim;
@@ -137,7 +137,7 @@ TEST_CASE(
   for (auto [first, last] : {std::pair<std::int64_t, std::int64_t>{0, 3}, {3, 7}}) {
     tk::BlockShape s = whole;
     s.kv_tokens = last - first;
-    const tk::BlockMask m{tk::MaskKind::causal, {2, 1}, {first, 1}};
+    const tk::PositionMask m{tk::MaskKind::causal, {2, 1}, {first, 1}};
     const auto k = tk::testing::slice_tokens(p.k, 1, 7, row, first, last);
     const auto v = tk::testing::slice_tokens(p.v, 1, 7, row, first, last);
     std::vector<double> dk_part(k.size()), dv_part(v.size());

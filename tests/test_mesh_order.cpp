@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "sim/plan/mesh_order.hpp"
+#include "sim/schedules/mesh_order.hpp"
 
 using namespace tilesim;
 

@@ -2,10 +2,10 @@
 #include <catch2/catch.hpp>
 #include <vector>
 
-#include "sim/plan/mesh_memory.hpp"
-#include "sim/plan/mesh_schedule.hpp"
-#include "sim/plan/ring_schedule.hpp"
 #include "sim/plan/validator.hpp"
+#include "sim/schedules/mesh_memory.hpp"
+#include "sim/schedules/mesh_schedule.hpp"
+#include "sim/schedules/ring_schedule.hpp"
 #include "tests/plan_fixtures.hpp"
 
 using namespace tilesim;
@@ -41,7 +41,7 @@ TEST_CASE("mesh: bytes per rank follow (a-1)q + (b-1)kv + (a-1)(o+lse)") {
         const std::int64_t seq = 2L * 3 * 5 * 16 * 64;
         const AttentionShape shape = gqa ? gqa_shape(seq, causal) : mha_shape(seq, causal);
         const Plan plan = mesh(shape, a, b);
-        const ValidationReport report = validate_plan(plan);
+        const PlanReport report = validate_plan(plan);
         INFO(a << "x" << b << (gqa ? " GQA" : " MHA") << (causal ? " causal" : ""));
         REQUIRE(report.ok());
         const double want = closed_form_bytes(seq, 32, gqa ? 8 : 32, a, b);
@@ -62,7 +62,7 @@ TEST_CASE("mesh: validator accepts every factorisation of 12, 16 and 36") {
         for (bool gqa : {false, true}) {
           const std::int64_t seq = 2L * 36 * 16 * 8;
           const Plan plan = mesh(gqa ? gqa_shape(seq, causal) : mha_shape(seq, causal), t.a, t.b);
-          const ValidationReport report = validate_plan(plan);
+          const PlanReport report = validate_plan(plan);
           INFO(t.a << "x" << t.b << (causal ? " causal" : "") << (gqa ? " GQA" : "")
                    << (report.ok() ? "" : report.errors.front()));
           CHECK(report.ok());
@@ -89,14 +89,14 @@ TEST_CASE("mesh: a = 1 emits the ring program op for op") {
         INFO("P " << p << " " << ring.describe({r, i}) << " vs " << m.describe({r, i}));
         CHECK(x.op(i).kind == y.op(i).kind);
         CHECK(x.op(i).peer == y.op(i).peer);
-        CHECK(x.op(i).group == y.op(i).group);
+        CHECK(x.op(i).comm_group == y.op(i).comm_group);
         CHECK(std::ranges::equal(x.pairs(i), y.pairs(i)));
         CHECK(std::ranges::equal(x.reads(i), y.reads(i)));
         CHECK(std::ranges::equal(x.writes(i), y.writes(i)));
         CHECK(std::ranges::equal(x.after(i), y.after(i)));
       }
     }
-    const ValidationReport a = validate_plan(ring), b = validate_plan(m);
+    const PlanReport a = validate_plan(ring), b = validate_plan(m);
     REQUIRE(b.ok());
     for (int r = 0; r < p; ++r) {
       CHECK(a.ranks[static_cast<std::size_t>(r)].bytes_received ==
@@ -110,7 +110,7 @@ TEST_CASE("mesh: a = 1 emits the ring program op for op") {
 TEST_CASE("mesh: causal zigzag tiles are balanced at 64 GPUs") {
   const AttentionShape shape = mha_shape(64L * 2 * 256, true);
   for (const MeshTile& t : mesh_tiles(64)) {
-    const ValidationReport report = validate_plan(mesh(shape, t.a, t.b));
+    const PlanReport report = validate_plan(mesh(shape, t.a, t.b));
     REQUIRE(report.ok());
     double sum = 0.0, max = 0.0;
     for (const RankStats& r : report.ranks) {
@@ -127,8 +127,8 @@ TEST_CASE("mesh: causal zigzag tiles are balanced at 64 GPUs") {
 
 TEST_CASE("mesh: 16x16 on 256 GPUs at 1M tokens receives >= 85% fewer bytes than ring") {
   const AttentionShape shape = mha_shape(1L << 20);
-  const ValidationReport m = validate_plan(mesh(shape, 16, 16));
-  const ValidationReport r = validate_plan(make_ring_plan(shape, 256));
+  const PlanReport m = validate_plan(mesh(shape, 16, 16));
+  const PlanReport r = validate_plan(make_ring_plan(shape, 256));
   REQUIRE(m.ok());
   REQUIRE(r.ok());
   const double reduction = 1.0 - m.max_bytes_received() / r.max_bytes_received();
@@ -141,7 +141,7 @@ TEST_CASE("mesh: peak memory stays within the bound and the budget") {
   const AttentionShape shape = gqa_shape(1L << 16);
   for (const MeshTile& t : mesh_tiles(16)) {
     const MeshWindows full = default_mesh_windows(t);
-    const ValidationReport report = validate_plan(mesh(shape, t.a, t.b, full));
+    const PlanReport report = validate_plan(mesh(shape, t.a, t.b, full));
     REQUIRE(report.ok());
     INFO(t.a << "x" << t.b);
     CHECK(report.max_peak_bytes() <= mesh_peak_bound_bytes(shape, t, full));
@@ -153,7 +153,7 @@ TEST_CASE("mesh: peak memory stays within the bound and the budget") {
   const double budget = all - 1.0;
   const MeshWindows w = mesh_windows_for_budget(shape, t, budget);
   CHECK((w.q == 2 || w.kv == 2));
-  const ValidationReport streamed = validate_plan(mesh(shape, 4, 4, w));
+  const PlanReport streamed = validate_plan(mesh(shape, 4, 4, w));
   REQUIRE(streamed.ok());
   CHECK(streamed.max_peak_bytes() <= budget);
   CHECK(streamed.max_peak_bytes() <= mesh_peak_bound_bytes(shape, t, w));
@@ -197,7 +197,7 @@ TEST_CASE("mesh: backward bytes per rank follow (a-1)(2q+2o+lse) + (b-1)(kv+dkv)
           const AttentionShape shape =
               with_pass(gqa ? gqa_shape(seq, causal) : mha_shape(seq, causal), pass);
           const Plan plan = mesh(shape, a, b);
-          const ValidationReport report = validate_plan(plan);
+          const PlanReport report = validate_plan(plan);
           INFO(a << "x" << b << (gqa ? " GQA" : " MHA") << (causal ? " causal " : " ")
                  << to_string(pass) << (report.ok() ? "" : " " + report.errors.front()));
           REQUIRE(report.ok());
@@ -227,7 +227,7 @@ TEST_CASE("mesh: validator accepts backward and both for every factorisation of 
             const AttentionShape shape =
                 with_pass(gqa ? gqa_shape(seq, causal) : mha_shape(seq, causal), pass);
             const Plan plan = mesh(shape, t.a, t.b);
-            const ValidationReport report = validate_plan(plan);
+            const PlanReport report = validate_plan(plan);
             INFO(t.a << "x" << t.b << (causal ? " causal" : "") << (gqa ? " GQA " : " ")
                      << to_string(pass) << (report.ok() ? "" : " " + report.errors.front()));
             CHECK(report.ok());
@@ -254,7 +254,7 @@ TEST_CASE("mesh: both starts with the forward-only program") {
         INFO(t.a << "x" << t.b << " " << f.describe({r, i}) << " vs " << both.describe({r, i}));
         CHECK(x.op(i).kind == y.op(i).kind);
         CHECK(x.op(i).peer == y.op(i).peer);
-        CHECK(x.op(i).group == y.op(i).group);
+        CHECK(x.op(i).comm_group == y.op(i).comm_group);
         CHECK(f.describe({r, i}) == both.describe({r, i}));
       }
       for (int i = static_cast<int>(x.size()); i < static_cast<int>(y.size()); ++i) {
@@ -296,7 +296,7 @@ TEST_CASE("mesh: backward streams the longer ring once the shorter one is gather
   const double own =
       q_side + shape.kv_bytes(c) + shape.o_accumulator_bytes(c) + shape.dkv_accumulator_bytes(c);
   for (auto [a, b] : std::vector<std::pair<int, int>>{{1, 12}, {12, 1}}) {
-    const ValidationReport report = validate_plan(mesh(shape, a, b));
+    const PlanReport report = validate_plan(mesh(shape, a, b));
     REQUIRE(report.ok());
     const double gathered = a > 1 ? q_side : shape.kv_bytes(c);
     const double partial = a > 1 ? shape.o_accumulator_bytes(c) : shape.dkv_accumulator_bytes(c);

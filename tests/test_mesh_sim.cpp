@@ -7,13 +7,13 @@
 #include <vector>
 
 #include "sim/model/simulator.hpp"
-#include "sim/plan/mesh_memory.hpp"
-#include "sim/plan/mesh_placement.hpp"
-#include "sim/plan/mesh_schedule.hpp"
-#include "sim/plan/ring_schedule.hpp"
 #include "sim/plan/validator.hpp"
 #include "sim/scenario/prepared_scenario.hpp"
 #include "sim/scenario/schedule_tuner.hpp"
+#include "sim/schedules/mesh_memory.hpp"
+#include "sim/schedules/mesh_placement.hpp"
+#include "sim/schedules/mesh_schedule.hpp"
+#include "sim/schedules/ring_schedule.hpp"
 #include "sim/topology/topology.hpp"
 
 using namespace tilesim;
@@ -168,7 +168,7 @@ TEST_CASE("mesh: fused computes cover the same blocks in O(a + b) ops and lose n
     per_block.fuse_blocks = false;
     const Plan f = make_mesh_plan(p.scenario.attention, fused);
     const Plan u = make_mesh_plan(p.scenario.attention, per_block);
-    const ValidationReport fr = validate_plan(f), ur = validate_plan(u);
+    const PlanReport fr = validate_plan(f), ur = validate_plan(u);
     INFO(c.tile.a << "x" << c.tile.b << " at " << c.seq << ": "
                   << (fr.errors.empty() ? "" : fr.errors.front()));
     REQUIRE(fr.ok());

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include "sim/plan/ring_schedule.hpp"
 #include "sim/plan/validator.hpp"
+#include "sim/schedules/ring_schedule.hpp"
 #include "tests/plan_fixtures.hpp"
 
 using namespace tilesim;
@@ -13,7 +13,7 @@ TEST_CASE("ring receives exactly (P-1) KV chunks per rank") {
     for (bool gqa : {false, true}) {
       const AttentionShape shape = gqa ? gqa_shape(48 * 1024) : mha_shape(48 * 1024);
       const Plan plan = make_ring_plan(shape, p);
-      const ValidationReport report = validate_plan(plan);
+      const PlanReport report = validate_plan(plan);
       INFO("P = " << p << (gqa ? " GQA" : " MHA"));
       REQUIRE(report.ok());
       // kv = 2 * b * c * Hkv * d * e with c = S / P, e = 2 (bf16).
@@ -30,7 +30,7 @@ TEST_CASE("ring receives exactly (P-1) KV chunks per rank") {
 
 TEST_CASE("ring computes every block once and each rank P blocks of c^2 pairs") {
   const Plan plan = make_ring_plan(mha_shape(4096), 4);
-  const ValidationReport report = validate_plan(plan);
+  const PlanReport report = validate_plan(plan);
   REQUIRE(report.ok());
   const double c = 1024.0;
   for (const RankStats& r : report.ranks) {
@@ -41,7 +41,7 @@ TEST_CASE("ring computes every block once and each rank P blocks of c^2 pairs") 
 
 TEST_CASE("plain causal ring is unbalanced: rank r computes r+1 blocks") {
   const Plan plan = make_ring_plan(mha_shape(8192, true), 8);
-  const ValidationReport report = validate_plan(plan);
+  const PlanReport report = validate_plan(plan);
   REQUIRE(report.ok());
   const double c = 1024.0;
   const double full = 4.0 * c * c * 32 * 128;
@@ -63,7 +63,7 @@ TEST_CASE("plain causal ring is unbalanced: rank r computes r+1 blocks") {
 TEST_CASE("ring keeps at most two received KV chunks live (double buffering)") {
   const AttentionShape shape = mha_shape(8 * 1024);
   const Plan plan = make_ring_plan(shape, 8);
-  const ValidationReport report = validate_plan(plan);
+  const PlanReport report = validate_plan(plan);
   REQUIRE(report.ok());
   const double own = shape.q_bytes(1024) + shape.kv_bytes(1024) + shape.o_accumulator_bytes(1024) +
                      shape.lse_bytes(1024);

@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "runtime/cpu_block_ops.hpp"
-#include "runtime/input_data.hpp"
-#include "runtime/numerics_check.hpp"
-#include "runtime/object_layout.hpp"
-#include "runtime/reference_outputs.hpp"
-#include "sim/plan/schedule.hpp"
+#include "runtime/cpu/cpu_block_ops.hpp"
+#include "runtime/executor/input_data.hpp"
+#include "runtime/executor/numerics_check.hpp"
+#include "runtime/executor/object_layout.hpp"
+#include "runtime/executor/reference_outputs.hpp"
+#include "sim/schedules/schedule.hpp"
 
 using namespace tilesim;
 using namespace tilesim::runtime;

@@ -2,8 +2,8 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 
-#include "runtime/rank_dependencies.hpp"
-#include "sim/plan/schedule.hpp"
+#include "runtime/executor/rank_dependencies.hpp"
+#include "sim/schedules/schedule.hpp"
 
 using namespace tilesim;
 using namespace tilesim::runtime;

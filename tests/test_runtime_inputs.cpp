@@ -5,11 +5,11 @@
 #include <vector>
 
 #include "kernels/cpu/attention_cpu.hpp"
-#include "runtime/input_data.hpp"
-#include "runtime/numerics_check.hpp"
-#include "runtime/object_layout.hpp"
-#include "runtime/reference_outputs.hpp"
-#include "sim/plan/schedule.hpp"
+#include "runtime/executor/input_data.hpp"
+#include "runtime/executor/numerics_check.hpp"
+#include "runtime/executor/object_layout.hpp"
+#include "runtime/executor/reference_outputs.hpp"
+#include "sim/schedules/schedule.hpp"
 
 using namespace tilesim;
 using namespace tilesim::runtime;
@@ -51,7 +51,7 @@ void run_chunk(const Plan& plan, const InputData& inputs, int chunk, std::vector
   inputs.fill(object_named(plan, "Q[" + std::to_string(chunk) + "]"), q);
   std::vector<float> bo(o.size()), bl(lse.size());
   for (int k = 0; k < plan.ranks; ++k) {
-    if (plan.layout.mask(chunk, k, plan.shape.causal) == BlockMask::skip) continue;
+    if (plan.layout.mask(chunk, k, plan.shape.causal) == BlockPairMask::skip) continue;
     std::vector<float> kv(static_cast<std::size_t>(block_elements(plan, Tensor::kv)));
     inputs.fill(object_named(plan, "KV[" + std::to_string(k) + "]"), kv);
     const std::span<const float> all(kv);

@@ -1,9 +1,9 @@
 // Measured timings become the simulator's result structure.
 #include <catch2/catch.hpp>
 
-#include "runtime/measured_result.hpp"
-#include "runtime/output_digest.hpp"
-#include "sim/plan/schedule.hpp"
+#include "runtime/executor/measured_result.hpp"
+#include "runtime/executor/output_digest.hpp"
+#include "sim/schedules/schedule.hpp"
 
 using namespace tilesim;
 using namespace tilesim::runtime;

@@ -8,7 +8,7 @@ using namespace tilesim::testing;
 
 namespace {
 
-void check_every_rank(const ValidationReport& report, double in) {
+void check_every_rank(const PlanReport& report, double in) {
   INFO(errors_of(report));
   REQUIRE(report.ok());
   for (const RankStats& r : report.ranks) {
@@ -44,7 +44,7 @@ TEST_CASE("schedules: ring backward values for one shape, written out") {
   // S = 48K, P = 8, MHA: c = 6144, kv = 2*6144*32*128*2 = 100663296 bytes,
   // dkv = 201326592 bytes: 7 kv + 8 dkv = 2315255808 bytes.
   const AttentionShape bwd = shape_with(false, false, PassSelection::backward);
-  const ValidationReport report = validate_plan(plan_of("ring", bwd, 8));
+  const PlanReport report = validate_plan(plan_of("ring", bwd, 8));
   REQUIRE(report.ok());
   CHECK(report.max_bytes_received() == 2315255808.0);
 }
@@ -84,7 +84,7 @@ TEST_CASE("schedules: usp backward adds the ring's (r-1) kv + r dkv") {
 
 TEST_CASE("schedules: ring backward keeps Q-side tensors home and double-buffers KV, dKV") {
   const AttentionShape shape = shape_with(false, false, PassSelection::backward, 8 * 1024);
-  const ValidationReport report = validate_plan(plan_of("ring", shape, 8));
+  const PlanReport report = validate_plan(plan_of("ring", shape, 8));
   REQUIRE(report.ok());
   const std::int64_t c = 1024;
   // Own Q, KV, O, LSE, dO, dQ, dKV plus at most two foreign KV and two foreign

@@ -19,7 +19,7 @@ TEST_CASE("schedules: zigzag balances causal work exactly") {
   for (int p : {2, 4, 8}) {
     for (PassSelection pass : {PassSelection::forward, PassSelection::backward}) {
       const AttentionShape shape = shape_with(true, true, pass, 8192);
-      const ValidationReport report = validate_plan(plan_of("zigzag", shape, p));
+      const PlanReport report = validate_plan(plan_of("zigzag", shape, p));
       REQUIRE(report.ok());
       // Every rank: (2P-1) full + 2 diagonal blocks of h = S/2P tokens.
       const double h = 8192.0 / (2 * p);
@@ -48,7 +48,7 @@ TEST_CASE("schedules: striped balance is (Pc + P)/(Pc + 1)") {
 TEST_CASE("schedules: causal allgather_kv, pass_q, double_ring, ulysses and usp are balanced") {
   for (const char* kind : {"allgather_kv", "pass_q", "double_ring", "ulysses", "usp"}) {
     const AttentionShape shape = shape_with(false, true, PassSelection::forward, 8192);
-    const ValidationReport report = validate_plan(plan_of(kind, shape, 8, 2, 4));
+    const PlanReport report = validate_plan(plan_of(kind, shape, 8, 2, 4));
     INFO(kind << "\n" << errors_of(report));
     REQUIRE(report.ok());
     CHECK(compute_balance(report) <= 1.05);
@@ -57,7 +57,7 @@ TEST_CASE("schedules: causal allgather_kv, pass_q, double_ring, ulysses and usp 
 
 TEST_CASE("schedules: a ulysses rank computes 1/P of the heads over the whole sequence") {
   const AttentionShape shape = shape_with(false, false, PassSelection::forward, 8192);
-  const ValidationReport report = validate_plan(plan_of("ulysses", shape, 4));
+  const PlanReport report = validate_plan(plan_of("ulysses", shape, 4));
   REQUIRE(report.ok());
   // 4*b*S^2*(H/P)*d per rank.
   for (const RankStats& r : report.ranks) {

@@ -1,7 +1,7 @@
 // Closed-form bytes per rank, forward (docs/schedules.md has the derivations).
 #include <catch2/catch.hpp>
 
-#include "sim/plan/schedule_kinds.hpp"
+#include "sim/schedules/schedule_kinds.hpp"
 #include "tests/schedule_fixtures.hpp"
 
 using namespace tilesim;
@@ -9,7 +9,7 @@ using namespace tilesim::testing;
 
 namespace {
 
-void check_every_rank(const ValidationReport& report, double in, double out) {
+void check_every_rank(const PlanReport& report, double in, double out) {
   INFO(errors_of(report));
   REQUIRE(report.ok());
   for (const RankStats& r : report.ranks) {

@@ -69,9 +69,9 @@ TEST_CASE(
     }
   }
   REQUIRE(first >= 0);
-  BlockPair& pair = program.mutable_pairs(first)[0];
+  ChunkPair& pair = program.mutable_pairs(first)[0];
   pair.kv_chunk = pair.q_chunk + 1;  // same tokens, head group 1
-  const ValidationReport report = validate_plan(plan);
+  const PlanReport report = validate_plan(plan);
   INFO(errors_of(report));
   CHECK_FALSE(report.ok());
   CHECK(errors_of(report).find("q chunk is in head group 0 and kv chunk in head group 1") !=

@@ -27,7 +27,7 @@ TEST_CASE("schedules: every kind simulates from the example scenarios") {
   for (const Run& run : runs) {
     INFO(run.file);
     const PreparedScenario p = prepare_scenario(dir + run.file, run.overrides);
-    ValidationReport report;
+    PlanReport report;
     const Plan plan = build_valid_plan(p.scenario, &report);
     const SimulationResult result = simulate(plan, p.topology, p.profile);
     const Figures f = summarize(result);

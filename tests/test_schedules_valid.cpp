@@ -15,7 +15,7 @@ struct Case {
 };
 
 void check_valid(const Plan& plan, const char* what) {
-  const ValidationReport report = validate_plan(plan);
+  const PlanReport report = validate_plan(plan);
   INFO(what << ": " << plan.schedule << " P = " << plan.ranks << "\n" << errors_of(report));
   REQUIRE(report.ok());
   // Total FLOPs equal the single-GPU work of the passes the plan runs.

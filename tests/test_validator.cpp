@@ -2,8 +2,8 @@
 #include <string>
 
 #include "sim/plan/program_builder.hpp"
-#include "sim/plan/ring_schedule.hpp"
 #include "sim/plan/validator.hpp"
+#include "sim/schedules/ring_schedule.hpp"
 #include "tests/plan_fixtures.hpp"
 
 using namespace tilesim;
@@ -20,14 +20,14 @@ int find_op(const Plan& plan, int rank, OpKind kind, int nth = 0) {
   return -1;
 }
 
-bool mentions(const ValidationReport& report, const std::string& text) {
+bool mentions(const PlanReport& report, const std::string& text) {
   for (const auto& e : report.errors) {
     if (e.find(text) != std::string::npos) return true;
   }
   return false;
 }
 
-std::string all_errors(const ValidationReport& report) {
+std::string all_errors(const PlanReport& report) {
   std::string out;
   for (const auto& e : report.errors) out += e + "\n";
   return out;
@@ -45,7 +45,7 @@ TEST_CASE("validator names a missing block") {
   Plan plan = make_ring_plan(mha_shape(4096), 4);
   // Rank 2's second compute is Q[2] x KV[1].
   plan.programs[2].remove(find_op(plan, 2, OpKind::compute, 1));
-  const ValidationReport report = validate_plan(plan);
+  const PlanReport report = validate_plan(plan);
   INFO(all_errors(report));
   CHECK_FALSE(report.ok());
   CHECK(mentions(report, "missing block (q 2, kv 1)"));
@@ -59,7 +59,7 @@ TEST_CASE("validator names a duplicated block and both ops") {
   const int reads[] = {0, 1};   // Q[0], KV[0]
   const int writes[] = {2, 3};  // O[0], LSE[0]
   const int extra = build.compute(0, 0, 0, Pass::fwd, reads, writes);
-  const ValidationReport report = validate_plan(plan);
+  const PlanReport report = validate_plan(plan);
   INFO(all_errors(report));
   CHECK(mentions(report, "duplicated block (q 0, kv 0)"));
   CHECK(mentions(report, "rank 0 op " + std::to_string(extra)));
@@ -69,7 +69,7 @@ TEST_CASE("validator names an unmatched send") {
   Plan plan = make_ring_plan(mha_shape(4096), 4);
   // Drop rank 1's last recv: rank 0's last send has no partner.
   plan.programs[1].remove(find_op(plan, 1, OpKind::recv, 2));
-  const ValidationReport report = validate_plan(plan);
+  const PlanReport report = validate_plan(plan);
   INFO(all_errors(report));
   CHECK(mentions(report, "rank 0 op"));
   CHECK(mentions(report, "has no matching recv"));
@@ -87,7 +87,7 @@ TEST_CASE("validator names a compute that runs before its input arrives") {
   const int writes[] = {3 * 4 + 2, 3 * 4 + 3};
   program.set_refs(first, reads, writes, {});
   program.mutable_pairs(first)[0].kv_chunk = 1;
-  const ValidationReport report = validate_plan(plan);
+  const PlanReport report = validate_plan(plan);
   INFO(all_errors(report));
   CHECK(
       mentions(report, "rank 3 op " + std::to_string(first) +
@@ -112,7 +112,7 @@ TEST_CASE("validator reports a deadlock in the comm order") {
     build.compute(r, r, r, Pass::fwd, reads_local, writes);
     build.compute(r, r, other, Pass::fwd, reads_remote, writes);
   }
-  const ValidationReport report = validate_plan(plan);
+  const PlanReport report = validate_plan(plan);
   INFO(all_errors(report));
   CHECK(mentions(report, "deadlock"));
   CHECK(mentions(report, "rank 0 op 0: recv KV[1] from rank 1"));

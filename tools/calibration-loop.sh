@@ -11,7 +11,7 @@
 # --nice N (e.g. -10, needs root) runs calibrate and the runs at that niceness, so that on a
 # host shared with other work the measurements see the machine rather than the neighbours.
 # Calibrate runs on as many ranks as the largest run (default 4), so that its probe runs
-# through the executor (runtime/calibration_probes.hpp) see the runs' sharing of cores.
+# through the executor (runtime/calibration/calibration_probes.hpp) see the runs' sharing of cores.
 # Each run is repeated N times (default 5), the repeats going round all runs in
 # turn, and the fastest kept, as calibrate keeps the fastest sample: on a shared host, load
 # from other processes only ever adds time.

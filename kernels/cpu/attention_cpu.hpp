@@ -21,17 +21,18 @@
 
 #include <span>
 
-#include "kernels/attention_shape.hpp"
+#include "kernels/block_shape.hpp"
 
 namespace tilesim::kernels {
 
 // Writes o [batch][q_tokens][heads][head_dim] and lse [batch][heads][q_tokens].
-void attention_forward_cpu(const BlockShape& shape, const BlockMask& mask, std::span<const float> q,
-                           std::span<const float> k, std::span<const float> v, std::span<float> o,
-                           std::span<float> lse, int threads = 1);
+void attention_forward_cpu(const BlockShape& shape, const PositionMask& mask,
+                           std::span<const float> q, std::span<const float> k,
+                           std::span<const float> v, std::span<float> o, std::span<float> lse,
+                           int threads = 1);
 
 // ADDS this block's contributions into dq, dk, dv (zero them first for a single block).
-void attention_backward_cpu(const BlockShape& shape, const BlockMask& mask,
+void attention_backward_cpu(const BlockShape& shape, const PositionMask& mask,
                             std::span<const float> q, std::span<const float> k,
                             std::span<const float> v, std::span<const float> o,
                             std::span<const float> d_o, std::span<const float> lse,

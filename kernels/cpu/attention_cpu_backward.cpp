@@ -77,7 +77,7 @@ void backward_row(const BlockShape& s, float scale, const RowInputs& row, Backwa
 
 }  // namespace
 
-void attention_backward_cpu(const BlockShape& s, const BlockMask& mask, std::span<const float> q,
+void attention_backward_cpu(const BlockShape& s, const PositionMask& mask, std::span<const float> q,
                             std::span<const float> k, std::span<const float> v,
                             std::span<const float> o, std::span<const float> d_o,
                             std::span<const float> lse, std::span<float> dq, std::span<float> dk,

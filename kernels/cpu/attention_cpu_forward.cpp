@@ -68,7 +68,7 @@ void forward_row(const BlockShape& s, Index visible, ForwardScratch& w, float* o
 
 }  // namespace
 
-void attention_forward_cpu(const BlockShape& s, const BlockMask& mask, std::span<const float> q,
+void attention_forward_cpu(const BlockShape& s, const PositionMask& mask, std::span<const float> q,
                            std::span<const float> k, std::span<const float> v, std::span<float> o,
                            std::span<float> lse, int threads) {
   validate_block(s, mask);

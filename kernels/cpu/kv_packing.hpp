@@ -7,7 +7,7 @@
 #include <span>
 #include <vector>
 
-#include "kernels/attention_shape.hpp"
+#include "kernels/block_shape.hpp"
 
 namespace tilesim::kernels::detail {
 

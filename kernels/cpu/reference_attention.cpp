@@ -36,7 +36,7 @@ double score(const BlockShape& s, const Indexer& at, std::span<const double> q,
 
 }  // namespace
 
-void reference_forward(const BlockShape& s, const BlockMask& mask, std::span<const double> q,
+void reference_forward(const BlockShape& s, const PositionMask& mask, std::span<const double> q,
                        std::span<const double> k, std::span<const double> v, std::span<double> o,
                        std::span<double> lse) {
   validate_block(s, mask);
@@ -76,7 +76,7 @@ void reference_forward(const BlockShape& s, const BlockMask& mask, std::span<con
   }
 }
 
-void reference_backward(const BlockShape& s, const BlockMask& mask, std::span<const double> q,
+void reference_backward(const BlockShape& s, const PositionMask& mask, std::span<const double> q,
                         std::span<const double> k, std::span<const double> v,
                         std::span<const double> o, std::span<const double> d_o,
                         std::span<const double> lse, std::span<double> dq, std::span<double> dk,

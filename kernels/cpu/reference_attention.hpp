@@ -16,22 +16,22 @@
 #include <span>
 #include <vector>
 
-#include "kernels/attention_shape.hpp"
+#include "kernels/block_shape.hpp"
 
 namespace tilesim::kernels {
 
 // Writes o [batch][q_tokens][heads][head_dim] and lse [batch][heads][q_tokens].
-void reference_forward(const BlockShape& shape, const BlockMask& mask, std::span<const double> q,
+void reference_forward(const BlockShape& shape, const PositionMask& mask, std::span<const double> q,
                        std::span<const double> k, std::span<const double> v, std::span<double> o,
                        std::span<double> lse);
 
 // ADDS this block's contributions into dq, dk, dv (zero them for a single block).
 // o and lse are the final merged values of the full rows; d_o is the gradient of O.
-void reference_backward(const BlockShape& shape, const BlockMask& mask, std::span<const double> q,
-                        std::span<const double> k, std::span<const double> v,
-                        std::span<const double> o, std::span<const double> d_o,
-                        std::span<const double> lse, std::span<double> dq, std::span<double> dk,
-                        std::span<double> dv);
+void reference_backward(const BlockShape& shape, const PositionMask& mask,
+                        std::span<const double> q, std::span<const double> k,
+                        std::span<const double> v, std::span<const double> o,
+                        std::span<const double> d_o, std::span<const double> lse,
+                        std::span<double> dq, std::span<double> dk, std::span<double> dv);
 
 struct ReferencePartial {
   std::span<const double> o;    // [batch][tokens][heads][head_dim]

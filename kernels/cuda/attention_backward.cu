@@ -265,7 +265,7 @@ void attention_rowsum_cuda(const RowsShape& rows, DType dtype, const float* o, c
   cuda_detail::check_launch("attention_rowsum_cuda");
 }
 
-void attention_backward_cuda(const BlockShape& shape, const BlockMask& mask, DType dtype,
+void attention_backward_cuda(const BlockShape& shape, const PositionMask& mask, DType dtype,
                              const void* q, const void* k, const void* v, const void* d_o,
                              const float* lse, const float* d_rowsum, float* dq, float* dk,
                              float* dv, void* stream) {

@@ -22,7 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/attention_shape.hpp"
+#include "kernels/block_shape.hpp"
 
 namespace tilesim::kernels {
 
@@ -32,7 +32,7 @@ enum class DType { bf16, fp16 };
 bool attention_cuda_supports_head_dim(std::int64_t head_dim);
 
 // o [batch][q_tokens][heads][head_dim] fp32, lse [batch][heads][q_tokens] fp32 (written).
-void attention_forward_cuda(const BlockShape& shape, const BlockMask& mask, DType dtype,
+void attention_forward_cuda(const BlockShape& shape, const PositionMask& mask, DType dtype,
                             const void* q, const void* k, const void* v, float* o, float* lse,
                             void* stream);
 
@@ -43,7 +43,7 @@ void attention_rowsum_cuda(const RowsShape& rows, DType dtype, const float* o, c
 // ADDS this block's contributions into dq [batch][q_tokens][heads][head_dim] and
 // dk, dv [batch][kv_tokens][kv_heads][head_dim] (fp32; zero them for a single block).
 // lse and d_rowsum are the full row's final values.
-void attention_backward_cuda(const BlockShape& shape, const BlockMask& mask, DType dtype,
+void attention_backward_cuda(const BlockShape& shape, const PositionMask& mask, DType dtype,
                              const void* q, const void* k, const void* v, const void* d_o,
                              const float* lse, const float* d_rowsum, float* dq, float* dk,
                              float* dv, void* stream);

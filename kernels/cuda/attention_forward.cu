@@ -183,7 +183,7 @@ bool attention_cuda_supports_head_dim(std::int64_t head_dim) {
   return head_dim == 64 || head_dim == 128;
 }
 
-void attention_forward_cuda(const BlockShape& shape, const BlockMask& mask, DType dtype,
+void attention_forward_cuda(const BlockShape& shape, const PositionMask& mask, DType dtype,
                             const void* q, const void* k, const void* v, float* o, float* lse,
                             void* stream) {
   const cuda_detail::BlockParams p = cuda_detail::make_block_params(shape, mask);

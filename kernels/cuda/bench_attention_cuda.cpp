@@ -112,7 +112,8 @@ int main() {
         tk::DeviceBuffer dk = f32(s.kv_elements());
         tk::DeviceBuffer dv = f32(s.kv_elements());
         for (bool causal : {false, true}) {
-          const tk::BlockMask m{causal ? tk::MaskKind::causal : tk::MaskKind::full, {0, 1}, {0, 1}};
+          const tk::PositionMask m{
+              causal ? tk::MaskKind::causal : tk::MaskKind::full, {0, 1}, {0, 1}};
           const double flops = tk::forward_flops(s, m);
           const int iterations = chunk <= 2048 ? 20 : 5;
           const double fwd = seconds_per_call(

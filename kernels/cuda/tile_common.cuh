@@ -13,7 +13,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "kernels/attention_shape.hpp"
+#include "kernels/block_shape.hpp"
 
 namespace tilesim::kernels::cuda_detail {
 
@@ -109,7 +109,7 @@ __host__ __device__ __forceinline__ int visible_prefix(long long pq, long long k
 }
 
 // Host side: checks the block against what the kernels support and packs it for them.
-inline BlockParams make_block_params(const BlockShape& s, const BlockMask& m) {
+inline BlockParams make_block_params(const BlockShape& s, const PositionMask& m) {
   validate_block(s, m);
   if (s.head_dim != 64 && s.head_dim != 128) {
     throw std::invalid_argument("attention CUDA kernels: head_dim " + std::to_string(s.head_dim) +

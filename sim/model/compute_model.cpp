@@ -4,7 +4,7 @@
 
 namespace tilesim {
 
-double ComputeModel::pair_time_s(Pass pass, BlockPair pair) const {
+double ComputeModel::pair_time_s(Pass pass, ChunkPair pair) const {
   const Chunk& q = plan_->chunks[static_cast<std::size_t>(pair.q_chunk)];
   const Chunk& kv = plan_->chunks[static_cast<std::size_t>(pair.kv_chunk)];
   const double size = std::sqrt(static_cast<double>(q.tokens) * static_cast<double>(kv.tokens));
@@ -28,7 +28,7 @@ double ComputeModel::pair_time_s(Pass pass, BlockPair pair) const {
 double ComputeModel::compute_time_s(const RankProgram& program, int index) const {
   const Pass pass = program.op(index).pass;
   double time_s = 0.0;
-  for (BlockPair pair : program.pairs(index)) time_s += pair_time_s(pass, pair);
+  for (ChunkPair pair : program.pairs(index)) time_s += pair_time_s(pass, pair);
   return time_s + profile_->launch_overhead_s;
 }
 

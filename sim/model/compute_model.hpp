@@ -19,7 +19,7 @@ class ComputeModel {
   double compute_time_s(const RankProgram& program, int index) const;
   // One (q chunk, kv chunk) pair: its token blocks at the pair's efficiency
   // (by its size sqrt(nq * nk)), causally cut blocks also at the causal factor.
-  double pair_time_s(Pass pass, BlockPair pair) const;
+  double pair_time_s(Pass pass, ChunkPair pair) const;
   // The same attention on one GPU: the whole sequence as one block per pass.
   double single_gpu_time_s() const;
 

@@ -21,7 +21,7 @@ void FusingBuilder::list(std::vector<int>& into, std::vector<std::uint32_t>& sta
   }
 }
 
-void FusingBuilder::compute(BlockPair pair, Pass pass, std::span<const int> reads,
+void FusingBuilder::compute(ChunkPair pair, Pass pass, std::span<const int> reads,
                             std::span<const int> writes) {
   if (!pairs_.empty() && pass != pass_) flush();
   pass_ = pass;

@@ -36,7 +36,7 @@ class FusingBuilder {
   FusingBuilder& operator=(const FusingBuilder&) = delete;
   ~FusingBuilder() = default;
 
-  void compute(BlockPair pair, Pass pass, std::span<const int> reads, std::span<const int> writes);
+  void compute(ChunkPair pair, Pass pass, std::span<const int> reads, std::span<const int> writes);
   int send(int object, int to, int group, std::span<const int> after = {});
   int recv(int object, int from, int group, std::span<const int> after = {});
   int merge(std::span<const int> partials, std::span<const int> targets);
@@ -53,7 +53,7 @@ class FusingBuilder {
   int rank_;
   bool fuse_;
   Pass pass_ = Pass::fwd;
-  std::vector<BlockPair> pairs_;
+  std::vector<ChunkPair> pairs_;
   std::vector<int> reads_, writes_;
 };
 

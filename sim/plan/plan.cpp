@@ -67,7 +67,7 @@ int RankProgram::add(Op op, std::span<const int> reads, std::span<const int> wri
   return static_cast<int>(ops_.size()) - 1;
 }
 
-int RankProgram::add_compute(Op op, std::span<const BlockPair> pairs, std::span<const int> reads,
+int RankProgram::add_compute(Op op, std::span<const ChunkPair> pairs, std::span<const int> reads,
                              std::span<const int> writes, std::span<const int> after) {
   if (pairs.empty()) throw std::invalid_argument("a compute op needs at least one block pair");
   op.kind = OpKind::compute;
@@ -135,7 +135,7 @@ double Plan::compute_flops(OpId id) const {
   const double per_pair =
       op.pass == Pass::fwd ? shape.flops_per_pair_forward() : shape.flops_per_pair_backward();
   double pairs = 0.0;
-  for (BlockPair bp : program.pairs(id.index)) pairs += unmasked_pairs(bp.q_chunk, bp.kv_chunk);
+  for (ChunkPair bp : program.pairs(id.index)) pairs += unmasked_pairs(bp.q_chunk, bp.kv_chunk);
   return per_pair * pairs / static_cast<double>(head_groups);
 }
 

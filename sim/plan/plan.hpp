@@ -77,10 +77,10 @@ struct OpId {
 };
 
 // One (q chunk, kv chunk) block pair of a compute op.
-struct BlockPair {
+struct ChunkPair {
   std::int32_t q_chunk = -1;
   std::int32_t kv_chunk = -1;
-  friend bool operator==(BlockPair, BlockPair) = default;
+  friend bool operator==(ChunkPair, ChunkPair) = default;
 };
 
 struct Op {
@@ -88,7 +88,7 @@ struct Op {
   Pass pass = Pass::fwd;
   std::uint16_t pair_count = 0;  // compute: block pairs (RankProgram::pairs)
   std::int32_t peer = -1;        // send: destination, recv: source
-  std::int32_t group = -1;       // send/recv: comm group
+  std::int32_t comm_group = -1;  // send/recv: comm group
   std::uint32_t pairs_begin = 0;
   std::uint32_t refs_begin = 0;
   std::uint16_t read_count = 0;
@@ -103,7 +103,7 @@ class RankProgram {
   int add(Op op, std::span<const int> reads, std::span<const int> writes,
           std::span<const int> after);
   // A compute op over `pairs` (at least one).
-  int add_compute(Op op, std::span<const BlockPair> pairs, std::span<const int> reads,
+  int add_compute(Op op, std::span<const ChunkPair> pairs, std::span<const int> reads,
                   std::span<const int> writes, std::span<const int> after);
 
   std::size_t size() const { return ops_.size(); }
@@ -122,12 +122,12 @@ class RankProgram {
     const Op& o = op(index);
     return {refs_.data() + o.refs_begin + o.read_count + o.write_count, o.after_count};
   }
-  std::span<const BlockPair> pairs(int index) const {
+  std::span<const ChunkPair> pairs(int index) const {
     const Op& o = op(index);
     return {pairs_.data() + o.pairs_begin, o.pair_count};
   }
   // Tests corrupt plans through this.
-  std::span<BlockPair> mutable_pairs(int index) {
+  std::span<ChunkPair> mutable_pairs(int index) {
     const Op& o = op(index);
     return {pairs_.data() + o.pairs_begin, o.pair_count};
   }
@@ -140,7 +140,7 @@ class RankProgram {
  private:
   std::vector<Op> ops_;
   std::vector<std::int32_t> refs_;
-  std::vector<BlockPair> pairs_;
+  std::vector<ChunkPair> pairs_;
 };
 
 struct Plan {

@@ -67,10 +67,10 @@ std::string plan_digest(const Plan& plan) {
       fnv.add(static_cast<std::uint8_t>(op.kind));
       fnv.add(static_cast<std::uint8_t>(op.pass));
       fnv.add(op.peer);
-      fnv.add(op.group);
+      fnv.add(op.comm_group);
       const auto pairs = program.pairs(index);
       fnv.add(static_cast<std::uint64_t>(pairs.size()));
-      for (const BlockPair& p : pairs) {
+      for (const ChunkPair& p : pairs) {
         fnv.add(p.q_chunk);
         fnv.add(p.kv_chunk);
       }

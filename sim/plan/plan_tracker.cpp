@@ -117,12 +117,12 @@ void PlanTracker::build_rank(int rank) {
     rs.op[static_cast<std::size_t>(i)].pending = pending;
 
     if (on_comm_stream(op.kind)) {
-      if (op.group != last_group_id || rs.groups.empty()) {
-        group_runs.emplace_back(op.group, i);
+      if (op.comm_group != last_group_id || rs.groups.empty()) {
+        group_runs.emplace_back(op.comm_group, i);
         Group g;
         g.begin = g.end = static_cast<std::uint32_t>(rs.comm_ops.size());
         rs.groups.push_back(g);
-        last_group_id = op.group;
+        last_group_id = op.comm_group;
       }
       rs.op[static_cast<std::size_t>(i)].group = static_cast<std::int32_t>(rs.groups.size() - 1);
       rs.comm_ops.push_back(i);

@@ -7,11 +7,11 @@ namespace tilesim {
 int ProgramBuilder::compute(int rank, int q_chunk, int kv_chunk, Pass pass,
                             std::span<const int> reads, std::span<const int> writes,
                             std::span<const int> after) {
-  const BlockPair pair[] = {{q_chunk, kv_chunk}};
+  const ChunkPair pair[] = {{q_chunk, kv_chunk}};
   return compute(rank, pair, pass, reads, writes, after);
 }
 
-int ProgramBuilder::compute(int rank, std::span<const BlockPair> pairs, Pass pass,
+int ProgramBuilder::compute(int rank, std::span<const ChunkPair> pairs, Pass pass,
                             std::span<const int> reads, std::span<const int> writes,
                             std::span<const int> after) {
   Op op;
@@ -23,7 +23,7 @@ int ProgramBuilder::send(int rank, int object, int to, int group, std::span<cons
   Op op;
   op.kind = OpKind::send;
   op.peer = to;
-  op.group = group;
+  op.comm_group = group;
   const int reads[] = {object};
   return program(rank).add(op, reads, {}, after);
 }
@@ -32,7 +32,7 @@ int ProgramBuilder::recv(int rank, int object, int from, int group, std::span<co
   Op op;
   op.kind = OpKind::recv;
   op.peer = from;
-  op.group = group;
+  op.comm_group = group;
   const int writes[] = {object};
   return program(rank).add(op, {}, writes, after);
 }

@@ -15,7 +15,7 @@ class ProgramBuilder {
   int compute(int rank, int q_chunk, int kv_chunk, Pass pass, std::span<const int> reads,
               std::span<const int> writes, std::span<const int> after = {});
   // One fused compute over several block pairs (plan.hpp).
-  int compute(int rank, std::span<const BlockPair> pairs, Pass pass, std::span<const int> reads,
+  int compute(int rank, std::span<const ChunkPair> pairs, Pass pass, std::span<const int> reads,
               std::span<const int> writes, std::span<const int> after = {});
   int send(int rank, int object, int to, int group, std::span<const int> after = {});
   int recv(int rank, int object, int from, int group, std::span<const int> after = {});

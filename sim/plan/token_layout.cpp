@@ -2,13 +2,13 @@
 
 namespace tilesim {
 
-std::string_view to_string(BlockMask mask) {
+std::string_view to_string(BlockPairMask mask) {
   switch (mask) {
-    case BlockMask::full:
+    case BlockPairMask::full:
       return "full";
-    case BlockMask::causal:
+    case BlockPairMask::causal:
       return "causal";
-    case BlockMask::skip:
+    case BlockPairMask::skip:
       return "skip";
   }
   return "?";
@@ -22,16 +22,16 @@ std::int64_t TokenLayout::block_stride() const {
   return kind == LayoutKind::contiguous ? 1 : blocks;
 }
 
-BlockMask TokenLayout::mask(int q_block, int kv_block, bool causal) const {
-  if (!causal) return BlockMask::full;
+BlockPairMask TokenLayout::mask(int q_block, int kv_block, bool causal) const {
+  if (!causal) return BlockPairMask::full;
   if (kind == LayoutKind::contiguous) {
-    if (q_block > kv_block) return BlockMask::full;
-    return q_block == kv_block ? BlockMask::causal : BlockMask::skip;
+    if (q_block > kv_block) return BlockPairMask::full;
+    return q_block == kv_block ? BlockPairMask::causal : BlockPairMask::skip;
   }
   // Striped blocks interleave, so every pair is a (shifted) triangle; with one
   // token per block the strictly-upper pair is empty.
-  if (kv_block > q_block && block_tokens() == 1) return BlockMask::skip;
-  return BlockMask::causal;
+  if (kv_block > q_block && block_tokens() == 1) return BlockPairMask::skip;
+  return BlockPairMask::causal;
 }
 
 double TokenLayout::unmasked_pairs(int q_block, int kv_block, bool causal) const {

@@ -17,9 +17,9 @@
 namespace tilesim {
 
 enum class LayoutKind { contiguous, striped };
-enum class BlockMask { full, causal, skip };
+enum class BlockPairMask { full, causal, skip };
 
-std::string_view to_string(BlockMask mask);
+std::string_view to_string(BlockPairMask mask);
 
 struct TokenLayout {
   LayoutKind kind = LayoutKind::contiguous;
@@ -32,7 +32,7 @@ struct TokenLayout {
   std::int64_t block_stride() const;
   // Number of (query, key) pairs of blocks (qi, ki) that attend.
   double unmasked_pairs(int q_block, int kv_block, bool causal) const;
-  BlockMask mask(int q_block, int kv_block, bool causal) const;
+  BlockPairMask mask(int q_block, int kv_block, bool causal) const;
 };
 
 }  // namespace tilesim

@@ -75,7 +75,7 @@ class Validator {
     }
   }
 
-  ValidationReport run() {
+  PlanReport run() {
     if (!check_structure()) return std::move(report_);
     check_coverage();
     check_availability();
@@ -143,7 +143,7 @@ class Validator {
       error(fmt::format("rank {} op {}: compute has no block pairs", r, i));
       return;
     }
-    for (BlockPair bp : pairs) {
+    for (ChunkPair bp : pairs) {
       if (bp.q_chunk < 0 || bp.q_chunk >= chunks || bp.kv_chunk < 0 || bp.kv_chunk >= chunks) {
         error(fmt::format("rank {} op {}: compute names a chunk outside 0..{}", r, i, chunks - 1));
         return;
@@ -174,7 +174,7 @@ class Validator {
           static_cast<std::int64_t>(chunk) * kTensorKinds + static_cast<int>(t));
     };
     const bool fwd = program.op(i).pass == Pass::fwd;
-    for (BlockPair bp : pairs) {
+    for (ChunkPair bp : pairs) {
       std::string missing;
       auto need = [&](const std::vector<std::int64_t>& keys, int chunk, Tensor t, bool read) {
         if (!has(keys, chunk, t)) {
@@ -235,12 +235,12 @@ class Validator {
                             to_string(op.pass)));
           continue;
         }
-        for (BlockPair bp : program.pairs(i)) {
+        for (ChunkPair bp : program.pairs(i)) {
           bool any_unmasked = false;
           const int h = head_group(bp.q_chunk);
           for (int qb : plan_.chunks[static_cast<std::size_t>(bp.q_chunk)].blocks) {
             for (int kb : plan_.chunks[static_cast<std::size_t>(bp.kv_chunk)].blocks) {
-              if (plan_.layout.mask(qb, kb, plan_.shape.causal) == BlockMask::skip) continue;
+              if (plan_.layout.mask(qb, kb, plan_.shape.causal) == BlockPairMask::skip) continue;
               any_unmasked = true;
               const std::size_t k = pair_index(h, qb, kb);
               if (done[p][k] == 1) {
@@ -264,7 +264,7 @@ class Validator {
       for (int h = 0; h < plan_.head_groups; ++h) {
         for (int qb = 0; qb < plan_.layout.blocks; ++qb) {
           for (int kb = 0; kb < plan_.layout.blocks; ++kb) {
-            if (plan_.layout.mask(qb, kb, plan_.shape.causal) == BlockMask::skip) continue;
+            if (plan_.layout.mask(qb, kb, plan_.shape.causal) == BlockPairMask::skip) continue;
             if (done[p][pair_index(h, qb, kb)] == 0) {
               error(fmt::format("missing block (q {}, kv {}{}) {}: no rank computes it", qb, kb,
                                 group_suffix(h), p == 0 ? "fwd" : "bwd"));
@@ -282,7 +282,7 @@ class Validator {
       for (int i = 0; i < static_cast<int>(program.size()); ++i) {
         const Op& op = program.op(i);
         if (op.kind != OpKind::compute || op.pass != pass) continue;
-        for (BlockPair bp : program.pairs(i)) {
+        for (ChunkPair bp : program.pairs(i)) {
           if (head_group(bp.q_chunk) != h) continue;
           const auto& qs = plan_.chunks[static_cast<std::size_t>(bp.q_chunk)].blocks;
           const auto& ks = plan_.chunks[static_cast<std::size_t>(bp.kv_chunk)].blocks;
@@ -349,12 +349,12 @@ class Validator {
     }
   }
 
-  Contribution pair_contribution(BlockPair bp, Pass pass) const {
+  Contribution pair_contribution(ChunkPair bp, Pass pass) const {
     Contribution c;
     const int h = head_group(bp.q_chunk);
     for (int qb : plan_.chunks[static_cast<std::size_t>(bp.q_chunk)].blocks) {
       for (int kb : plan_.chunks[static_cast<std::size_t>(bp.kv_chunk)].blocks) {
-        if (plan_.layout.mask(qb, kb, plan_.shape.causal) == BlockMask::skip) continue;
+        if (plan_.layout.mask(qb, kb, plan_.shape.causal) == BlockPairMask::skip) continue;
         ++c.count;
         c.hash += mix64(pair_index(h, qb, kb) * 2 + (pass == Pass::fwd ? 0 : 1));
       }
@@ -371,7 +371,7 @@ class Validator {
     const Op& op = program.op(id.index);
     by_q_.clear();
     by_kv_.clear();
-    for (BlockPair bp : program.pairs(id.index)) {
+    for (ChunkPair bp : program.pairs(id.index)) {
       const Contribution c = pair_contribution(bp, op.pass);
       by_q_.emplace_back(bp.q_chunk, c);
       by_kv_.emplace_back(bp.kv_chunk, c);
@@ -415,7 +415,7 @@ class Validator {
       for (int other = 0; other < plan_.layout.blocks; ++other) {
         const int qb = reduces_over_kv(obj.tensor) ? own : other;
         const int kb = reduces_over_kv(obj.tensor) ? other : own;
-        if (plan_.layout.mask(qb, kb, plan_.shape.causal) == BlockMask::skip) continue;
+        if (plan_.layout.mask(qb, kb, plan_.shape.causal) == BlockPairMask::skip) continue;
         ++c.count;
         c.hash += mix64(pair_index(h, qb, kb) * 2 + (pass == Pass::fwd ? 0 : 1));
       }
@@ -493,7 +493,7 @@ class Validator {
   int chunk_of(int object) const { return chunk_[static_cast<std::size_t>(object)]; }
 
   const Plan& plan_;
-  ValidationReport report_;
+  PlanReport report_;
   std::vector<Tensor> tensor_;                              // per object
   std::vector<int> chunk_;                                  // per object
   std::vector<std::pair<int, Contribution>> by_q_, by_kv_;  // scratch of one compute
@@ -501,24 +501,24 @@ class Validator {
 
 }  // namespace
 
-double ValidationReport::max_bytes_received() const {
+double PlanReport::max_bytes_received() const {
   double m = 0.0;
   for (const auto& r : ranks) m = std::max(m, r.bytes_received);
   return m;
 }
 
-double ValidationReport::total_bytes_sent() const {
+double PlanReport::total_bytes_sent() const {
   double t = 0.0;
   for (const auto& r : ranks) t += r.bytes_sent;
   return t;
 }
 
-double ValidationReport::max_peak_bytes() const {
+double PlanReport::max_peak_bytes() const {
   double m = 0.0;
   for (const auto& r : ranks) m = std::max(m, r.peak_bytes);
   return m;
 }
 
-ValidationReport validate_plan(const Plan& plan) { return Validator(plan).run(); }
+PlanReport validate_plan(const Plan& plan) { return Validator(plan).run(); }
 
 }  // namespace tilesim

@@ -33,7 +33,7 @@ struct RankStats {
   TensorBytes peak_breakdown{};
 };
 
-struct ValidationReport {
+struct PlanReport {
   std::vector<std::string> errors;  // empty when the plan is valid
   std::vector<RankStats> ranks;
   bool ok() const { return errors.empty(); }
@@ -42,6 +42,6 @@ struct ValidationReport {
   double max_peak_bytes() const;
 };
 
-ValidationReport validate_plan(const Plan& plan);
+PlanReport validate_plan(const Plan& plan);
 
 }  // namespace tilesim

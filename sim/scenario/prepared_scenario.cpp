@@ -7,7 +7,7 @@
 
 #include "sim/core/input_error.hpp"
 #include "sim/core/units.hpp"
-#include "sim/plan/schedule.hpp"
+#include "sim/schedules/schedule.hpp"
 #include "sim/topology/topology_loader.hpp"
 
 namespace tilesim {
@@ -53,9 +53,9 @@ Plan build_plan(const Scenario& scenario) {
   }
 }
 
-Plan build_valid_plan(const Scenario& scenario, ValidationReport* report) {
+Plan build_valid_plan(const Scenario& scenario, PlanReport* report) {
   Plan plan = build_plan(scenario);
-  ValidationReport r = validate_plan(plan);
+  PlanReport r = validate_plan(plan);
   if (!r.ok()) {
     std::string all;
     for (const auto& e : r.errors) all += "\n  " + e;

@@ -39,6 +39,6 @@ void check_memory_budget(const Scenario& scenario, double peak_bytes);
 
 // Builds and validates; a plan that fails validation is a generator bug and
 // throws std::logic_error listing the validator's errors.
-Plan build_valid_plan(const Scenario& scenario, ValidationReport* report = nullptr);
+Plan build_valid_plan(const Scenario& scenario, PlanReport* report = nullptr);
 
 }  // namespace tilesim

@@ -21,7 +21,7 @@
 
 #include "sim/core/input_error.hpp"
 #include "sim/plan/attention_shape.hpp"
-#include "sim/plan/schedule.hpp"
+#include "sim/schedules/schedule.hpp"
 
 namespace tilesim {
 

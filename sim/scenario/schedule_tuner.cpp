@@ -8,7 +8,7 @@
 
 #include "sim/core/input_error.hpp"
 #include "sim/model/simulator.hpp"
-#include "sim/plan/mesh_tile.hpp"
+#include "sim/schedules/mesh_tile.hpp"
 #include "sim/topology/topology.hpp"
 
 namespace tilesim {

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "sim/model/simulation_result.hpp"
-#include "sim/plan/schedule.hpp"
 #include "sim/scenario/prepared_scenario.hpp"
+#include "sim/schedules/schedule.hpp"
 
 namespace tilesim {
 

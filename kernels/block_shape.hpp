@@ -1,0 +1,85 @@
+// Shapes, layouts and masks shared by every attention block kernel (CPU and CUDA).
+//
+// Layout (all row-major, no padding):
+//   Q chunk, O chunk, dO, dQ : [batch][q_tokens][heads][head_dim]
+//   K, V chunks, dK, dV      : [batch][kv_tokens][kv_heads][head_dim]
+//   LSE (and D = rowsum(dO*O)): [batch][heads][q_tokens], fp32
+// GQA: query head h reads kv head h / (heads / kv_heads).
+//
+// Positions: token i of a chunk sits at absolute position start + i * stride (stride 1 is a
+// contiguous chunk, stride P a striped layout). With MaskKind::causal a query at position pq
+// sees a key at position pk iff pk <= pq; MaskKind::full masks nothing.
+//
+// Scores are s = (q . k) * scale with scale = 1 / sqrt(head_dim); LSE is the natural-log
+// sum-exp of the visible scores of a row. A row that sees no key has O = 0 and LSE = -inf.
+#pragma once
+
+#include <cstdint>
+
+namespace tilesim::kernels {
+
+enum class MaskKind { full, causal };
+
+// Absolute token positions of one chunk: position(i) = start + i * stride, stride >= 1.
+struct TokenPositions {
+  std::int64_t start = 0;
+  std::int64_t stride = 1;
+  constexpr std::int64_t at(std::int64_t index) const { return start + index * stride; }
+};
+
+struct PositionMask {
+  MaskKind kind = MaskKind::full;
+  TokenPositions q;   // positions of the query chunk's tokens
+  TokenPositions kv;  // positions of the key/value chunk's tokens
+  constexpr bool visible(std::int64_t q_index, std::int64_t kv_index) const {
+    return kind == MaskKind::full || kv.at(kv_index) <= q.at(q_index);
+  }
+};
+
+// One attention block: a Q chunk of q_tokens against a KV chunk of kv_tokens.
+struct BlockShape {
+  std::int64_t batch = 1;
+  std::int64_t heads = 1;
+  std::int64_t kv_heads = 1;
+  std::int64_t head_dim = 64;
+  std::int64_t q_tokens = 1;
+  std::int64_t kv_tokens = 1;
+
+  constexpr std::int64_t group_size() const { return heads / kv_heads; }
+  constexpr std::int64_t q_elements() const { return batch * q_tokens * heads * head_dim; }
+  constexpr std::int64_t kv_elements() const { return batch * kv_tokens * kv_heads * head_dim; }
+  constexpr std::int64_t lse_elements() const { return batch * heads * q_tokens; }
+};
+
+// The rows of one output chunk (O and LSE), used by merges.
+struct RowsShape {
+  std::int64_t batch = 1;
+  std::int64_t tokens = 1;
+  std::int64_t heads = 1;
+  std::int64_t head_dim = 64;
+
+  constexpr std::int64_t o_elements() const { return batch * tokens * heads * head_dim; }
+  constexpr std::int64_t lse_elements() const { return batch * heads * tokens; }
+};
+
+constexpr RowsShape output_rows(const BlockShape& s) {
+  return RowsShape{s.batch, s.q_tokens, s.heads, s.head_dim};
+}
+
+// Throws std::invalid_argument when a shape or mask is unusable (non-positive sizes, heads not
+// a multiple of kv_heads, stride < 1).
+void validate_block(const BlockShape& shape, const PositionMask& mask);
+void validate_rows(const RowsShape& rows);
+
+// Number of (query, key) pairs of the block that the mask leaves visible (per batch and head).
+std::int64_t visible_pairs(const BlockShape& shape, const PositionMask& mask);
+
+// Forward FLOPs of the block counting only visible pairs: 4 * batch * pairs * heads * head_dim.
+double forward_flops(const BlockShape& shape, const PositionMask& mask);
+
+// Keys 0 .. n-1 of the KV chunk are visible to query q_index, the rest are not (positions
+// grow with the index). Returns n in [0, kv_tokens].
+std::int64_t visible_key_count(const BlockShape& shape, const PositionMask& mask,
+                               std::int64_t q_index);
+
+}  // namespace tilesim::kernels

@@ -1,0 +1,23 @@
+// What every CUDA rank of a job does before its work: pick GPU <local rank> (MPI_COMM_TYPE_SHARED
+// split) and join the job's NCCL communicator (rank 0's ncclGetUniqueId broadcast over MPI).
+// Shared by the cuda backend and `tilesim calibrate --backend cuda`.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "runtime/cuda/cuda_resources.hpp"
+#include "runtime/mpi/mpi_session.hpp"
+
+namespace tilesim::runtime {
+
+// This rank's index among the ranks of its node.
+int local_rank(const MpiSession& mpi);
+
+// cudaSetDevice(local rank); false with `why` when there is no usable GPU for it.
+bool select_local_gpu(const MpiSession& mpi, std::string& why);
+
+// Collective over the world.
+std::unique_ptr<NcclComm> join_nccl(const MpiSession& mpi);
+
+}  // namespace tilesim::runtime

@@ -1,0 +1,78 @@
+// Walks one rank's program under the plan semantics (sim/plan/plan.hpp) and drives a Backend.
+//
+// Issue rules: compute and merge ops are issued in program order; comm groups are posted in
+// program order, a whole group at once; free ops run on the host. An op is issued when each
+// prerequisite (runtime/rank_dependencies.hpp) has finished, or has been issued on a stream the
+// backend orders after (Backend::ordered). Objects are allocated when first needed: inputs at
+// home before the program starts, a receive's object when its group is posted, a compute's or
+// merge's accumulators (empty) when it is issued; free releases. Live bytes are counted with
+// the plan's object sizes, so peak memory is comparable with the simulator's.
+// Compute ops of both passes are handed over as tasks (runtime/op_tasks.hpp): forward reads
+// Q, KV and accumulates O, LSE; backward reads Q, KV, dO, O, LSE and accumulates dQ, dKV.
+//
+// Watchdog: if nothing is issued or finishes for `stall_timeout`, the rank fails naming the
+// first unfinished op. Failure injection (a test hook): the rank `fail.rank` fails when it
+// reaches op `fail.op`, either with an error or by hanging (then the others' watchdogs fire).
+#pragma once
+
+#include <chrono>
+#include <vector>
+
+#include "runtime/executor/backend.hpp"
+#include "runtime/executor/rank_dependencies.hpp"
+#include "sim/plan/plan.hpp"
+
+namespace tilesim::runtime {
+
+struct FailureInjection {
+  enum class Mode { error, hang };
+  int rank = -1;  // -1: no injection
+  int op = -1;
+  Mode mode = Mode::error;
+};
+
+struct ExecutorOptions {
+  std::chrono::milliseconds stall_timeout{60'000};
+  FailureInjection fail;
+};
+
+struct RankRun {
+  std::vector<OpTiming> timings;  // [op index], relative to the backend's clock start
+  double peak_bytes = 0.0;
+  double compute_flops = 0.0;
+  double bytes_sent = 0.0;
+  double bytes_received = 0.0;
+};
+
+class Executor {
+ public:
+  Executor(const Plan& plan, int rank, Backend& backend, ExecutorOptions options);
+
+  // Allocates the rank's inputs (before the clock starts).
+  void prepare();
+  // Starts the backend clock and runs the program to the end. Throws RankFailure.
+  RankRun run();
+
+ private:
+  bool can_issue(int op, std::span<const int> same_group, std::vector<int>& pending) const;
+  void issue_compute(int op, std::span<const int> pending);
+  void post_group(const CommGroup& group, std::span<const int> pending);
+  void ensure(int object, ObjectFill fill);
+  void drop(int object);
+  void maybe_inject(int op) const;
+  [[noreturn]] void stalled() const;
+
+  const Plan& plan_;
+  int rank_;
+  Backend& backend_;
+  ExecutorOptions options_;
+  RankDependencies deps_;
+  std::vector<int> tags_;  // comm op -> tag
+  std::vector<bool> issued_;
+  std::vector<bool> done_;
+  std::vector<bool> present_;
+  double live_bytes_ = 0.0;
+  RankRun stats_;
+};
+
+}  // namespace tilesim::runtime

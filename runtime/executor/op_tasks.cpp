@@ -1,0 +1,111 @@
+#include "runtime/executor/op_tasks.hpp"
+
+#include <algorithm>
+
+#include "runtime/executor/rank_failure.hpp"
+
+namespace tilesim::runtime {
+namespace {
+
+int find_tensor(const Plan& plan, std::span<const int> objects, Tensor tensor) {
+  for (int obj : objects) {
+    if (plan.object(obj).tensor == tensor) return obj;
+  }
+  return -1;
+}
+
+int find_object(const Plan& plan, std::span<const int> objects, Tensor tensor, int chunk) {
+  for (int obj : objects) {
+    const DataObject& o = plan.object(obj);
+    if (o.tensor == tensor && o.chunk == chunk) return obj;
+  }
+  return -1;
+}
+
+}  // namespace
+
+ComputeTask compute_task(const Plan& plan, int rank, int op) {
+  const RankProgram& program = plan.programs.at(static_cast<std::size_t>(rank));
+  const Op& o = program.op(op);
+  const auto reads = program.reads(op);
+  const auto writes = program.writes(op);
+  ComputeTask task;
+  task.op = op;
+  task.pass = o.pass;
+  for (ChunkPair bp : program.pairs(op)) {
+    ComputePair pair;
+    pair.q_chunk = bp.q_chunk;
+    pair.kv_chunk = bp.kv_chunk;
+    pair.q = find_object(plan, reads, Tensor::q, bp.q_chunk);
+    pair.kv = find_object(plan, reads, Tensor::kv, bp.kv_chunk);
+    if (o.pass == Pass::fwd) {
+      pair.o = find_object(plan, writes, Tensor::o, bp.q_chunk);
+      pair.lse = find_object(plan, writes, Tensor::lse, bp.q_chunk);
+      if (pair.q < 0 || pair.kv < 0 || pair.o < 0 || pair.lse < 0) {
+        throw RankFailure(rank, op,
+                          "a forward compute must read Q and KV and write O and LSE of each of "
+                          "its chunk pairs");
+      }
+    } else {
+      pair.o = find_object(plan, reads, Tensor::o, bp.q_chunk);
+      pair.lse = find_object(plan, reads, Tensor::lse, bp.q_chunk);
+      pair.d_o = find_object(plan, reads, Tensor::d_o, bp.q_chunk);
+      pair.dq = find_object(plan, writes, Tensor::dq, bp.q_chunk);
+      pair.dkv = find_object(plan, writes, Tensor::dkv, bp.kv_chunk);
+      const int needed[] = {pair.q, pair.kv, pair.o, pair.lse, pair.d_o, pair.dq, pair.dkv};
+      if (std::any_of(std::begin(needed), std::end(needed), [](int obj) { return obj < 0; })) {
+        throw RankFailure(rank, op,
+                          "a backward compute must read Q, KV, dO, O and LSE and write dQ and "
+                          "dKV of each of its chunk pairs");
+      }
+    }
+    task.pairs.push_back(pair);
+  }
+  return task;
+}
+
+MergeTask merge_task(const Plan& plan, int rank, int op) {
+  const RankProgram& program = plan.programs.at(static_cast<std::size_t>(rank));
+  const auto reads = program.reads(op);
+  const auto writes = program.writes(op);
+  MergeTask task;
+  task.op = op;
+  for (Tensor sum : {Tensor::dq, Tensor::dkv}) {
+    const int target = find_tensor(plan, writes, sum);
+    if (target < 0) continue;
+    task.sum_target = target;
+    for (int r : reads) {
+      const DataObject& part = plan.object(r);
+      if (r != target && part.tensor == sum && part.chunk == plan.object(target).chunk) {
+        task.addends.push_back(r);
+      }
+    }
+    if (writes.size() != 1 || task.addends.size() != reads.size()) {
+      throw RankFailure(rank, op,
+                        "a dQ/dKV merge must read partials of its target's chunk and write only "
+                        "the target");
+    }
+    return task;
+  }
+  task.target = {find_tensor(plan, writes, Tensor::o), find_tensor(plan, writes, Tensor::lse)};
+  for (int r : reads) {
+    const DataObject& po = plan.object(r);
+    if (po.tensor != Tensor::o) continue;
+    int lse = -1;
+    for (int l : reads) {
+      const DataObject& pl = plan.object(l);
+      if (pl.tensor == Tensor::lse && pl.chunk == po.chunk && pl.home_rank == po.home_rank) {
+        lse = l;
+      }
+    }
+    task.partials.push_back({r, lse});
+  }
+  const bool paired = std::all_of(task.partials.begin(), task.partials.end(),
+                                  [](const PartialPair& p) { return p.lse >= 0; });
+  if (task.target.o < 0 || task.target.lse < 0 || task.partials.empty() || !paired) {
+    throw RankFailure(rank, op, "a merge must read O/LSE partial pairs and write O and LSE");
+  }
+  return task;
+}
+
+}  // namespace tilesim::runtime

@@ -1,0 +1,39 @@
+#include "sim/schedules/allgather_kv_schedule.hpp"
+
+#include <numeric>
+
+#include "sim/plan/program_builder.hpp"
+#include "sim/schedules/attention_objects.hpp"
+#include "sim/schedules/chunk_layouts.hpp"
+#include "sim/schedules/pairwise_exchange.hpp"
+
+namespace tilesim {
+
+Plan make_allgather_kv_plan(const AttentionShape& shape, int ranks) {
+  Plan plan = make_chunked_plan("allgather_kv", shape, ranks,
+                                shape.causal ? ChunkOwnership::zigzag : ChunkOwnership::contiguous);
+  plan.tile_a = 1;
+  plan.tile_b = ranks;
+  const AttentionObjects objs = add_attention_objects(plan);
+  auto at = [](const std::vector<int>& v, int i) { return v[static_cast<std::size_t>(i)]; };
+  CommGroups groups(ranks);
+  std::vector<int> members(static_cast<std::size_t>(ranks));
+  std::iota(members.begin(), members.end(), 0);
+  add_pairwise_exchange(plan, groups, members,
+                        [&](int from, int) { return std::vector<int>{at(objs.kv, from)}; });
+  ProgramBuilder build(plan);
+  for (int r = 0; r < ranks; ++r) {
+    for (int t = 0; t < ranks; ++t) {
+      const int j = (r - t + ranks) % ranks;
+      if (plan.unmasked_pairs(r, j) > 0) {
+        const int reads[] = {at(objs.q, r), at(objs.kv, j)};
+        const int writes[] = {at(objs.o, r), at(objs.lse, r)};
+        build.compute(r, r, j, Pass::fwd, reads, writes);
+      }
+      if (t > 0) build.free(r, at(objs.kv, j));
+    }
+  }
+  return plan;
+}
+
+}  // namespace tilesim

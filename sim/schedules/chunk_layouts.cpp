@@ -1,0 +1,40 @@
+#include "sim/schedules/chunk_layouts.hpp"
+
+#include <fmt/format.h>
+
+#include "sim/schedules/schedule.hpp"
+
+namespace tilesim {
+
+Plan make_chunked_plan(std::string schedule, const AttentionShape& shape, int ranks,
+                       ChunkOwnership ownership) {
+  if (ranks < 1) throw ScheduleError("schedule.gpus", "expected at least 1 GPU");
+  const int blocks = ownership == ChunkOwnership::zigzag ? 2 * ranks : ranks;
+  if (shape.seq_len % blocks != 0) {
+    throw ScheduleError(
+        "attention.seq_len",
+        fmt::format("seq_len {} is not divisible into {} {} blocks for {} GPUs", shape.seq_len,
+                    blocks, ownership == ChunkOwnership::zigzag ? "zigzag" : "equal", ranks));
+  }
+  Plan plan;
+  plan.schedule = std::move(schedule);
+  plan.ranks = ranks;
+  plan.shape = shape;
+  plan.layout.kind =
+      ownership == ChunkOwnership::striped ? LayoutKind::striped : LayoutKind::contiguous;
+  plan.layout.seq_len = shape.seq_len;
+  plan.layout.blocks = blocks;
+  plan.programs.resize(static_cast<std::size_t>(ranks));
+  const std::int64_t tokens = shape.seq_len / ranks;
+  for (int r = 0; r < ranks; ++r) {
+    Chunk chunk;
+    chunk.owner = r;
+    chunk.tokens = tokens;
+    chunk.blocks = ownership == ChunkOwnership::zigzag ? std::vector<int>{r, 2 * ranks - 1 - r}
+                                                       : std::vector<int>{r};
+    plan.chunks.push_back(std::move(chunk));
+  }
+  return plan;
+}
+
+}  // namespace tilesim

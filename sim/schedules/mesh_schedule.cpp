@@ -1,0 +1,617 @@
+#include "sim/schedules/mesh_schedule.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "sim/plan/fusing_builder.hpp"
+#include "sim/schedules/attention_objects.hpp"
+#include "sim/schedules/chunked_objects.hpp"
+#include "sim/schedules/mesh_memory.hpp"
+#include "sim/schedules/mesh_placement.hpp"
+
+namespace tilesim {
+namespace {
+
+std::size_t at(int i) { return static_cast<std::size_t>(i); }
+
+int mod(int x, int m) { return ((x % m) + m) % m; }
+
+Plan make_mesh_layout(const AttentionShape& shape, int ranks) {
+  Plan plan = make_contiguous_plan("mesh", shape, ranks);
+  if (!shape.causal) return plan;
+  if (shape.seq_len % (2 * ranks) != 0) {
+    throw ScheduleError("attention.seq_len",
+                        fmt::format("causal mesh cuts seq_len {} into 2 x {} zigzag blocks; it "
+                                    "does not divide evenly",
+                                    shape.seq_len, ranks));
+  }
+  plan.layout.blocks = 2 * ranks;
+  for (int r = 0; r < ranks; ++r) plan.chunks[at(r)].blocks = {r, 2 * ranks - 1 - r};
+  return plan;
+}
+
+// Per-ring bookkeeping of one rank: when each position's chunk arrives and is
+// forwarded (comm group indices; -1 = own chunk / never forwarded).
+struct RingTimes {
+  std::vector<int> arrive;   // by position
+  std::vector<int> forward;  // group that sends it on, -1 if none
+  std::vector<int> freed;    // op index of its free, -1 if not yet
+};
+
+// Builds one rank's program; all ranks share the step order.
+class RankBuilder {
+ public:
+  RankBuilder(Plan& plan, FusingScratch& scratch, const ChunkObjects& objs,
+              const std::vector<int>& partial_o, const std::vector<int>& partial_lse,
+              const MeshOptions& opt, int rank)
+      : plan_(plan),
+        build_(plan, scratch, rank, opt.fuse_blocks),
+        objs_(objs),
+        po_(partial_o),
+        pl_(partial_lse),
+        opt_(opt),
+        tile_(opt.tile),
+        g_(rank),
+        p_(tile_.q_pos(rank)),
+        t_(tile_.kv_pos(rank)) {
+    const int a = tile_.a, b = tile_.b;
+    q_ = ring_times(a, p_, MeshStep::q);
+    kv_ = ring_times(b, t_, MeshStep::kv);
+    last_kv_group_ = *std::max_element(kv_.arrive.begin(), kv_.arrive.end());
+    emitted_.assign(at(a * b), 0);
+    for (int s = 0; s < b; ++s) kv_order_.push_back(mod(t_ - s, b));
+    cursor_.assign(at(a), 0);
+    left_q_.assign(at(a), b);
+    left_kv_.assign(at(b), a);
+    for (int j = 0; j < a; ++j) {
+      for (int k = 0; k < b; ++k) {
+        if (plan_.unmasked_pairs(tile_.q_chunk(g_, j), tile_.kv_chunk(g_, k)) <= 0) mark(j, k);
+      }
+    }
+  }
+
+  void run() {
+    const int groups = static_cast<int>(opt_.order.size());
+    int q_steps = 0, kv_steps = 0, r_steps = 0;
+    for (int k = 0; k <= groups; ++k) {
+      // A fused op holds only blocks that the same comm group made ready: one
+      // spanning two groups would wait for the later group's arrival.
+      build_.flush();
+      if (k < groups) {
+        const MeshStep step = opt_.order[at(k)];
+        if (step == MeshStep::reduce) {
+          const int u = mod(p_ - 1 - r_steps, tile_.a);
+          emit_blocks_of(u, k);
+          if (r_steps > 0) merge_received(u, partial(g_, u), partial_lse(g_, u));
+        }
+        if (step == MeshStep::q) comm_q(k, q_steps++);
+        if (step == MeshStep::kv) comm_kv(k, kv_steps++);
+        if (step == MeshStep::reduce) comm_r(k, r_steps++);
+        emit_ready(k, step == MeshStep::reduce);
+      } else {
+        emit_ready(k, false);
+        if (tile_.a > 1) {
+          merge_received(p_, objs_.o[at(g_)], objs_.lse[at(g_)]);
+        }
+      }
+      emit_frees(k);
+    }
+    build_.flush();
+  }
+
+ private:
+  RingTimes ring_times(int size, int pos, MeshStep kind) const {
+    RingTimes rt;
+    rt.arrive.assign(at(size), std::numeric_limits<int>::max());
+    rt.forward.assign(at(size), -1);
+    rt.freed.assign(at(size), -1);
+    rt.arrive[at(pos)] = -1;
+    int s = 0;
+    std::vector<int> step_group;
+    for (int k = 0; k < static_cast<int>(opt_.order.size()); ++k) {
+      if (opt_.order[at(k)] != kind) continue;
+      step_group.push_back(k);
+      rt.arrive[at(mod(pos - 1 - s, size))] = k;
+      ++s;
+    }
+    // Step s sends position pos - s: own chunk at step 0, then what step s-1 brought.
+    for (int st = 0; st < static_cast<int>(step_group.size()); ++st) {
+      rt.forward[at(mod(pos - st, size))] = step_group[at(st)];
+    }
+    return rt;
+  }
+
+  int partial(int rank, int u) const { return po_[at(rank * tile_.a + u)]; }
+  int partial_lse(int rank, int u) const { return pl_[at(rank * tile_.a + u)]; }
+
+  void mark(int j, int k) {
+    emitted_[at(j * tile_.b + k)] = 1;
+    --left_q_[at(j)];
+    --left_kv_[at(k)];
+  }
+
+  void compute(int j, int k) {
+    const int qc = tile_.q_chunk(g_, j), kc = tile_.kv_chunk(g_, k);
+    const int reads[] = {objs_.q[at(qc)], objs_.kv[at(kc)]};
+    const bool own = j == p_;
+    const int writes[] = {own ? objs_.o[at(g_)] : partial(g_, j),
+                          own ? objs_.lse[at(g_)] : partial_lse(g_, j)};
+    build_.compute({qc, kc}, Pass::fwd, reads, writes);
+    mark(j, k);
+  }
+
+  // Every remaining block of Q position u (its inputs arrived before `group`).
+  // KV positions arrive in kv_order_, so the scan stops at the first one not
+  // yet arrived, and starts after the prefix that is already emitted.
+  void emit_blocks_of(int u, int group) {
+    if (q_.arrive[at(u)] >= group) return;
+    int& first = cursor_[at(u)];
+    while (first < tile_.b && emitted_[at(u * tile_.b + kv_order_[at(first)])]) ++first;
+    for (int i = first; i < tile_.b; ++i) {
+      const int k = kv_order_[at(i)];
+      if (kv_.arrive[at(k)] >= group) break;
+      if (!emitted_[at(u * tile_.b + k)]) compute(u, k);
+    }
+  }
+
+  // The own Q position's ready, not yet emitted KV positions, in arrival order.
+  std::vector<int> own_ready_blocks(int group) {
+    std::vector<int> out;
+    if (q_.arrive[at(p_)] >= group) return out;
+    int& first = cursor_[at(p_)];
+    while (first < tile_.b && emitted_[at(p_ * tile_.b + kv_order_[at(first)])]) ++first;
+    for (int i = first; i < tile_.b; ++i) {
+      const int k = kv_order_[at(i)];
+      if (kv_.arrive[at(k)] >= group) break;
+      if (!emitted_[at(p_ * tile_.b + k)]) out.push_back(k);
+    }
+    return out;
+  }
+
+  void emit_ready(int group, bool r_phase) {
+    const bool final_phase = group == static_cast<int>(opt_.order.size());
+    const bool hold = opt_.hold_back && tile_.a > 1;
+    // Q positions in the order the R ring sends their partials: p-1, p-2, ...
+    // Once every KV chunk is in, a partial may leave at the next R step, so
+    // each position's blocks are an op of their own and its send waits for
+    // nothing else; before that, blocks unlocked together fuse into one op.
+    const bool partials_may_leave = group > last_kv_group_;
+    for (int s = 1; s < tile_.a; ++s) {
+      emit_blocks_of(mod(p_ - s, tile_.a), group);
+      if (partials_may_leave) build_.flush();
+    }
+    if (!hold || final_phase) {
+      emit_blocks_of(p_, group);
+      return;
+    }
+    // Keep one own block per R step in reserve, all but one of them; the rest
+    // run as they come.
+    const int reserve = std::min(tile_.b - 1, tile_.a - 1);
+    for (int k : own_ready_blocks(group)) {
+      if (left_q_[at(p_)] <= reserve) break;
+      compute(p_, k);
+    }
+    if (!r_phase) return;
+    // Spread the held-back own blocks evenly over the R steps and the end.
+    const int r_left = remaining_r_steps(group) + 1;
+    int share = (left_q_[at(p_)] + r_left - 1) / r_left;
+    for (int k : own_ready_blocks(group)) {
+      if (share == 0) break;
+      compute(p_, k);
+      --share;
+    }
+  }
+
+  int remaining_r_steps(int group) const {
+    int n = 0;
+    for (int k = group + 1; k < static_cast<int>(opt_.order.size()); ++k) {
+      if (opt_.order[at(k)] == MeshStep::reduce) ++n;
+    }
+    return n;
+  }
+
+  // The window: the recv of the n-th received chunk of a ring waits for the
+  // free of its (n - w)-th; that chunk's blocks are emitted first if needed.
+  int window_free(RingTimes& rt, int size, int pos, int step, int window, bool is_q) {
+    if (window == 0 || step < window) return -1;
+    const int victim = mod(pos - 1 - (step - window), size);
+    if (rt.freed[at(victim)] < 0) {
+      for (int other = 0; other < (is_q ? tile_.b : tile_.a); ++other) {
+        const int j = is_q ? victim : other, k = is_q ? other : victim;
+        if (!emitted_[at(j * tile_.b + k)]) compute(j, k);
+      }
+      const int chunk = is_q ? tile_.q_chunk(g_, victim) : tile_.kv_chunk(g_, victim);
+      rt.freed[at(victim)] = build_.free(is_q ? objs_.q[at(chunk)] : objs_.kv[at(chunk)]);
+    }
+    return rt.freed[at(victim)];
+  }
+
+  void comm_q(int group, int s) {
+    const int a = tile_.a;
+    const int out = objs_.q[at(tile_.q_chunk(g_, mod(p_ - s, a)))];
+    const int in = objs_.q[at(tile_.q_chunk(g_, mod(p_ - 1 - s, a)))];
+    const int wait = window_free(q_, a, p_, s, opt_.windows.q, true);
+    build_.send(out, tile_.q_next(g_), group);
+    std::vector<int> after;
+    if (wait >= 0) after.push_back(wait);
+    build_.recv(in, tile_.q_prev(g_), group, after);
+  }
+
+  void comm_kv(int group, int s) {
+    const int b = tile_.b;
+    const int out = objs_.kv[at(tile_.kv_chunk(g_, mod(t_ - s, b)))];
+    const int in = objs_.kv[at(tile_.kv_chunk(g_, mod(t_ - 1 - s, b)))];
+    const int wait = window_free(kv_, b, t_, s, opt_.windows.kv, false);
+    build_.send(out, tile_.kv_next(g_), group);
+    std::vector<int> after;
+    if (wait >= 0) after.push_back(wait);
+    build_.recv(in, tile_.kv_prev(g_), group, after);
+  }
+
+  void comm_r(int group, int s) {
+    const int a = tile_.a;
+    const int u_out = mod(p_ - 1 - s, a);
+    const int u_in = mod(p_ - 2 - s, a);
+    const int prev = tile_.q_prev(g_);
+    build_.send(partial(g_, u_out), tile_.q_next(g_), group);
+    build_.send(partial_lse(g_, u_out), tile_.q_next(g_), group);
+    build_.recv(partial(prev, u_in), prev, group);
+    build_.recv(partial_lse(prev, u_in), prev, group);
+    sent_partials_.push_back(u_out);
+  }
+
+  void merge_received(int u, int target_o, int target_lse) {
+    const int prev = tile_.q_prev(g_);
+    const int partials[] = {partial(prev, u), partial_lse(prev, u)};
+    const int targets[] = {target_o, target_lse};
+    build_.merge(partials, targets);
+    build_.free(partials[0]);
+    build_.free(partials[1]);
+  }
+
+  void emit_frees(int group) {
+    const bool final_phase = group == static_cast<int>(opt_.order.size());
+    auto sweep = [&](RingTimes& rt, int size, int pos, bool is_q) {
+      for (int x = 0; x < size; ++x) {
+        if (x == pos || rt.freed[at(x)] >= 0 || rt.arrive[at(x)] >= group) continue;
+        if ((is_q ? left_q_[at(x)] : left_kv_[at(x)]) > 0) continue;
+        if (rt.forward[at(x)] > group && !final_phase) continue;
+        const int chunk = is_q ? tile_.q_chunk(g_, x) : tile_.kv_chunk(g_, x);
+        rt.freed[at(x)] = build_.free(is_q ? objs_.q[at(chunk)] : objs_.kv[at(chunk)]);
+      }
+    };
+    sweep(q_, tile_.a, p_, true);
+    sweep(kv_, tile_.b, t_, false);
+    for (int u : sent_partials_) {
+      build_.free(partial(g_, u));
+      build_.free(partial_lse(g_, u));
+    }
+    sent_partials_.clear();
+  }
+
+  Plan& plan_;
+  FusingBuilder build_;
+  const ChunkObjects& objs_;
+  const std::vector<int>& po_;
+  const std::vector<int>& pl_;
+  const MeshOptions& opt_;
+  MeshTile tile_;
+  int g_, p_, t_;
+  RingTimes q_, kv_;
+  int last_kv_group_ = -1;  // comm group of the last KV arrival (-1: b = 1)
+  std::vector<std::uint8_t> emitted_;
+  std::vector<int> kv_order_;  // KV positions in arrival order (own first)
+  std::vector<int> cursor_;    // per Q position: kv_order_ prefix already emitted
+  std::vector<int> left_q_, left_kv_;
+  std::vector<int> sent_partials_;
+};
+
+// Partial dQ and dKV objects of the backward pass, one per (rank, tile position)
+// that is not the rank's own (its own chunk accumulates into dQ[g] / dKV[g]).
+struct MeshPartials {
+  std::vector<int> dq;   // rank * a + Q position
+  std::vector<int> dkv;  // rank * b + KV position
+};
+
+// Builds one rank's backward program (mesh_schedule.hpp): gather, compute, reduce.
+class BackwardBuilder {
+ public:
+  BackwardBuilder(Plan& plan, FusingScratch& scratch, const AttentionObjects& objs,
+                  const MeshPartials& partials, MeshTile tile, int rank, int first_group,
+                  bool fuse_blocks)
+      : plan_(plan),
+        build_(plan, scratch, rank, fuse_blocks),
+        objs_(objs),
+        partials_(partials),
+        tile_(tile),
+        g_(rank),
+        p_(tile.q_pos(rank)),
+        t_(tile.kv_pos(rank)),
+        group_(first_group) {
+    q_in_.assign(at(tile_.a), 0);
+    kv_in_.assign(at(tile_.b), 0);
+    emitted_.assign(at(tile_.a * tile_.b), 0);
+    q_freed_.assign(at(tile_.a), 0);
+    kv_freed_.assign(at(tile_.b), 0);
+    q_in_[at(p_)] = 1;
+    kv_in_[at(t_)] = 1;
+  }
+
+  void run() {
+    const int a = tile_.a, b = tile_.b;
+    emit_ready();
+    for (int s = 0; s < std::max(a, b) - 1; ++s, ++group_) {
+      if (s < a - 1) gather_q(s);
+      if (s < b - 1) gather_kv(s);
+      if (s < a - 1) q_in_[at(mod(p_ - 1 - s, a))] = 1;
+      if (s < b - 1) kv_in_[at(mod(t_ - 1 - s, b))] = 1;
+      emit_ready();
+      free_used_up(s);
+    }
+    free_used_up(-1);
+    for (int s = 0; s < std::max(a, b) - 1; ++s, ++group_) {
+      // Before step s: fold the partial received at step s-1 into the own one it forwards.
+      if (s > 0 && s < a - 1) {
+        const int u = mod(p_ - 1 - s, a);
+        merge(dq(tile_.q_prev(g_), u), dq(g_, u));
+      }
+      if (s > 0 && s < b - 1) {
+        const int v = mod(t_ - 1 - s, b);
+        merge(dkv(tile_.kv_prev(g_), v), dkv(g_, v));
+      }
+      std::vector<int> sent;
+      if (s < a - 1) {
+        const int u_out = mod(p_ - 1 - s, a), u_in = mod(p_ - 2 - s, a);
+        build_.send(dq(g_, u_out), tile_.q_next(g_), group_);
+        build_.recv(dq(tile_.q_prev(g_), u_in), tile_.q_prev(g_), group_);
+        sent.push_back(dq(g_, u_out));
+      }
+      if (s < b - 1) {
+        const int v_out = mod(t_ - 1 - s, b), v_in = mod(t_ - 2 - s, b);
+        build_.send(dkv(g_, v_out), tile_.kv_next(g_), group_);
+        build_.recv(dkv(tile_.kv_prev(g_), v_in), tile_.kv_prev(g_), group_);
+        sent.push_back(dkv(g_, v_out));
+      }
+      for (int obj : sent) build_.free(obj);
+    }
+    // The last step of each ring brings the sum of the other members' partials home.
+    if (a > 1) merge(dq(tile_.q_prev(g_), p_), objs_.dq[at(g_)]);
+    if (b > 1) merge(dkv(tile_.kv_prev(g_), t_), objs_.dkv[at(g_)]);
+    build_.flush();
+  }
+
+ private:
+  int dq(int rank, int u) const {
+    return u == tile_.q_pos(rank) ? objs_.dq[at(rank)] : partials_.dq[at(rank * tile_.a + u)];
+  }
+  int dkv(int rank, int v) const {
+    return v == tile_.kv_pos(rank) ? objs_.dkv[at(rank)] : partials_.dkv[at(rank * tile_.b + v)];
+  }
+
+  // The Q side of a Q chunk: what a backward block reads besides KV.
+  std::vector<int> q_side(int chunk) const {
+    return {objs_.q[at(chunk)], objs_.d_o[at(chunk)], objs_.o[at(chunk)], objs_.lse[at(chunk)]};
+  }
+
+  // Step s sends Q position p-s (own first, then what step s-1 brought) and
+  // receives position p-1-s.
+  void gather_q(int s) {
+    const int a = tile_.a;
+    for (int obj : q_side(tile_.q_chunk(g_, mod(p_ - s, a)))) {
+      build_.send(obj, tile_.q_next(g_), group_);
+    }
+    for (int obj : q_side(tile_.q_chunk(g_, mod(p_ - 1 - s, a)))) {
+      build_.recv(obj, tile_.q_prev(g_), group_);
+    }
+  }
+
+  void gather_kv(int s) {
+    const int b = tile_.b;
+    build_.send(objs_.kv[at(tile_.kv_chunk(g_, mod(t_ - s, b)))], tile_.kv_next(g_), group_);
+    build_.recv(objs_.kv[at(tile_.kv_chunk(g_, mod(t_ - 1 - s, b)))], tile_.kv_prev(g_), group_);
+  }
+
+  // Every block whose inputs are present, Q positions in the order their partial
+  // dQ leaves on the reduce ring (p-1, p-2, ..., own last).
+  void emit_ready() {
+    for (int s = 1; s <= tile_.a; ++s) {
+      const int j = mod(p_ - s, tile_.a);
+      if (!q_in_[at(j)]) continue;
+      for (int i = 0; i < tile_.b; ++i) {
+        const int k = mod(t_ - 1 - i, tile_.b);
+        if (kv_in_[at(k)] && !emitted_[at(j * tile_.b + k)]) compute(j, k);
+      }
+    }
+  }
+
+  void compute(int j, int k) {
+    emitted_[at(j * tile_.b + k)] = 1;
+    const int qc = tile_.q_chunk(g_, j), kc = tile_.kv_chunk(g_, k);
+    if (plan_.unmasked_pairs(qc, kc) <= 0) return;
+    const int reads[] = {objs_.q[at(qc)], objs_.kv[at(kc)], objs_.d_o[at(qc)], objs_.o[at(qc)],
+                         objs_.lse[at(qc)]};
+    const int writes[] = {dq(g_, j), dkv(g_, k)};
+    build_.compute({qc, kc}, Pass::bwd, reads, writes);
+  }
+
+  // After gather step `step` (-1: after the gather): frees every received chunk
+  // whose blocks are all emitted and that is forwarded already or never will be.
+  // The position received at step s of a ring of n is forwarded at step s+1 < n-1.
+  void free_used_up(int step) {
+    for (int s = 0; s < tile_.a - 1; ++s) {
+      const int j = mod(p_ - 1 - s, tile_.a);
+      if (q_freed_[at(j)] || !releasable(s, step, tile_.a)) continue;
+      bool done = true;
+      for (int k = 0; k < tile_.b; ++k) done = done && emitted_[at(j * tile_.b + k)];
+      if (!done) continue;
+      for (int obj : q_side(tile_.q_chunk(g_, j))) build_.free(obj);
+      q_freed_[at(j)] = 1;
+    }
+    for (int s = 0; s < tile_.b - 1; ++s) {
+      const int k = mod(t_ - 1 - s, tile_.b);
+      if (kv_freed_[at(k)] || !releasable(s, step, tile_.b)) continue;
+      bool done = true;
+      for (int j = 0; j < tile_.a; ++j) done = done && emitted_[at(j * tile_.b + k)];
+      if (!done) continue;
+      build_.free(objs_.kv[at(tile_.kv_chunk(g_, k))]);
+      kv_freed_[at(k)] = 1;
+    }
+  }
+
+  // Whether the chunk received at step `arrived` of a ring of `size` has arrived
+  // and is no longer needed for forwarding after gather step `step`.
+  static bool releasable(int arrived, int step, int size) {
+    if (step < 0) return true;
+    return arrived <= step && (arrived + 1 <= step || arrived + 1 == size - 1);
+  }
+
+  void merge(int received, int target) {
+    const int partials[] = {received};
+    const int targets[] = {target};
+    build_.merge(partials, targets);
+    build_.free(received);
+  }
+
+  Plan& plan_;
+  FusingBuilder build_;
+  const AttentionObjects& objs_;
+  const MeshPartials& partials_;
+  MeshTile tile_;
+  int g_, p_, t_;
+  int group_;
+  std::vector<std::uint8_t> q_in_, kv_in_, emitted_, q_freed_, kv_freed_;
+};
+
+}  // namespace
+
+Plan make_mesh_plan(const AttentionShape& shape, const MeshOptions& options) {
+  const MeshTile tile = options.tile;
+  if (tile.a < 1 || tile.b < 1) {
+    throw ScheduleError("schedule.tile", "expected a mesh tile [a, b] with a, b >= 1");
+  }
+  Plan plan = make_mesh_layout(shape, tile.ranks());
+  plan.tile_a = tile.a;
+  plan.tile_b = tile.b;
+  MeshOptions opt = options;
+  const std::int64_t c = shape.seq_len / tile.ranks();
+  if (opt.order.empty()) {
+    try {
+      opt.order =
+          greedy_mesh_order(tile.a, tile.b, shape.q_bytes(c), shape.kv_bytes(c), opt.windows);
+    } catch (const std::invalid_argument& e) {
+      throw ScheduleError("schedule.memory_budget", e.what());
+    }
+  } else if (!mesh_order_allowed(tile.a, tile.b, opt.order, opt.windows)) {
+    throw ScheduleError("schedule.tile", fmt::format("step order {} is not allowed for mesh {}x{}",
+                                                     to_string(opt.order), tile.a, tile.b));
+  }
+  // Forward-only plans keep their object list (Q, KV, O, LSE per chunk) as it was.
+  AttentionObjects all;
+  if (shape.has_backward()) {
+    all = add_attention_objects(plan);
+  } else {
+    const ChunkObjects fwd = add_forward_objects(plan);
+    all.q = fwd.q;
+    all.kv = fwd.kv;
+    all.o = fwd.o;
+    all.lse = fwd.lse;
+  }
+  const ChunkObjects objs{all.q, all.kv, all.o, all.lse};
+  const int ranks = tile.ranks();
+  FusingScratch scratch;
+  if (shape.has_forward()) {
+    std::vector<int> partial_o(at(ranks * tile.a), -1), partial_lse(at(ranks * tile.a), -1);
+    for (int g = 0; g < ranks; ++g) {
+      for (int u = 0; u < tile.a; ++u) {
+        if (u == tile.q_pos(g)) continue;
+        const int chunk = tile.q_chunk(g, u);
+        partial_o[at(g * tile.a + u)] =
+            plan.add_object({Tensor::o, chunk, g, shape.o_accumulator_bytes(c), false, false,
+                             fmt::format("O[{}]@{}", chunk, g)});
+        partial_lse[at(g * tile.a + u)] =
+            plan.add_object({Tensor::lse, chunk, g, shape.lse_bytes(c), false, false,
+                             fmt::format("LSE[{}]@{}", chunk, g)});
+      }
+    }
+    for (int g = 0; g < ranks; ++g) {
+      RankBuilder(plan, scratch, objs, partial_o, partial_lse, opt, g).run();
+    }
+  }
+  if (shape.has_backward()) {
+    MeshPartials partials;
+    partials.dq.assign(at(ranks * tile.a), -1);
+    partials.dkv.assign(at(ranks * tile.b), -1);
+    for (int g = 0; g < ranks; ++g) {
+      for (int u = 0; u < tile.a; ++u) {
+        if (u == tile.q_pos(g)) continue;
+        const int chunk = tile.q_chunk(g, u);
+        partials.dq[at(g * tile.a + u)] =
+            plan.add_object({Tensor::dq, chunk, g, shape.o_accumulator_bytes(c), false, false,
+                             fmt::format("dQ[{}]@{}", chunk, g)});
+      }
+      for (int v = 0; v < tile.b; ++v) {
+        if (v == tile.kv_pos(g)) continue;
+        const int chunk = tile.kv_chunk(g, v);
+        partials.dkv[at(g * tile.b + v)] =
+            plan.add_object({Tensor::dkv, chunk, g, shape.dkv_accumulator_bytes(c), false, false,
+                             fmt::format("dKV[{}]@{}", chunk, g)});
+      }
+    }
+    // Every rank's forward uses the same number of comm groups, so the backward's
+    // groups start at the same index everywhere.
+    const int first_group = shape.has_forward() ? static_cast<int>(opt.order.size()) : 0;
+    for (int g = 0; g < ranks; ++g) {
+      BackwardBuilder(plan, scratch, all, partials, tile, g, first_group, opt.fuse_blocks).run();
+    }
+  }
+  return plan;
+}
+
+double mesh_forward_bytes_in_per_rank(const AttentionShape& shape, MeshTile tile) {
+  const std::int64_t c = shape.seq_len / tile.ranks();
+  return (tile.a - 1) * shape.q_bytes(c) + (tile.b - 1) * shape.kv_bytes(c) +
+         (tile.a - 1) * (shape.o_accumulator_bytes(c) + shape.lse_bytes(c));
+}
+
+double mesh_backward_bytes_in_per_rank(const AttentionShape& shape, MeshTile tile) {
+  const std::int64_t c = shape.seq_len / tile.ranks();
+  const double q = shape.q_bytes(c), o = shape.o_accumulator_bytes(c);
+  return (tile.a - 1) * (2 * q + 2 * o + shape.lse_bytes(c)) +
+         (tile.b - 1) * (shape.kv_bytes(c) + shape.dkv_accumulator_bytes(c));
+}
+
+double mesh_bytes_in_per_rank(const AttentionShape& shape, MeshTile tile) {
+  double bytes = 0.0;
+  if (shape.has_forward()) bytes += mesh_forward_bytes_in_per_rank(shape, tile);
+  if (shape.has_backward()) bytes += mesh_backward_bytes_in_per_rank(shape, tile);
+  return bytes;
+}
+
+MeshTile fewest_bytes_tile(const AttentionShape& shape, int ranks) {
+  MeshTile best{1, ranks};
+  for (const MeshTile& t : mesh_tiles(ranks)) {
+    if (mesh_bytes_in_per_rank(shape, t) < mesh_bytes_in_per_rank(shape, best)) best = t;
+  }
+  return best;
+}
+
+Plan make_mesh_plan(const AttentionShape& shape, const ScheduleSpec& spec) {
+  MeshTile tile{spec.tile_a, spec.tile_b};
+  if (spec.tile_auto || spec.tile_a == 0 || spec.tile_b == 0) {
+    tile = fewest_bytes_tile(shape, spec.gpus);
+  }
+  if (tile.a < 1 || tile.b < 1 || tile.ranks() != spec.gpus) {
+    throw ScheduleError("schedule.tile", fmt::format("tile [{}, {}] has {} ranks, but gpus is {}",
+                                                     tile.a, tile.b, tile.a * tile.b, spec.gpus));
+  }
+  MeshOptions opt;
+  opt.tile = tile;
+  opt.windows = mesh_windows_for_budget(shape, tile, spec.memory_budget_bytes);
+  Plan plan = make_mesh_plan(shape, opt);
+  plan.placement = mesh_placement(tile, spec.placement);
+  return plan;
+}
+
+}  // namespace tilesim

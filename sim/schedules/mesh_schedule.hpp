@@ -1,0 +1,106 @@
+// Mesh-Attention plans, forward and backward: a x b tiles (DESIGN.md
+// "Mesh-Attention").
+//
+// Chunks: non-causal, P contiguous chunks (chunk i = block i); causal, the
+// zigzag layout of 2P blocks, chunk r = blocks {r, 2P-1-r}, so every pair of
+// distinct chunks holds the same unmasked work (c^2/2 pairs) and every tile one
+// diagonal pair: tiles are balanced. Blocks the mask removes entirely are not
+// computed (none under zigzag; kept as a rule for other layouts).
+// Tiles and rings: mesh_tile.hpp; the order of the ring steps: mesh_order.hpp
+// (greedy unless options.order is given).
+//
+// What a rank sends and receives (forward, q/kv/o/lse of one chunk as in
+// attention_shape.hpp, o = fp32 accumulator):
+//   Q ring  a-1 steps x q         (sends its own Q, then forwards what it got)
+//   KV ring b-1 steps x kv
+//   R ring  a-1 steps x (o + lse) (partial O and LSE of one Q chunk per step)
+// so bytes_in = bytes_out = (a-1)*q + (b-1)*kv + (a-1)*(o + lse) per rank.
+// a = 1 emits exactly the ring program (make_ring_plan, same ops in the same
+// order, KV window 2); b = 1 is pass-Q with the partials reduced on the ring.
+//
+// Program of a rank, phase by phase (phase k precedes comm group k):
+//   before group k: for an R step sending the partial of Q chunk u, every
+//     remaining block of u, then the merge of the partial of u received at the
+//     previous R step; frees a window needs before this group's recv;
+//   group k: one send and one recv (two of each for an R step: O, then LSE);
+//   after group k: every block whose inputs arrived in groups < k, in the order
+//     the R ring needs them; then frees of chunks that are used up and
+//     forwarded, and of partials already sent.
+// Hold-back (the compute side of the greedy): with a > 1 the blocks of the
+// rank's own Q chunk are needed only at the very end (their partial is never
+// sent). min(b-1, a-1) of them (one per R step, never all) are held back and spread evenly
+// over the R steps, so the compute stream has work while partials travel; the
+// others run as soon as their KV arrives (holding back more starves the
+// compute stream during the all-gathers when communication is the bottleneck,
+// which the exhaustive comparison in tests/test_mesh_sim.cpp showed).
+// Memory per rank is bounded by mesh_peak_bound_bytes (mesh_memory.hpp).
+//
+// Backward (`pass: backward`, and after the forward with `both`), DESIGN.md
+// "dQ reduced in Q-groups and dK/dV in KV-groups": a block's backward reads
+// Q, dO, the final O and LSE of its q chunk (D = rowsum(dO*O) is derived by
+// the kernel) and KV, and adds into dQ of the q chunk and dKV of the kv chunk.
+// A rank's program, with m = max(a, b) - 1:
+//   gather, m comm groups: group s holds Q ring step s (s < a-1: sends the Q,
+//     dO, O, LSE of Q position p-s to the next Q-group member, receives those
+//     of p-1-s) and KV ring step s (s < b-1: KV of t-s out, t-1-s in); the
+//     own block first, then after each group every block whose inputs are in
+//     (partial dQ of Q position u and partial dKV of KV position v are
+//     separate fp32 objects dQ[i]@g, dKV[j]@g; the own chunk's go straight
+//     into dQ[g], dKV[g]); a received chunk is freed after the group that
+//     forwards it once all its blocks are emitted (with a < b, KV streams
+//     once every Q side is in, and vice versa), the rest after the gather;
+//   reduce, m comm groups: group s holds dQ ring step s (s < a-1: sends the
+//     partial dQ of Q position p-1-s, receives that of p-2-s) and dKV ring
+//     step s (s < b-1, positions t-1-s and t-2-s on the KV-group ring); before
+//     step s > 0 the partial received at step s-1 is merged (elementwise sum)
+//     into the own partial it is forwarded with; after the last step the
+//     received sums are merged into dQ[g] and dKV[g].
+// Bytes received (= sent) per rank, backward, fp32 accumulators (o-sized dQ):
+//   (a-1)*(2q + 2o + lse)   Q-group: Q, dO, O, LSE in; partial dQ reduced
+// + (b-1)*(kv + dkv)        KV-group: KV in; partial dKV reduced
+// and with `both` forward + backward (the backward gathers Q and KV again:
+// the forward frees what it gathered). The backward holds up to every gathered
+// chunk of its tile (a Q sides, b KV chunks), its a-1 + b-1 local partials
+// and up to two received ones; memory windows and budgets apply to the forward.
+// a = 1 is a KV all-gather with dKV reduced on a (P-1)-step ring, not the
+// ring backward program.
+#pragma once
+
+#include <vector>
+
+#include "sim/plan/plan.hpp"
+#include "sim/schedules/mesh_order.hpp"
+#include "sim/schedules/mesh_tile.hpp"
+#include "sim/schedules/schedule.hpp"
+
+namespace tilesim {
+
+struct MeshOptions {
+  MeshTile tile;
+  MeshOrder order;  // empty = greedy_mesh_order
+  MeshWindows windows;
+  bool hold_back = true;
+  // Blocks that become ready together run as one fused compute op
+  // (fusing_builder.hpp); false emits one op per block pair.
+  bool fuse_blocks = true;
+};
+
+// Throws ScheduleError if the tokens do not split into the tile's chunks or
+// options.order is not allowed.
+Plan make_mesh_plan(const AttentionShape& shape, const MeshOptions& options);
+
+// The closed forms above, c = S/(a*b): forward (a-1)*q + (b-1)*kv + (a-1)*(o + lse),
+// backward (a-1)*(2q + 2o + lse) + (b-1)*(kv + dkv); mesh_bytes_in_per_rank sums the
+// passes of shape.pass.
+double mesh_forward_bytes_in_per_rank(const AttentionShape& shape, MeshTile tile);
+double mesh_backward_bytes_in_per_rank(const AttentionShape& shape, MeshTile tile);
+double mesh_bytes_in_per_rank(const AttentionShape& shape, MeshTile tile);
+
+// The tile with the fewest received bytes per rank over shape.pass (smallest a on ties).
+MeshTile fewest_bytes_tile(const AttentionShape& shape, int ranks);
+
+// The dispatcher's entry: tile from the spec (auto = the tile with the fewest
+// received bytes), windows from the memory budget, placement from the spec.
+Plan make_mesh_plan(const AttentionShape& shape, const ScheduleSpec& spec);
+
+}  // namespace tilesim

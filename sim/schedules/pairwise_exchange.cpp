@@ -1,0 +1,26 @@
+#include "sim/schedules/pairwise_exchange.hpp"
+
+#include "sim/plan/program_builder.hpp"
+
+namespace tilesim {
+
+void add_pairwise_exchange(Plan& plan, CommGroups& groups, const std::vector<int>& members,
+                           const ExchangeObjects& objects) {
+  ProgramBuilder build(plan);
+  const int n = static_cast<int>(members.size());
+  for (int i = 0; i < n; ++i) {
+    const int rank = members[static_cast<std::size_t>(i)];
+    for (int t = 1; t < n; ++t) {
+      const int to = (i + t) % n;
+      const int from = (i - t + n) % n;
+      const int g = groups.take(rank);
+      for (int obj : objects(i, to))
+        build.send(rank, obj, members[static_cast<std::size_t>(to)], g);
+      for (int obj : objects(from, i)) {
+        build.recv(rank, obj, members[static_cast<std::size_t>(from)], g);
+      }
+    }
+  }
+}
+
+}  // namespace tilesim

@@ -1,0 +1,33 @@
+#include "sim/schedules/ring_schedule.hpp"
+
+#include "sim/schedules/attention_objects.hpp"
+#include "sim/schedules/ring_passes.hpp"
+
+namespace tilesim {
+
+Plan make_pass_kv_ring_plan(std::string schedule, const AttentionShape& shape, int ranks,
+                            ChunkOwnership ownership) {
+  Plan plan = make_chunked_plan(std::move(schedule), shape, ranks, ownership);
+  plan.tile_a = 1;
+  plan.tile_b = ranks;
+  const AttentionObjects objs = add_attention_objects(plan);
+  const bool bwd = shape.has_backward();
+  std::vector<RingMember> ring;
+  for (int r = 0; r < ranks; ++r) {
+    const auto i = static_cast<std::size_t>(r);
+    RingQuery q{
+        r, objs.q[i], objs.o[i], objs.lse[i], bwd ? objs.d_o[i] : -1, bwd ? objs.dq[i] : -1};
+    RingKey key{r, objs.kv[i], bwd ? objs.dkv[i] : -1};
+    ring.push_back(RingMember{r, {q}, {key}});
+  }
+  CommGroups groups(ranks);
+  if (shape.has_forward()) add_ring_forward(plan, ring, groups);
+  if (bwd) add_ring_backward(plan, ring, groups);
+  return plan;
+}
+
+Plan make_ring_plan(const AttentionShape& shape, int ranks) {
+  return make_pass_kv_ring_plan("ring", shape, ranks, ChunkOwnership::contiguous);
+}
+
+}  // namespace tilesim

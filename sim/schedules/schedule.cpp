@@ -1,0 +1,23 @@
+#include "sim/schedules/schedule.hpp"
+
+#include <fmt/format.h>
+
+#include "sim/schedules/mesh_schedule.hpp"
+#include "sim/schedules/ring_schedule.hpp"
+#include "sim/schedules/schedule_kinds.hpp"
+
+namespace tilesim {
+
+Plan make_plan(const AttentionShape& shape, const ScheduleSpec& spec) {
+  if (spec.gpus < 1) throw ScheduleError("schedule.gpus", "expected at least 1 GPU");
+  if (shape.heads <= 0 || shape.kv_heads <= 0 || shape.heads % shape.kv_heads != 0) {
+    throw ScheduleError("attention.kv_heads", fmt::format("kv_heads {} must divide heads {}",
+                                                          shape.kv_heads, shape.heads));
+  }
+  if (Plan plan; make_standard_plan(shape, spec, plan)) return plan;
+  if (spec.kind == "mesh") return make_mesh_plan(shape, spec);
+  throw ScheduleError("schedule.kind",
+                      fmt::format("schedule '{}' has no generator in this build", spec.kind));
+}
+
+}  // namespace tilesim

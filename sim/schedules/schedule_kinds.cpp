@@ -1,0 +1,68 @@
+#include "sim/schedules/schedule_kinds.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "sim/schedules/allgather_kv_schedule.hpp"
+#include "sim/schedules/double_ring_schedule.hpp"
+#include "sim/schedules/pass_q_schedule.hpp"
+#include "sim/schedules/ring_schedule.hpp"
+#include "sim/schedules/striped_schedule.hpp"
+#include "sim/schedules/usp_schedule.hpp"
+#include "sim/schedules/zigzag_schedule.hpp"
+
+namespace tilesim {
+namespace {
+
+void require_forward_only(const AttentionShape& shape, const ScheduleSpec& spec) {
+  if (shape.has_backward()) {
+    throw ScheduleError("attention.pass",
+                        fmt::format("schedule '{}' builds the forward pass only; pass must be "
+                                    "forward (backward: ring, zigzag, striped, ulysses, usp, mesh)",
+                                    spec.kind));
+  }
+}
+
+}  // namespace
+
+int usp_ulysses_degree(const AttentionShape& shape, const ScheduleSpec& spec) {
+  if (spec.ulysses_degree > 0) return spec.ulysses_degree;
+  const int limit = std::max(1, std::min(spec.gpus, spec.gpus_per_node));
+  for (int u = limit; u > 1; --u) {
+    if (spec.gpus % u == 0 && shape.heads % u == 0 && shape.kv_heads % u == 0) return u;
+  }
+  return 1;
+}
+
+bool make_standard_plan(const AttentionShape& shape, const ScheduleSpec& spec, Plan& out) {
+  const std::string& k = spec.kind;
+  const int p = spec.gpus;
+  if (k == "ring") {
+    out = make_ring_plan(shape, p);
+  } else if (k == "zigzag") {
+    out = make_zigzag_plan(shape, p);
+  } else if (k == "striped") {
+    out = make_striped_plan(shape, p);
+  } else if (k == "ulysses") {
+    out = make_ulysses_plan(shape, p);
+  } else if (k == "usp") {
+    out = make_usp_plan(shape, p, usp_ulysses_degree(shape, spec));
+  } else if (k == "pass_q") {
+    require_forward_only(shape, spec);
+    out = make_pass_q_plan(shape, p);
+  } else if (k == "allgather_kv") {
+    require_forward_only(shape, spec);
+    out = make_allgather_kv_plan(shape, p);
+  } else if (k == "double_ring") {
+    require_forward_only(shape, spec);
+    out = make_double_ring_plan(
+        shape, p, spec.inner_ring > 0 ? spec.inner_ring : std::gcd(p, spec.gpus_per_node));
+  } else {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace tilesim

@@ -1,0 +1,213 @@
+#include "sim/schedules/usp_schedule.hpp"
+
+#include <fmt/format.h>
+
+#include <functional>
+#include <string>
+
+#include "sim/plan/comm_groups.hpp"
+#include "sim/plan/program_builder.hpp"
+#include "sim/schedules/pairwise_exchange.hpp"
+#include "sim/schedules/ring_passes.hpp"
+#include "sim/schedules/schedule.hpp"
+
+namespace tilesim {
+namespace {
+
+// Object ids indexed by chunk id p*u + h; the backward ones are -1 without a
+// backward pass.
+struct HeadObjects {
+  std::vector<int> q, kv, o, lse, d_o, dq, dkv;
+};
+
+struct Grid {
+  int u = 1;  // ranks per Ulysses group = head groups
+  int r = 1;  // ring groups
+  int chunk(int p, int h) const { return p * u + h; }
+  int head_rank(int p, int h) const { return (p / u) * u + h; }  // who computes chunk (p, h)
+};
+
+void check_divisible(const AttentionShape& shape, int ranks, int u, const std::string& name) {
+  if (u < 1 || ranks % u != 0) {
+    throw ScheduleError(
+        "schedule.ulysses",
+        fmt::format("{}: Ulysses degree {} does not divide {} GPUs", name, u, ranks));
+  }
+  if (shape.heads % u != 0) {
+    throw ScheduleError("attention.heads",
+                        fmt::format("{}: heads {} are not divisible by the Ulysses degree {} (the "
+                                    "all-to-all gives each rank heads/{} heads)",
+                                    name, shape.heads, u, u));
+  }
+  if (shape.kv_heads % u != 0) {
+    throw ScheduleError("attention.kv_heads",
+                        fmt::format("{}: kv_heads {} are not divisible by the Ulysses degree {} "
+                                    "(KV heads are not replicated)",
+                                    name, shape.kv_heads, u));
+  }
+}
+
+Plan make_grid_plan(std::string name, const AttentionShape& shape, int ranks, const Grid& grid) {
+  const bool zigzag = shape.causal && grid.r > 1;
+  const int blocks = zigzag ? 2 * ranks : ranks;
+  if (shape.seq_len % blocks != 0) {
+    throw ScheduleError("attention.seq_len",
+                        fmt::format("seq_len {} is not divisible into {} blocks for {} GPUs",
+                                    shape.seq_len, blocks, ranks));
+  }
+  Plan plan;
+  plan.schedule = std::move(name);
+  plan.ranks = ranks;
+  plan.shape = shape;
+  plan.head_groups = grid.u;
+  plan.tile_a = 1;
+  plan.tile_b = grid.r;
+  plan.layout.kind = LayoutKind::contiguous;
+  plan.layout.seq_len = shape.seq_len;
+  plan.layout.blocks = blocks;
+  plan.programs.resize(static_cast<std::size_t>(ranks));
+  for (int p = 0; p < ranks; ++p) {
+    for (int h = 0; h < grid.u; ++h) {
+      Chunk chunk;
+      chunk.blocks = zigzag ? std::vector<int>{p, 2 * ranks - 1 - p} : std::vector<int>{p};
+      chunk.owner = p;
+      chunk.tokens = shape.seq_len / ranks;
+      chunk.head_group = h;
+      plan.chunks.push_back(std::move(chunk));
+    }
+  }
+  return plan;
+}
+
+HeadObjects add_head_objects(Plan& plan, const Grid& grid) {
+  HeadObjects objs;
+  const AttentionShape& s = plan.shape;
+  const bool fwd = s.has_forward();
+  const bool bwd = s.has_backward();
+  const double u = grid.u;
+  for (int p = 0; p < plan.ranks; ++p) {
+    for (int h = 0; h < grid.u; ++h) {
+      const int i = grid.chunk(p, h);
+      const int x = grid.head_rank(p, h);
+      const std::int64_t c = plan.chunks[static_cast<std::size_t>(i)].tokens;
+      const int in_home = fwd ? p : x;  // backward-only: saved state in head layout
+      auto name = [&](const char* t) { return fmt::format("{}[{}.h{}]", t, p, h); };
+      objs.q.push_back(
+          plan.add_object({Tensor::q, i, in_home, s.q_bytes(c) / u, true, false, name("Q")}));
+      objs.kv.push_back(
+          plan.add_object({Tensor::kv, i, in_home, s.kv_bytes(c) / u, true, false, name("KV")}));
+      objs.o.push_back(plan.add_object(
+          {Tensor::o, i, fwd ? p : x, s.o_accumulator_bytes(c) / u, !fwd, fwd, name("O")}));
+      objs.lse.push_back(
+          plan.add_object({Tensor::lse, i, x, s.lse_bytes(c) / u, !fwd, fwd, name("LSE")}));
+      if (!bwd) continue;
+      objs.d_o.push_back(
+          plan.add_object({Tensor::d_o, i, p, s.q_bytes(c) / u, true, false, name("dO")}));
+      objs.dq.push_back(plan.add_object(
+          {Tensor::dq, i, p, s.o_accumulator_bytes(c) / u, false, true, name("dQ")}));
+      objs.dkv.push_back(plan.add_object(
+          {Tensor::dkv, i, p, s.dkv_accumulator_bytes(c) / u, false, true, name("dKV")}));
+    }
+  }
+  return objs;
+}
+
+int at(const std::vector<int>& v, int i) { return v.empty() ? -1 : v[static_cast<std::size_t>(i)]; }
+
+// The ring of head group h across the r Ulysses groups.
+std::vector<RingMember> head_ring(const Grid& grid, const HeadObjects& objs, int h) {
+  std::vector<RingMember> ring;
+  for (int g = 0; g < grid.r; ++g) {
+    RingMember member;
+    member.rank = g * grid.u + h;
+    for (int m = 0; m < grid.u; ++m) {
+      const int i = grid.chunk(g * grid.u + m, h);
+      member.queries.push_back(
+          {i, at(objs.q, i), at(objs.o, i), at(objs.lse, i), at(objs.d_o, i), at(objs.dq, i)});
+      member.keys.push_back({i, at(objs.kv, i), at(objs.dkv, i)});
+    }
+    ring.push_back(std::move(member));
+  }
+  return ring;
+}
+
+// An all-to-all inside every Ulysses group; objects(p_from, h_from, p_to, h_to)
+// lists what rank (p_from = G*u + h_from) sends to rank (G*u + h_to).
+void group_all_to_all(Plan& plan, CommGroups& groups, const Grid& grid,
+                      const std::function<std::vector<int>(int, int)>& objects) {
+  for (int g = 0; g < grid.r; ++g) {
+    std::vector<int> members;
+    for (int h = 0; h < grid.u; ++h) members.push_back(g * grid.u + h);
+    add_pairwise_exchange(plan, groups, members, [&](int from, int to) {
+      return objects(g * grid.u + from, g * grid.u + to);
+    });
+  }
+}
+
+// Frees, on every rank x, the objects of the other ranks p of its group that
+// `pick(p, h_x)` names (received inputs, or outputs already sent to p).
+void free_foreign(Plan& plan, const Grid& grid, const std::function<std::vector<int>(int)>& pick) {
+  ProgramBuilder build(plan);
+  for (int x = 0; x < plan.ranks; ++x) {
+    const int g = x / grid.u;
+    for (int m = 0; m < grid.u; ++m) {
+      const int p = g * grid.u + m;
+      if (p == x) continue;
+      for (int obj : pick(grid.chunk(p, x % grid.u))) build.free(x, obj);
+    }
+  }
+}
+
+Plan build_grid(std::string name, const AttentionShape& shape, int ranks, int u) {
+  check_divisible(shape, ranks, u, name);
+  const Grid grid{u, ranks / u};
+  Plan plan = make_grid_plan(std::move(name), shape, ranks, grid);
+  const HeadObjects objs = add_head_objects(plan, grid);
+  const bool fwd = shape.has_forward();
+  const bool bwd = shape.has_backward();
+  CommGroups groups(ranks);
+  // Chunk of rank p for the head group of rank y.
+  auto chunk_for = [&](int p, int y) { return grid.chunk(p, y % u); };
+  if (fwd) {
+    group_all_to_all(plan, groups, grid, [&](int from, int to) {
+      const int i = chunk_for(from, to);
+      return std::vector<int>{at(objs.q, i), at(objs.kv, i)};
+    });
+    for (int h = 0; h < u; ++h) add_ring_forward(plan, head_ring(grid, objs, h), groups);
+    group_all_to_all(plan, groups, grid, [&](int from, int to) {
+      return std::vector<int>{at(objs.o, chunk_for(to, from))};
+    });
+    if (!bwd) {
+      free_foreign(plan, grid, [&](int i) {
+        return std::vector<int>{at(objs.o, i), at(objs.q, i), at(objs.kv, i)};
+      });
+    }
+  }
+  if (bwd) {
+    group_all_to_all(plan, groups, grid, [&](int from, int to) {
+      return std::vector<int>{at(objs.d_o, chunk_for(from, to))};
+    });
+    for (int h = 0; h < u; ++h) add_ring_backward(plan, head_ring(grid, objs, h), groups);
+    group_all_to_all(plan, groups, grid, [&](int from, int to) {
+      const int i = chunk_for(to, from);
+      return std::vector<int>{at(objs.dq, i), at(objs.dkv, i)};
+    });
+    free_foreign(plan, grid, [&](int i) {
+      return std::vector<int>{at(objs.dq, i), at(objs.dkv, i), at(objs.d_o, i),
+                              at(objs.q, i),  at(objs.kv, i),  at(objs.o, i)};
+    });
+  }
+  return plan;
+}
+
+}  // namespace
+
+Plan make_usp_plan(const AttentionShape& shape, int ranks, int ulysses_degree) {
+  return build_grid("usp", shape, ranks, ulysses_degree);
+}
+
+Plan make_ulysses_plan(const AttentionShape& shape, int ranks) {
+  return build_grid("ulysses", shape, ranks, ranks);
+}
+
+}  // namespace tilesim

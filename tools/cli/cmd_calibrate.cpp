@@ -1,0 +1,42 @@
+// tilesim calibrate --backend cpu|cuda --out PROFILE.yaml [--ranks N] [--quick] [--heads H]
+//                   [--head-dims 64,128] [--links-from PROFILE.yaml]
+// Launch with `mpirun -np N tilesim calibrate ...` (cpu: the ranks share this host; cuda: one
+// rank per GPU of one node). N = 1 measures compute only and needs --links-from.
+#include <memory>
+
+#include "runtime/calibration/calibrate_command.hpp"
+#include "tools/cli/cli_errors.hpp"
+#include "tools/cli/commands.hpp"
+
+namespace tilesim::cli {
+
+void add_calibrate(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<runtime::CalibrateOptions>();
+  CLI::App* verb = app.add_subcommand(
+      "calibrate",
+      "Measure block kernels, point-to-point transfers and contention on this machine "
+      "(mpirun -np N) and write a calibration profile");
+  verb->add_option("--backend", args->backend,
+                   "cpu (MPI ranks + CPU kernels) or cuda (one rank per GPU: CUDA kernels, "
+                   "NCCL; defaults to 32 heads and head dims 64,128)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  verb->add_option("--out", args->out, "Calibration profile YAML to write")
+      ->required()
+      ->check(output_file_check());
+  verb->add_option("--ranks", args->ranks, "Expected MPI ranks (checked against mpirun -np)")
+      ->check(CLI::Range(1, 4096));
+  verb->add_option("--links-from", args->links_from,
+                   "One rank: copy links and comm_slowdown from this profile (one rank "
+                   "measures no link), e.g. topologies/h200.calib.yaml");
+  verb->add_flag("--quick", args->quick, "Fewer sizes and repeats (CI: well under a minute)");
+  verb->add_option("--heads", args->heads, "Attention heads of the benchmarked blocks")
+      ->check(CLI::Range(1, 256));
+  verb->add_option("--head-dims", args->head_dims, "Head dims to benchmark, e.g. 64,128")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1024));
+  verb->callback([args, &exit_code] {
+    exit_code = run_guarded([&] { return runtime::calibrate_command(*args); });
+  });
+}
+
+}  // namespace tilesim::cli

@@ -1,0 +1,77 @@
+// tilesim simulate SCENARIO [--set k=v]... [--json] [--trace out.json]
+#include <fmt/format.h>
+
+#include <fstream>
+
+#include "sim/core/input_error.hpp"
+#include "sim/model/chrome_trace.hpp"
+#include "sim/model/result_json.hpp"
+#include "sim/model/simulator.hpp"
+#include "sim/scenario/prepared_scenario.hpp"
+#include "tools/cli/cli_errors.hpp"
+#include "tools/cli/commands.hpp"
+
+namespace tilesim::cli {
+namespace {
+
+struct SimulateArgs {
+  ScenarioArgs scenario;
+  std::string trace;
+};
+
+void print_summary(const PreparedScenario& p, const Plan& plan, const SimulationResult& result) {
+  const Figures f = summarize(result);
+  const AttentionShape& a = plan.shape;
+  fmt::print("{}: {} on {} GPUs of {} ({}), {} tokens, {}, {}\n", p.scenario.name, plan.schedule,
+             plan.ranks, p.topology.name, p.topology.gpu_model, format_tokens(a.seq_len),
+             to_string(a.pass), a.causal ? "causal" : "non-causal");
+  fmt::print("  makespan          {}\n", format_time_s(f.makespan_s));
+  fmt::print("  one GPU           {}   speedup {:.2f}x, parallel efficiency {:.1f}%\n",
+             format_time_s(f.single_gpu_s), f.speedup, 100.0 * f.efficiency);
+  fmt::print("  compute per rank  {} (max)   balance max/mean {:.3f}\n",
+             format_time_s(f.compute_s_max), f.compute_balance);
+  fmt::print("  exposed comm      {} (max)   overlap {:.1f}% of communication hidden\n",
+             format_time_s(f.exposed_comm_s_max), 100.0 * f.overlap);
+  fmt::print("  bytes             {} in total, {} received per rank (max)\n",
+             format_bytes(f.comm_bytes_total), format_bytes(f.comm_bytes_per_rank_max));
+  fmt::print("  peak memory       {} per rank (max)\n", format_bytes(f.peak_memory_bytes_max));
+  fmt::print("  simulation        {} ops, {} events, {} wall\n", plan.op_count(), result.events,
+             format_time_s(result.sim_wall_s));
+}
+
+int run_simulate(const SimulateArgs& args) {
+  const PreparedScenario p = prepare_scenario(args.scenario.path, args.scenario.sets);
+  const Plan plan = build_valid_plan(p.scenario);
+  SimulationOptions options;
+  options.record_link_samples = !args.trace.empty();
+  const SimulationResult result = simulate(plan, p.topology, p.profile, options);
+  check_memory_budget(p.scenario, summarize(result).peak_memory_bytes_max);
+  if (!args.trace.empty()) {
+    std::ofstream out(args.trace);
+    if (!out) throw InputError(args.trace, 0, "--trace", "cannot write this file");
+    write_chrome_trace(out, plan, result, plan.placement, &p.topology);
+  }
+  if (args.scenario.json) {
+    ResultContext context{p.scenario.name, p.scenario.topology_path, p.scenario.calibration_path,
+                          !args.scenario.no_wall_clock};
+    fmt::print("{}\n", result_to_json(plan, result, context).dump(2));
+  } else {
+    print_summary(p, plan, result);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_simulate(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<SimulateArgs>();
+  CLI::App* verb = app.add_subcommand("simulate", "Predict the timeline of a scenario's plan");
+  add_scenario_options(*verb, args->scenario);
+  verb->add_option("--trace", args->trace, "Write a Chrome trace (opens in Perfetto)")
+      ->check(output_file_check());
+  add_no_wall_clock_option(*verb, args->scenario);
+  verb->callback(
+      [args, &exit_code] { exit_code = run_guarded([&] { return run_simulate(*args); }); });
+}
+
+}  // namespace tilesim::cli

@@ -1,0 +1,68 @@
+// tilesim: predict (simulate) and measure distributed attention schedules.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <system_error>
+
+#include "tools/cli/cli_errors.hpp"
+#include "tools/cli/commands.hpp"
+
+namespace tilesim::cli {
+
+void add_scenario_options(CLI::App& verb, ScenarioArgs& args) {
+  verb.add_option("scenario", args.path, "Scenario YAML file")->required();
+  verb.add_option("--set", args.sets,
+                  "Override a scenario field, value parsed as YAML (repeatable), "
+                  "e.g. --set attention.seq_len=1M");
+  verb.add_flag("--json", args.json, "Print one JSON document instead of tables");
+}
+
+void add_no_wall_clock_option(CLI::App& verb, ScenarioArgs& args) {
+  verb.add_flag("--no-wall-clock", args.no_wall_clock,
+                "Report sim_wall_s as 0 so that the JSON is byte-identical across runs");
+}
+
+CLI::Validator output_file_check() {
+  return CLI::Validator(
+      [](std::string& path) -> std::string {
+        if (path.empty()) return "expected a file name, got an empty one";
+        const std::filesystem::path p(path);
+        std::error_code ec;
+        if (std::filesystem::is_directory(p, ec)) return path + " is a directory; expected a file";
+        const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : ".";
+        if (!std::filesystem::is_directory(dir, ec)) {
+          return "directory " + dir.string() + " does not exist";
+        }
+        if (::access(dir.c_str(), W_OK) != 0)
+          return "directory " + dir.string() + " is not writable";
+        return {};
+      },
+      "FILE", "output file");
+}
+
+}  // namespace tilesim::cli
+
+int main(int argc, char** argv) {
+  using namespace tilesim::cli;
+  CLI::App app{"tilesim: simulate and compare distributed attention schedules on GPU clusters"};
+  app.require_subcommand(1);
+  int exit_code = kExitOk;
+  add_topo(app, exit_code);
+  add_plan(app, exit_code);
+  add_simulate(app, exit_code);
+  add_sweep(app, exit_code);
+  add_compare(app, exit_code);
+  add_tune(app, exit_code);
+  add_run(app, exit_code);
+  add_calibrate(app, exit_code);
+  add_validate(app, exit_code);
+  add_regress(app, exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? kExitOk : kExitBadInput;
+  }
+  return exit_code;
+}

@@ -1,0 +1,96 @@
+#include "tools/cli/schedule_list.hpp"
+
+#include <fmt/format.h>
+
+#include <sstream>
+#include <string_view>
+
+#include "sim/core/input_error.hpp"
+
+namespace tilesim::cli {
+namespace {
+
+bool known_kind(const std::string& kind) {
+  for (const char* k : kScheduleKinds) {
+    if (kind == k) return true;
+  }
+  return false;
+}
+
+[[noreturn]] void bad(const std::string& entry, const std::string& why) {
+  std::string kinds;
+  for (const char* k : kScheduleKinds) kinds += fmt::format("{}{}", kinds.empty() ? "" : ", ", k);
+  throw InputError("--schedules", 0, "--schedules",
+                   fmt::format("'{}': {}; expected all, one of {}, mesh:AxB, mesh:auto or usp:U",
+                               entry, why, kinds));
+}
+
+// "AxB" -> (A, B); B = 0 when only "A" is given.
+std::pair<int, int> parse_pair(const std::string& entry, const std::string& text) {
+  const auto x = text.find('x');
+  try {
+    std::size_t used = 0;
+    const int first = std::stoi(text.substr(0, x), &used);
+    if (used != (x == std::string::npos ? text.size() : x) || first < 1) bad(entry, "bad number");
+    if (x == std::string::npos) return {first, 0};
+    const std::string rest = text.substr(x + 1);
+    const int second = std::stoi(rest, &used);
+    if (used != rest.size() || second < 1) bad(entry, "bad number");
+    return {first, second};
+  } catch (const std::logic_error&) {
+    bad(entry, "bad number");
+  }
+}
+
+}  // namespace
+
+std::vector<ScheduleCandidate> parse_schedule_list(const std::string& text,
+                                                   const ScheduleSpec& base) {
+  std::vector<ScheduleCandidate> out;
+  std::stringstream in(text);
+  std::string entry;
+  while (std::getline(in, entry, ',')) {
+    if (entry.empty()) continue;
+    if (entry == "all") {
+      for (const char* k : kScheduleKinds) {
+        ScheduleSpec spec = base;
+        spec.kind = k;
+        const bool mesh = std::string_view(k) == "mesh";
+        if (mesh) spec.tile_auto = true;
+        out.push_back({mesh ? "mesh:auto" : k, spec});
+      }
+      continue;
+    }
+    const auto colon = entry.find(':');
+    const std::string kind = entry.substr(0, colon);
+    if (!known_kind(kind)) bad(entry, "unknown schedule kind");
+    ScheduleSpec spec = base;
+    spec.kind = kind;
+    if (colon == std::string::npos) {
+      if (kind == "mesh" && (spec.tile_a == 0 || base.kind != "mesh")) spec.tile_auto = true;
+      out.push_back({entry, spec});
+      continue;
+    }
+    const std::string arg = entry.substr(colon + 1);
+    if (kind == "mesh") {
+      if (arg == "auto") {
+        spec.tile_auto = true;
+      } else {
+        const auto [a, b] = parse_pair(entry, arg);
+        if (b == 0) bad(entry, "expected mesh:AxB");
+        spec.tile_a = a;
+        spec.tile_b = b;
+        spec.tile_auto = false;
+      }
+    } else if (kind == "usp") {
+      spec.ulysses_degree = parse_pair(entry, arg).first;
+    } else {
+      bad(entry, "only mesh and usp take a parameter");
+    }
+    out.push_back({entry, spec});
+  }
+  if (out.empty()) bad(text, "no schedules given");
+  return out;
+}
+
+}  // namespace tilesim::cli
