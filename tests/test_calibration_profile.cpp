@@ -14,7 +14,7 @@ TEST_CASE("efficiency interpolates in log2 of the block size and clamps at the e
   CHECK(curve.at(2048) == Approx(0.5));  // halfway in log2
 }
 
-TEST_CASE("shipped profiles load and carry the hardware.md figures") {
+TEST_CASE("shipped profiles load and carry their datasheet figures") {
   const CalibrationProfile h100 =
       load_calibration(std::string(TILESIM_SOURCE_DIR) + "/topologies/h100.calib.yaml");
   CHECK(h100.peak_flops == 989e12);

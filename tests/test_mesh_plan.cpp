@@ -21,7 +21,7 @@ Plan mesh(const AttentionShape& shape, int a, int b, MeshWindows w = {}) {
   return make_mesh_plan(shape, opt);
 }
 
-// Closed form of formulas.md with c = S/P: q = c*H*d*2, kv = 2*c*Hkv*d*2,
+// Closed form of docs/schedules.md with c = S/P: q = c*H*d*2, kv = 2*c*Hkv*d*2,
 // o = c*H*d*4, lse = c*H*4 (batch 1, bf16).
 double closed_form_bytes(std::int64_t seq, int heads, int kv_heads, int a, int b) {
   const double c = static_cast<double>(seq) / (a * b);

@@ -54,7 +54,7 @@ TEST_CASE("plain causal ring is unbalanced: rank r computes r+1 blocks") {
     sum += s.compute_flops;
     max = std::max(max, s.compute_flops);
   }
-  // Balance max/mean is close to 2 for the plain ring (formulas.md, zigzag note).
+  // Balance max/mean is close to 2 for the plain ring (docs/schedules.md, zigzag).
   // max/mean = (7 full + diag) / (mean of r full + diag) = (7f+d) / (3.5f+d) -> ~2.
   CHECK(max / (sum / 8) == Approx((7 * full + diag) / (3.5 * full + diag)));
   CHECK(max / (sum / 8) > 1.7);

@@ -1,4 +1,4 @@
-// The result JSON of DESIGN.md (SI units), shared by simulate, sweep and run. Beyond the
+// The result JSON (SI units; docs/architecture.md "Contracts"), shared by simulate, sweep and run. Beyond the
 // contract's figures it names the plan it describes (attention shape fields and
 // `plan_digest`, sim/plan/plan_digest.hpp), so that a measured run can be matched to a plan.
 #pragma once

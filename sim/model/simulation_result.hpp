@@ -1,5 +1,5 @@
 // What one simulation (or one measured run) produced: per-op times, per-rank
-// totals and the headline figures of the result JSON (DESIGN.md contracts).
+// totals and the headline figures of the result JSON (docs/architecture.md "Contracts").
 #pragma once
 
 #include <cstdint>
@@ -55,7 +55,7 @@ struct SimulationResult {
   double sim_wall_s = 0.0;
 };
 
-// The headline figures of DESIGN.md's result JSON, derived from a result.
+// The headline figures of the result JSON, derived from a result.
 struct Figures {
   double makespan_s = 0.0;
   double single_gpu_s = 0.0;

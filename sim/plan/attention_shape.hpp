@@ -1,6 +1,6 @@
 // The attention problem being distributed and the byte sizes of its pieces.
 //
-// Notation (../shared/reference/formulas.md): S tokens, b batch, H heads,
+// Notation (docs/schedules.md): S tokens, b batch, H heads,
 // Hkv kv heads, d head dim, e bytes per element. For a chunk of c tokens:
 //   q   = b*c*H*d*e          (one Q chunk, also one dO chunk)
 //   kv  = 2*b*c*Hkv*d*e      (one K+V chunk, also one dK+dV chunk in the input dtype)

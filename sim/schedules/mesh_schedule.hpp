@@ -1,4 +1,4 @@
-// Mesh-Attention plans, forward and backward: a x b tiles (DESIGN.md
+// Mesh-Attention plans, forward and backward: a x b tiles (docs/schedules.md
 // "Mesh-Attention").
 //
 // Chunks: non-causal, P contiguous chunks (chunk i = block i); causal, the
@@ -35,7 +35,7 @@
 // which the exhaustive comparison in tests/test_mesh_sim.cpp showed).
 // Memory per rank is bounded by mesh_peak_bound_bytes (mesh_memory.hpp).
 //
-// Backward (`pass: backward`, and after the forward with `both`), DESIGN.md
+// Backward (`pass: backward`, and after the forward with `both`), the original design
 // "dQ reduced in Q-groups and dK/dV in KV-groups": a block's backward reads
 // Q, dO, the final O and LSE of its q chunk (D = rowsum(dO*O) is derived by
 // the kernel) and KV, and adds into dQ of the q chunk and dKV of the kv chunk.

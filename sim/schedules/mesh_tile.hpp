@@ -1,4 +1,4 @@
-// Mesh-Attention tile geometry (DESIGN.md "Mesh-Attention").
+// Mesh-Attention tile geometry (docs/schedules.md "Mesh-Attention").
 //
 // P = a*b ranks; Q and KV are cut into P chunks and rank g owns chunk g.
 // Rank g = tr*a + tc (tr = g / a, tc = g % a) computes the tile
