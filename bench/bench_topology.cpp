@@ -1,5 +1,6 @@
 // Benchmarks of the topology module (sim/topology) on the 4096-GPU cluster
-// (topologies/h100-cluster.yaml: 512 DGX-H100 nodes, 128 leaves, 32 spines):
+// (topologies/h100-cluster.yaml: 512 DGX-H100 nodes, 128 leaves, 4 pods of 32 spines, 1024
+// cores):
 // loading the YAML file, routing every ring neighbour pair with a fresh Router,
 // and the summary including the max-flow bisection. Targets: load < 2 s, ring
 // routes < 0.5 s, summary < 5 s.

@@ -110,19 +110,25 @@ TEST_CASE("topology: router throws for unreachable and out-of-range GPUs", "[top
   CHECK_THROWS_AS(router.route(-1, 0), std::out_of_range);
 }
 
-TEST_CASE("topology: mark_spine accepts each switch once", "[topology]") {
+TEST_CASE("topology: a spread group takes switches not yet in a group", "[topology]") {
   Topology t;
   const VertexId a = gpu(t, "a");
   const VertexId s0 = sw(t, "s0");
   const VertexId s1 = sw(t, "s1");
-  t.mark_spine(s1);
-  t.mark_spine(s0);
-  CHECK(t.spines() == std::vector<VertexId>{s1, s0});
-  CHECK_THROWS_AS(t.mark_spine(s1), std::invalid_argument);
-  CHECK_THROWS_AS(t.mark_spine(a), std::invalid_argument);
-  CHECK_THROWS_AS(t.mark_spine(99), std::invalid_argument);
+  const VertexId s2 = sw(t, "s2");
+  t.add_spread_group({s1, s0}, 1);
+  REQUIRE(t.spread_groups().size() == 1);
+  CHECK(t.spread_groups()[0].members == std::vector<VertexId>{s1, s0});
+  CHECK_THROWS_AS(t.add_spread_group({s2, s1}), std::invalid_argument);  // s1 taken
+  CHECK_THROWS_AS(t.add_spread_group({s2, s2}), std::invalid_argument);  // repeated
+  CHECK_THROWS_AS(t.add_spread_group({a}), std::invalid_argument);       // not a switch
+  CHECK_THROWS_AS(t.add_spread_group({99}), std::invalid_argument);
+  CHECK_THROWS_AS(t.add_spread_group({}), std::invalid_argument);
+  CHECK_THROWS_AS(t.add_spread_group({s2}, 0), std::invalid_argument);
+  t.add_spread_group({s2}, 3);
   const Topology copy = t;
-  CHECK(copy.spines() == t.spines());
+  REQUIRE(copy.spread_groups().size() == 2);
+  CHECK(copy.spread_groups()[1].node_stride == 3);
 }
 
 TEST_CASE("topology: router spreads spine ties by destination node", "[topology][router]") {
@@ -142,9 +148,7 @@ TEST_CASE("topology: router spreads spine ties by destination node", "[topology]
     spines.push_back(t.add_device({name, DeviceKind::ib_switch, -1, -1}));
     for (VertexId leaf : leaves) t.connect(leaf, spines.back(), 1e9, 1'000, LinkClass::ib);
   }
-  t.mark_spine(spines[2]);
-  t.mark_spine(spines[0]);
-  t.mark_spine(spines[1]);
+  t.add_spread_group({spines[2], spines[0], spines[1]});
   Router router(t);
   // Spine index = destination node mod 3: node 1 -> index 1 (s0), node 2 -> s1,
   // node 3 -> index 0 (s2), node 4 -> s0, node 0 -> s2.
@@ -163,20 +167,23 @@ TEST_CASE("topology: router spreads spine ties by destination node", "[topology]
 namespace {
 // Reference: full Dijkstra to dst with (latency, hops) costs by O(V^2)
 // selection, then the walk that takes the first next vertex in the documented
-// tie-break order (vertex id; spine (n + j) mod S takes the j-th smallest spine
-// id, n = the destination's node). No pruning, no heap.
+// tie-break order (vertex id; in each spread group of S members and stride t, member
+// (n / t + j) mod S takes the j-th smallest member id, n = the destination's node). No
+// pruning, no heap.
 std::vector<LinkId> reference_route(const Topology& t, VertexId src, VertexId dst) {
   const auto n = static_cast<std::size_t>(t.device_count());
   std::vector<VertexId> rank(n);  // tie-break position of each vertex
   for (VertexId v = 0; v < n; ++v) rank[v] = v;
-  const std::vector<VertexId>& spines = t.spines();
-  std::vector<VertexId> spine_ids = spines;
-  std::sort(spine_ids.begin(), spine_ids.end());
-  const int count = static_cast<int>(spines.size());
-  for (int j = 0; j < count; ++j) {
-    const int node = t.device(dst).node;
-    rank[spines[static_cast<std::size_t>(((node + j) % count + count) % count)]] =
-        spine_ids[static_cast<std::size_t>(j)];
+  const int node = t.device(dst).node;
+  for (const Topology::SpreadGroup& group : t.spread_groups()) {
+    std::vector<VertexId> ids = group.members;
+    std::sort(ids.begin(), ids.end());
+    const int count = static_cast<int>(ids.size());
+    const int rotation = node / group.node_stride;
+    for (int j = 0; j < count; ++j) {
+      rank[group.members[static_cast<std::size_t>(((rotation + j) % count + count) % count)]] =
+          ids[static_cast<std::size_t>(j)];
+    }
   }
   using Cost = std::pair<Picoseconds, int>;
   const Cost inf{std::numeric_limits<Picoseconds>::max(), 0};
@@ -220,11 +227,16 @@ TEST_CASE("topology: router matches a plain reference on random graphs with many
     Topology t;
     const int gpus = 6;
     const int switches = 10;
-    // GPU i is on node i; odd trials mark switches 7, 3, 5 (out of id order) as spines.
+    // GPU i is on node i; odd trials make switches 7, 3, 5 (out of id order) a spread group
+    // and every fourth trial also 8, 2 with stride 2.
     for (int i = 0; i < gpus; ++i) t.add_device({"g" + std::to_string(i), DeviceKind::gpu, i, -1});
     for (int i = 0; i < switches; ++i) sw(t, "s" + std::to_string(i));
     if (trial % 2 == 1) {
-      for (int s : {7, 3, 5}) t.mark_spine(static_cast<VertexId>(gpus + s));
+      t.add_spread_group({static_cast<VertexId>(gpus + 7), static_cast<VertexId>(gpus + 3),
+                          static_cast<VertexId>(gpus + 5)});
+    }
+    if (trial % 4 == 3) {
+      t.add_spread_group({static_cast<VertexId>(gpus + 8), static_cast<VertexId>(gpus + 2)}, 2);
     }
     const int vertices = gpus + switches;
     // A spanning chain keeps it connected; extra random links make ties.

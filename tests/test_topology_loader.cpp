@@ -88,20 +88,24 @@ TEST_CASE("topology: nodes: auto sizes the cluster to the GPUs wanted", "[topolo
   CHECK(count_prefix(two, "spine.") == 32);  // 32 uplinks per leaf, non-blocking
   CHECK(two.device_count() == 2 * 17 + 8 + 32);
 
-  const Topology big = load_topology(h100, 4096);
+  const Topology big = load_topology(h100, 4096);  // 4 pods of 128 nodes
   CHECK(big.node_count == 512);
   CHECK(big.gpu_count() == 4096);
   CHECK(count_prefix(big, "leaf.") == 128);  // 16 groups of 32 nodes x 8 rails
   CHECK(count_prefix(big, "leaf.r7.") == 16);
-  CHECK(count_prefix(big, "spine.") == 32);
-  CHECK(big.device_count() == 512 * 17 + 128 + 32);
-  CHECK(big.link_count() == 2 * (512 * 16 + 4096 + 128 * 32));
+  CHECK(count_prefix(big, "spine.p") == 4 * 32);
+  CHECK(count_prefix(big, "core.") == 32 * 32);  // 32 planes x (32 leaves per pod) cores
+  CHECK(big.device_count() == 512 * 17 + 128 + 4 * 32 + 32 * 32);
+  // node links, nic-leaf, leaf-spine (32 leaves x 32 spines per pod), spine-core (each core
+  // one per pod), two directed links per cable.
+  CHECK(big.link_count() == 2 * (512 * 16 + 4096 + 4 * 32 * 32 + 32 * 32 * 4));
   CHECK(big.device(big.gpu_vertex(4095)).name == "n511.gpu7");
 
   const Topology a100 = load_topology(shipped("a100-cluster.yaml"), 4096);
   CHECK(a100.node_count == 512);
-  CHECK(count_prefix(a100, "leaf.") == 26 * 8);  // ceil(512 / 20) groups x 8 rails
-  CHECK(count_prefix(a100, "spine.") == 20);
+  CHECK(count_prefix(a100, "leaf.") == 26 * 8);     // ceil(512 / 20) groups x 8 rails
+  CHECK(count_prefix(a100, "spine.p") == 13 * 20);  // ceil(512 / 40) pods x 20 spines
+  CHECK(count_prefix(a100, "core.") == 20 * 16);    // 20 planes x 16 leaves per pod
   CHECK(a100.link(a100.link_count() - 1).bandwidth_bytes_per_s == 25e9);
 }
 

@@ -1,6 +1,9 @@
 // Routes on the shipped topologies: exact paths, hop counts and latencies,
 // the cross-rail rule, spine spreading (d-mod-k), determinism, and the routes
-// of the 4096-GPU cluster. Speed is measured in bench/bench_topology.cpp.
+// of the 1024-GPU pod and of the 65536-GPU three-tier cluster. Speed is measured in
+// bench/bench_topology.cpp.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <map>
@@ -121,21 +124,67 @@ TEST_CASE("topology: routes are deterministic and independent of query order",
   }
 }
 
-TEST_CASE("topology: 4096-GPU cluster loads and routes ring neighbours", "[topology][routes]") {
-  const Topology t = load_topology(shipped("h100-cluster.yaml"), 4096);
-  // 512 nodes of 8 GPUs; 8 rails x 16 leaf groups = 128 leaves; 32 spines.
-  CHECK(t.gpu_count() == 4096);
-  CHECK(t.node_count == 512);
-  CHECK(t.spines().size() == 32);
-  CHECK(t.device_count() == 512 * 17 + 128 + 32);
+TEST_CASE("topology: one 1024-GPU pod loads and routes ring neighbours", "[topology][routes]") {
+  const Topology t = load_topology(shipped("h100-cluster.yaml"), 1024);
+  // 128 nodes of 8 GPUs = one pod (pod_nodes 128): 8 rails x 4 leaf groups = 32 leaves,
+  // 32 spines, no core tier.
+  CHECK(t.gpu_count() == 1024);
+  CHECK(t.node_count == 128);
+  REQUIRE(t.spread_groups().size() == 1);
+  CHECK(t.spread_groups()[0].members.size() == 32);
+  CHECK(t.device_count() == 128 * 17 + 32 + 32);
   Router router(t);
   std::size_t hops = 0;
-  for (int g = 0; g < 4096; ++g) hops += router.route(g, (g + 1) % 4096).links.size();
-  // 3584 intra-node pairs of 2 links; 512 node boundaries gpu7 -> next node's
-  // gpu0: 496 in the same leaf group (NVLink first, 6 links) and 16 across groups
-  // (spine, 6 links).
-  CHECK(hops == 3584 * 2 + 512 * 6);
-  CHECK(router.cached_routes() == 4096);
+  for (int g = 0; g < 1024; ++g) hops += router.route(g, (g + 1) % 1024).links.size();
+  // 896 intra-node pairs of 2 links; 128 node boundaries gpu7 -> next node's gpu0: 124 in
+  // the same leaf group (NVLink first, 6 links) and 4 across groups (spine, 6 links).
+  CHECK(hops == 896 * 2 + 128 * 6);
+  CHECK(router.cached_routes() == 1024);
+}
+
+TEST_CASE("topology: 65536 GPUs are 64 pods joined by a core tier", "[topology][routes]") {
+  const Topology t = load_topology(shipped("h100-cluster.yaml"), 65536);
+  // 8192 nodes; per pod 128 nodes = 8 rails x 4 leaves = 32 leaves and 32 spines; 32 core
+  // planes of 32 cores (one uplink port per core), each core one link per pod: every switch
+  // has 64 ports (32 down, 32 up at the leaves and spines; 64 pods at a core).
+  CHECK(t.node_count == 8192);
+  CHECK(t.device_count() == 8192 * 17 + 64 * 32 + 64 * 32 + 32 * 32);
+  CHECK(t.spread_groups().size() == 64 + 32);
+  for (std::size_t g = 0; g < 64; ++g) CHECK(t.spread_groups()[g].node_stride == 1);
+  CHECK(t.spread_groups()[64].node_stride == 32);
+  const VertexId core = *t.find_device("core.5.7");
+  CHECK(boost::out_degree(core, t.graph()) == 64);
+  const VertexId spine = *t.find_device("spine.p3.5");
+  CHECK(boost::out_degree(spine, t.graph()) == 32 + 32);
+  // Spine-core links: the spine's 32 x 50 GB/s downlinks spread over 32 cores.
+  const auto [first, last] = boost::out_edges(core, t.graph());
+  CHECK(t.graph()[*first].bandwidth_bytes_per_s == Approx(50e9));
+  Router router(t);
+  // Node 0 rail 0 to node 128 * 5 + 37 (pod 5) rail 0: leaf, spine (n mod 32 = 5... ),
+  // core (n / 32 mod 32), spine of pod 5, leaf: 8 links, 5 switches = 3.0 us of switches +
+  // 2 x 1 us PCIe.
+  const int node = 128 * 5 + 37;
+  const Route& r = router.route(0, node * 8);
+  const Names names = route_names(t, r);
+  REQUIRE(names.size() == 9);
+  CHECK(names[2] == "leaf.r0.0");
+  CHECK(names[3] == fmt::format("spine.p0.{}", node % 32));
+  CHECK(names[4] == fmt::format("core.{}.{}", node % 32, (node / 32) % 32));
+  CHECK(names[5] == fmt::format("spine.p5.{}", node % 32));
+  CHECK(names[6] == fmt::format("leaf.r0.{}", node / 32));
+  CHECK(r.latency_ps == 2'000'000 + 5 * 600'000);
+}
+
+TEST_CASE("topology: a pod size that is not whole leaf groups is an input error",
+          "[topology][loader]") {
+  const std::string path = write_temp_yaml(R"(name: pods
+gpu: H100-SXM
+nodes: 4
+node_from: )" + shipped("dgx-h100.yaml") + R"(
+fabric: {port_bandwidth: 400Gb/s, nodes_per_leaf: 2, switch_latency: 600ns, pod_nodes: 3}
+)");
+  CHECK_THROWS_WITH(load_topology(path, 32),
+                    Catch::Contains("pod_nodes") && Catch::Contains("multiple of nodes_per_leaf"));
 }
 
 namespace {
@@ -153,8 +202,8 @@ int spine_of(const Topology& t, const Route& r) {
 
 TEST_CASE("topology: routes across the spine spread by destination node (d-mod-k)",
           "[topology][routes]") {
-  const Topology t = load_topology(shipped("h100-cluster.yaml"), 4096);
-  const int spines = static_cast<int>(t.spines().size());
+  const Topology t = load_topology(shipped("h100-cluster.yaml"), 1024);
+  const int spines = static_cast<int>(t.spread_groups()[0].members.size());
   REQUIRE(spines == 32);
   Router router(t);
   SECTION("one source, destinations on 2 x spines nodes of other leaf groups: every spine") {
@@ -181,10 +230,11 @@ TEST_CASE("topology: routes across the spine spread by destination node (d-mod-k
     std::set<int> spine_loads;
     int spine_links = 0;
     for (const auto& [link, count] : load) {
+      const auto& spine_ids = t.spread_groups()[0].members;
       const bool up =
-          t.spines().end() != std::find(t.spines().begin(), t.spines().end(), t.link_target(link));
+          spine_ids.end() != std::find(spine_ids.begin(), spine_ids.end(), t.link_target(link));
       const bool down =
-          t.spines().end() != std::find(t.spines().begin(), t.spines().end(), t.link_source(link));
+          spine_ids.end() != std::find(spine_ids.begin(), spine_ids.end(), t.link_source(link));
       if (!up && !down) continue;
       ++spine_links;
       spine_loads.insert(count);
@@ -194,7 +244,7 @@ TEST_CASE("topology: routes across the spine spread by destination node (d-mod-k
   }
   SECTION("the same (src, dst) always gives the same route") {
     Router fresh(t);
-    for (int dst = 4095; dst >= 256; dst -= 97) {
+    for (int dst = 1023; dst >= 256; dst -= 97) {
       INFO("dst " << dst);
       const std::vector<LinkId> first = router.route(3, dst).links;
       CHECK(fresh.route(3, dst).links == first);

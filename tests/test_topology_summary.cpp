@@ -69,7 +69,7 @@ TEST_CASE("topology: 4096-GPU cluster bisection", "[topology][summary]") {
   const TopologySummary s = summarize(load_topology(shipped("h100-cluster.yaml"), 4096));
   CHECK(s.gpus == 4096);
   CHECK(s.nodes == 512);
-  CHECK(s.devices_per_kind.at("ib_switch") == 128 + 32);  // leaves + spines
+  CHECK(s.devices_per_kind.at("ib_switch") == 128 + 4 * 32 + 32 * 32);  // leaves, spines, cores
   // Non-blocking: half of the nodes (256) x 8 NICs x 50 GB/s.
   CHECK(s.bisection_bytes_per_s == 256 * 8 * 50e9);
 }

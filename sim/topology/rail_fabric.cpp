@@ -20,9 +20,28 @@ double RailFabricSpec::leaf_spine_bandwidth_bytes_per_s() const {
   return nodes_per_leaf * port_bandwidth_bytes_per_s / oversubscription / spine_count();
 }
 
+int RailFabricSpec::pod_count(int nodes) const {
+  if (pod_nodes <= 0) return 1;
+  return std::max(1, (nodes + pod_nodes - 1) / pod_nodes);
+}
+
+int RailFabricSpec::pod_leaves(int rails) const {
+  return rails * ((pod_nodes + nodes_per_leaf - 1) / nodes_per_leaf);
+}
+
+int RailFabricSpec::core_count_per_plane(int rails) const {
+  if (cores_per_plane > 0) return cores_per_plane;
+  return std::max(1, static_cast<int>(std::ceil(pod_leaves(rails) / core_oversubscription - 1e-9)));
+}
+
+double RailFabricSpec::spine_core_bandwidth_bytes_per_s(int rails) const {
+  return pod_leaves(rails) * leaf_spine_bandwidth_bytes_per_s() / core_oversubscription /
+         core_count_per_plane(rails);
+}
+
 RailFabricSpec parse_rail_fabric(const YamlMap& fabric) {
   fabric.allow_only({"port_bandwidth", "nodes_per_leaf", "switch_latency", "oversubscription",
-                     "spines", "class"});
+                     "spines", "class", "pod_nodes", "core_oversubscription", "cores_per_plane"});
   RailFabricSpec spec;
   spec.port_bandwidth_bytes_per_s = fabric.bandwidth_bytes_per_s("port_bandwidth");
   if (!(spec.port_bandwidth_bytes_per_s > 0.0)) {
@@ -48,6 +67,29 @@ RailFabricSpec parse_rail_fabric(const YamlMap& fabric) {
     const std::int64_t spines = fabric.integer("spines");
     if (spines < 1 || spines > 100000) fabric.fail("spines", "expected a positive integer");
     spec.spines = static_cast<int>(spines);
+  }
+  if (fabric.has("pod_nodes")) {
+    const std::int64_t pod = fabric.integer("pod_nodes");
+    if (pod < 1 || pod > 100000 || pod % spec.nodes_per_leaf != 0) {
+      fabric.fail("pod_nodes", fmt::format("expected a positive multiple of nodes_per_leaf ({})",
+                                           spec.nodes_per_leaf));
+    }
+    spec.pod_nodes = static_cast<int>(pod);
+  }
+  if (fabric.has("core_oversubscription")) {
+    spec.core_oversubscription = fabric.number("core_oversubscription");
+    if (!(spec.core_oversubscription >= 1.0) || !std::isfinite(spec.core_oversubscription)) {
+      fabric.fail("core_oversubscription", "expected a ratio >= 1 (1 = non-blocking)");
+    }
+  }
+  if (fabric.has("cores_per_plane")) {
+    const std::int64_t cores = fabric.integer("cores_per_plane");
+    if (cores < 1 || cores > 100000) fabric.fail("cores_per_plane", "expected a positive integer");
+    spec.cores_per_plane = static_cast<int>(cores);
+  }
+  if ((spec.core_oversubscription != 1.0 || spec.cores_per_plane > 0) && spec.pod_nodes == 0) {
+    fabric.fail(spec.cores_per_plane > 0 ? "cores_per_plane" : "core_oversubscription",
+                "a core tier needs pod_nodes (nodes per pod)");
   }
   if (fabric.has("class")) {
     spec.cls = parse_link_class(fabric, "class");
@@ -89,13 +131,42 @@ void add_rail_fabric(Topology& topology, const RailFabricSpec& spec,
   }
   const double uplink = spec.leaf_spine_bandwidth_bytes_per_s();
   const int spines = spec.spine_count();
-  for (int s = 0; s < spines; ++s) {
-    const VertexId spine =
-        topology.add_device({fmt::format("spine.{}", s), DeviceKind::ib_switch, -1, -1});
-    topology.mark_spine(spine);
-    for (VertexId leaf : leaves) {
-      topology.connect(leaf, spine, uplink, spec.switch_latency_ps, spec.cls);
+  const int pods = spec.pod_count(static_cast<int>(nodes));
+  const std::size_t groups_per_pod =
+      pods == 1 ? groups : static_cast<std::size_t>(spec.pod_nodes) / per_leaf;
+  // pod_spines[p][s]: spine s of pod p.
+  std::vector<std::vector<VertexId>> pod_spines(static_cast<std::size_t>(pods));
+  for (int p = 0; p < pods; ++p) {
+    auto& members = pod_spines[static_cast<std::size_t>(p)];
+    for (int s = 0; s < spines; ++s) {
+      const std::string name =
+          pods == 1 ? fmt::format("spine.{}", s) : fmt::format("spine.p{}.{}", p, s);
+      const VertexId spine = topology.add_device({name, DeviceKind::ib_switch, -1, -1});
+      members.push_back(spine);
+      for (std::size_t r = 0; r < rails; ++r) {
+        const std::size_t first = static_cast<std::size_t>(p) * groups_per_pod;
+        for (std::size_t g = first; g < std::min(groups, first + groups_per_pod); ++g) {
+          topology.connect(leaves[r * groups + g], spine, uplink, spec.switch_latency_ps, spec.cls);
+        }
+      }
     }
+    topology.add_spread_group(members, 1);
+  }
+  if (pods == 1) return;
+  const int cores = spec.core_count_per_plane(static_cast<int>(rails));
+  const double core_link = spec.spine_core_bandwidth_bytes_per_s(static_cast<int>(rails));
+  for (int s = 0; s < spines; ++s) {
+    std::vector<VertexId> plane;
+    for (int k = 0; k < cores; ++k) {
+      const VertexId core =
+          topology.add_device({fmt::format("core.{}.{}", s, k), DeviceKind::ib_switch, -1, -1});
+      plane.push_back(core);
+      for (int p = 0; p < pods; ++p) {
+        topology.connect(pod_spines[static_cast<std::size_t>(p)][static_cast<std::size_t>(s)], core,
+                         core_link, spec.switch_latency_ps, spec.cls);
+      }
+    }
+    topology.add_spread_group(plane, spines);
   }
 }
 

@@ -1,6 +1,6 @@
 // Router: cheapest GPU-to-GPU paths under the cost (latency sum, hop count),
-// ties broken at the first differing vertex in vertex-id order with the spines
-// ranked from the destination (d-mod-k). See topology.hpp for the rule.
+// ties broken at the first differing vertex in vertex-id order with the members of
+// each spread group ranked from the destination (d-mod-k). See topology.hpp for the rule.
 #include <algorithm>
 #include <functional>
 #include <limits>
@@ -56,13 +56,18 @@ Router::Router(const Topology& topology) : topology_(&topology) {
   }
   build_csr(vertices, link_source_, out_begin_, out_links_);
   build_csr(vertices, link_target_, in_begin_, in_links_);
-  spine_index_.assign(vertices, -1);
-  const std::vector<VertexId>& spines = topology.spines();
-  for (std::size_t s = 0; s < spines.size(); ++s) {
-    spine_index_[spines[s]] = static_cast<std::int32_t>(s);
-    spine_order_.push_back(static_cast<std::uint32_t>(spines[s]));
+  vertex_group_.assign(vertices, VertexGroup{});
+  const auto& groups = topology.spread_groups();
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    std::vector<std::uint32_t> ids;
+    for (std::size_t i = 0; i < groups[g].members.size(); ++i) {
+      const VertexId v = groups[g].members[i];
+      vertex_group_[v] = VertexGroup{static_cast<std::int32_t>(g), static_cast<std::int32_t>(i)};
+      ids.push_back(static_cast<std::uint32_t>(v));
+    }
+    std::sort(ids.begin(), ids.end());
+    group_ids_.push_back(std::move(ids));
   }
-  std::sort(spine_order_.begin(), spine_order_.end());
   for (Search* s : {&forward_, &backward_}) {
     s->dist.resize(vertices);
     s->seen.assign(vertices, 0);
@@ -137,14 +142,17 @@ void Router::settle_source(std::uint32_t src, Key cheapest) {
   }
 }
 
-std::uint32_t Router::order(std::uint32_t v, std::uint32_t rotation) const {
-  const std::int32_t spine = spine_index_[v];
-  if (spine < 0) return v;
-  const auto spines = static_cast<std::uint32_t>(spine_order_.size());
-  return spine_order_[(static_cast<std::uint32_t>(spine) + spines - rotation) % spines];
+std::uint32_t Router::order(std::uint32_t v, int node) const {
+  const VertexGroup place = vertex_group_[v];
+  if (place.group < 0) return v;
+  const auto& ids = group_ids_[static_cast<std::size_t>(place.group)];
+  const int stride = topology_->spread_groups()[static_cast<std::size_t>(place.group)].node_stride;
+  const auto size = static_cast<std::int64_t>(ids.size());
+  const std::int64_t rotation = ((node / stride) % size + size) % size;
+  return ids[static_cast<std::size_t>((place.index + size - rotation) % size)];
 }
 
-Route Router::walk(std::uint32_t src, std::uint32_t dst, std::uint32_t rotation) const {
+Route Router::walk(std::uint32_t src, std::uint32_t dst, int node) const {
   const Search& b = backward_;
   Route route;
   route.latency_ps = b.dist[src] >> kHopBits;
@@ -159,9 +167,9 @@ Route Router::walk(std::uint32_t src, std::uint32_t dst, std::uint32_t rotation)
       const std::uint32_t v = link_target_[l];
       if (b.settled[v] != generation_ || b.dist[v] + link_key_[l] != b.dist[u]) continue;
       // Strictly smaller: of parallel links to one vertex the first (smallest id) stays.
-      if (!found || order(v, rotation) < best_order) {
+      if (!found || order(v, node) < best_order) {
         found = true;
-        best_order = order(v, rotation);
+        best_order = order(v, node);
         best_link = l;
       }
     }
@@ -199,12 +207,7 @@ const Route& Router::route(int src_gpu, int dst_gpu) {
                              std::to_string(dst_gpu));
   }
   settle_source(src, cheapest);
-  std::uint32_t rotation = 0;  // destination node mod S, in [0, S)
-  if (const auto spines = static_cast<int>(spine_order_.size()); spines > 0) {
-    const int node = topology_->device(dst).node;
-    rotation = static_cast<std::uint32_t>((node % spines + spines) % spines);
-  }
-  return cache_.emplace(key, walk(src, dst, rotation)).first->second;
+  return cache_.emplace(key, walk(src, dst, topology_->device(dst).node)).first->second;
 }
 
 }  // namespace tilesim

@@ -82,16 +82,27 @@ VertexId Topology::link_target(LinkId id) const {
   return link_ends_.at(static_cast<std::size_t>(id)).second;
 }
 
-void Topology::mark_spine(VertexId v) {
+void Topology::add_spread_group(std::vector<VertexId> members, int node_stride) {
   const auto is_switch = [](DeviceKind kind) {
     return kind == DeviceKind::ib_switch || kind == DeviceKind::nvswitch ||
            kind == DeviceKind::pcie_switch;
   };
-  if (v >= boost::num_vertices(graph_) || !is_switch(graph_[v].kind) ||
-      std::find(spines_.begin(), spines_.end(), v) != spines_.end()) {
-    throw std::invalid_argument("Topology::mark_spine: not a switch, or already a spine");
+  if (members.empty() || node_stride < 1) {
+    throw std::invalid_argument("Topology::add_spread_group: empty group or stride < 1");
   }
-  spines_.push_back(v);
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    const VertexId v = members[i];
+    bool taken = std::find(members.begin(), members.begin() + static_cast<std::ptrdiff_t>(i), v) !=
+                 members.begin() + static_cast<std::ptrdiff_t>(i);
+    for (const SpreadGroup& g : spread_groups_) {
+      taken = taken || std::find(g.members.begin(), g.members.end(), v) != g.members.end();
+    }
+    if (v >= boost::num_vertices(graph_) || !is_switch(graph_[v].kind) || taken) {
+      throw std::invalid_argument(
+          "Topology::add_spread_group: not a switch, or already in a spread group");
+    }
+  }
+  spread_groups_.push_back(SpreadGroup{std::move(members), node_stride});
 }
 
 std::optional<VertexId> Topology::find_device(std::string_view device_name) const {

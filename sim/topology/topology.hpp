@@ -88,16 +88,24 @@ class Topology {
   // Vertex of the device with this exact name, if any (linear scan).
   std::optional<VertexId> find_device(std::string_view device_name) const;
 
-  // The fabric's top-tier switches, in spine index order (add_rail_fabric marks
-  // spine.0, spine.1, ...). The Router spreads equal-cost paths over them by
-  // destination. Throws std::invalid_argument for a bad or already marked vertex.
-  void mark_spine(VertexId v);
-  const std::vector<VertexId>& spines() const { return spines_; }
+  // Switches over which the Router spreads equal-cost routes by destination node
+  // (d-mod-k): the spines of a pod, or the core switches of one core plane. Members are
+  // in index order; `node_stride` t makes the rotation (n / t) mod S for destination node
+  // n and S members (the spines of a pod rotate with n, t = 1; a plane's cores with n /
+  // spines per pod, so that spine and core choices are independent). Throws
+  // std::invalid_argument for an empty group, a member that is not a switch or is
+  // already in a group, or a stride < 1.
+  struct SpreadGroup {
+    std::vector<VertexId> members;
+    int node_stride = 1;
+  };
+  void add_spread_group(std::vector<VertexId> members, int node_stride = 1);
+  const std::vector<SpreadGroup>& spread_groups() const { return spread_groups_; }
 
  private:
   TopologyGraph graph_;
   std::vector<VertexId> gpu_vertices_;
-  std::vector<VertexId> spines_;
+  std::vector<SpreadGroup> spread_groups_;
   std::vector<Link> links_;
   std::vector<std::pair<VertexId, VertexId>> link_ends_;  // (source, target) per LinkId
 };
@@ -106,13 +114,14 @@ class Topology {
 //
 // Cost of a path = sum of link latencies, then hop count. Among equal-cost
 // paths the route is the one whose vertex sequence comes first at the first
-// difference, in this vertex order: vertex id, except that the S spines
-// (Topology::spines()) are ranked from the destination: with n = the
-// destination GPU's node (Device::node), spine (n + j) mod S takes the j-th
-// smallest spine id. In a rail fat tree all spines tie, so a route that crosses
-// the spine layer goes through spine n mod S (d-mod-k routing): the nodes
-// behind one leaf are reached through distinct spines and all-to-all traffic
-// spreads over every spine instead of hot-spotting spine.0. Every other tie
+// difference, in this vertex order: vertex id, except inside each spread group
+// (Topology::spread_groups()): with the group's S members, stride t and n = the
+// destination GPU's node (Device::node), member ((n / t) + j) mod S takes the j-th
+// smallest member id. In a rail fat tree all spines of a pod tie, so a route that
+// crosses the spine layer goes through spine n mod S (d-mod-k routing): the nodes
+// behind one leaf are reached through distinct spines and all-to-all traffic spreads
+// over every spine instead of hot-spotting spine 0; across pods the core of that
+// spine's plane is (n / S) mod K of its K cores. Every other tie
 // (e.g. NVLink first vs. rail first inside a leaf group) goes to the smaller
 // vertex id. A route depends only on (src, dst) and the topology, never on the
 // order of queries.
@@ -155,10 +164,9 @@ class Router {
   Key expand(Search& self, bool forward, std::uint32_t v, Key key, const Search& other);
   Key shortest();  // bidirectional phase from the reset searches
   void settle_source(std::uint32_t src, Key cheapest);  // pruned backward phase
-  // Position of vertex v in the tie-break order for destinations on a node
-  // with spine rotation `rotation` (= node mod S).
-  std::uint32_t order(std::uint32_t v, std::uint32_t rotation) const;
-  Route walk(std::uint32_t src, std::uint32_t dst, std::uint32_t rotation) const;
+  // Position of vertex v in the tie-break order for routes to destination node `node`.
+  std::uint32_t order(std::uint32_t v, int node) const;
+  Route walk(std::uint32_t src, std::uint32_t dst, int node) const;
 
   const Topology* topology_;
   // Compressed adjacency: out-links of vertex v are
@@ -166,9 +174,13 @@ class Router {
   std::vector<std::uint32_t> out_begin_, out_links_, in_begin_, in_links_;
   std::vector<std::uint32_t> link_source_, link_target_;
   std::vector<Key> link_key_;
-  std::vector<std::int32_t> spine_index_;   // per vertex: index in spines(), or -1
-  std::vector<std::uint32_t> spine_order_;  // spine vertex ids, ascending
-  Search forward_, backward_;               // scratch, reused (stamps avoid clearing)
+  struct VertexGroup {        // a vertex's place in its spread group
+    std::int32_t group = -1;  // index in spread_groups(), -1 for none
+    std::int32_t index = 0;   // member index in the group
+  };
+  std::vector<VertexGroup> vertex_group_;              // per vertex
+  std::vector<std::vector<std::uint32_t>> group_ids_;  // per group: member ids, ascending
+  Search forward_, backward_;                          // scratch, reused (stamps avoid clearing)
   std::uint32_t generation_ = 0;
   std::unordered_map<std::uint64_t, Route> cache_;  // key: src_gpu << 32 | dst_gpu
 };
