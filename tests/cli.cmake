@@ -81,3 +81,5 @@ tilesim_cli_test(plan_dump 0 "rank 0 op 0: send KV\\[0\\] to rank 1 \\[group 0\\
                  plan scenarios/ring-256k.yaml --dump)
 tilesim_cli_test(topo_cluster 0 "h100-cluster" topo topologies/h100-cluster.yaml --gpus 64)
 tilesim_cli_test(topo_dot 0 "graph" topo topologies/dgx-h100.yaml --dot)
+tilesim_cli_test(bad_tile_word 2 "mesh-1m-256\\.yaml \\(--set schedule\\.tile=fast\\): key 'schedule\\.tile': expected \\[a, b\\], auto or min-bytes"
+                 simulate scenarios/mesh-1m-256.yaml --set schedule.tile=fast)

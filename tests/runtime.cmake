@@ -1,7 +1,7 @@
 # Runtime: unit tests (no MPI needed) and, where MPI is found, end-to-end runs of
 # `tilesim run --backend cpu` under mpirun checked against the reference attention.
 tilesim_test(test_runtime
-  SOURCES test_runtime_inputs.cpp test_runtime_dependencies.cpp test_runtime_results.cpp
+  SOURCES test_runtime_inputs.cpp test_runtime_order.cpp test_runtime_results.cpp
           test_runtime_backward.cpp
   LIBS tilesim_executor tilesim_schedules)
 

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "sim/model/simulator.hpp"
@@ -23,8 +24,9 @@ namespace {
 const std::string kScenario = std::string(TILESIM_SOURCE_DIR) + "/scenarios/mesh-1m-256.yaml";
 
 PreparedScenario prepared(int gpus, const std::string& seq_len) {
-  return prepare_scenario(kScenario, {fmt::format("schedule.gpus={}", gpus), "schedule.tile=auto",
-                                      "attention.seq_len=" + seq_len});
+  // min-bytes resolves without simulating; the tests set the tiles they need.
+  return prepare_scenario(kScenario, {fmt::format("schedule.gpus={}", gpus),
+                                      "schedule.tile=min-bytes", "attention.seq_len=" + seq_len});
 }
 
 double makespan_s(const Plan& plan, const PreparedScenario& p) {
@@ -128,7 +130,6 @@ TEST_CASE("mesh: a memory budget is honoured in the simulation") {
   PreparedScenario p = prepared(16, "256K");
   const MeshTile t{4, 4};
   const double full = mesh_peak_bound_bytes(p.scenario.attention, t, {});
-  p.scenario.schedule.tile_auto = false;
   p.scenario.schedule.tile_a = 4;
   p.scenario.schedule.tile_b = 4;
   p.scenario.schedule.memory_budget_bytes = full - 1.0;
@@ -139,20 +140,56 @@ TEST_CASE("mesh: a memory budget is honoured in the simulation") {
   CHECK_THROWS_WITH(build_plan(p.scenario), Catch::Contains("exceeds the memory budget"));
 }
 
-TEST_CASE("mesh: tile auto resolves to the tuner's fastest tile") {
-  PreparedScenario p = prepared(16, "256K");
-  const std::vector<CandidateResult> ranked = tune_schedules(p, true);
+TEST_CASE("mesh: tile auto is the tuner's fastest tile, resolved when the scenario is prepared") {
+  const PreparedScenario p = prepare_scenario(
+      kScenario, {"schedule.gpus=16", "schedule.tile=auto", "attention.seq_len=256K"});
+  CHECK(p.scenario.schedule.tile_choice == MeshTileChoice::given);
+  // An independent ranking of every tile and placement, from a scenario with a given tile.
+  const std::vector<CandidateResult> ranked = tune_schedules(prepared(16, "256K"), true);
   REQUIRE(ranked.size() == 2 * mesh_tiles(16).size());
   for (std::size_t i = 1; i < ranked.size(); ++i) {
     CHECK(ranked[i - 1].figures.makespan_s <= ranked[i].figures.makespan_s);
   }
-  resolve_auto_tile(p);
-  CHECK_FALSE(p.scenario.schedule.tile_auto);
   CHECK(p.scenario.schedule.tile_a == ranked.front().candidate.spec.tile_a);
   CHECK(p.scenario.schedule.tile_b == ranked.front().candidate.spec.tile_b);
   CHECK(p.scenario.schedule.placement == ranked.front().candidate.spec.placement);
   const SimulationResult r = simulate(build_valid_plan(p.scenario), p.topology, p.profile);
   CHECK(ps_to_s(r.makespan_ps) == Approx(ranked.front().figures.makespan_s));
+  // A mesh with no tile at all means auto (ring-256k names no tile).
+  const Scenario untiled = load_scenario(
+      std::string(TILESIM_SOURCE_DIR) + "/scenarios/ring-256k.yaml", {"schedule.kind=mesh"});
+  CHECK(untiled.schedule.tile_choice == MeshTileChoice::fastest);
+}
+
+TEST_CASE("mesh: tile auto with a memory budget is the fastest tile that fits") {
+  PreparedScenario unbounded = prepared(16, "256K");
+  const std::vector<CandidateResult> ranked = tune_schedules(unbounded, true);
+  // A budget just under the fastest candidate's peak leaves that candidate out.
+  const double budget = ranked.front().figures.peak_memory_bytes_max - 1.0;
+  const PreparedScenario p = prepare_scenario(
+      kScenario, {"schedule.gpus=16", "schedule.tile=auto", "attention.seq_len=256K",
+                  fmt::format("schedule.memory_budget={:.0f}", budget)});
+  const SimulationResult r = simulate(build_valid_plan(p.scenario), p.topology, p.profile);
+  CHECK(summarize(r).peak_memory_bytes_max <= budget);
+  CHECK(ps_to_s(r.makespan_ps) >= ranked.front().figures.makespan_s);
+}
+
+TEST_CASE("mesh: tile min-bytes is the tile receiving the fewest bytes, placement kept") {
+  // Forward bytes in per rank over c = 16K tokens (bf16 Q, KV; fp32 O; 32 heads of 128):
+  //   (a-1)(q + o + lse) + (b-1) kv = c [(a-1)(8192 + 16384 + 128) + (b-1) 16384]
+  //   1x16: 245760 c, 2x8: 139392 c, 4x4: 123264 c, 8x2: 189312 c, 16x1: 370560 c -> 4x4.
+  // With kv_heads = 8, kv = 4096 c: 1x16: 61440 c, 2x8: 53376 c, 4x4: 86400 c -> 2x8.
+  for (auto [kv_heads, a, b] : {std::tuple{32, 4, 4}, {8, 2, 8}}) {
+    const PreparedScenario p =
+        prepare_scenario(kScenario, {"schedule.gpus=16", "schedule.tile=min-bytes",
+                                     "attention.seq_len=256K", "schedule.placement=kv-group-major",
+                                     fmt::format("attention.kv_heads={}", kv_heads)});
+    INFO("kv_heads " << kv_heads);
+    CHECK(p.scenario.schedule.tile_choice == MeshTileChoice::given);
+    CHECK(p.scenario.schedule.tile_a == a);
+    CHECK(p.scenario.schedule.tile_b == b);
+    CHECK(p.scenario.schedule.placement == "kv-group-major");
+  }
 }
 
 TEST_CASE("mesh: fused computes cover the same blocks in O(a + b) ops and lose no time") {

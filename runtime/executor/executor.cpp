@@ -22,7 +22,7 @@ bool ordered(const Backend& backend, Stream before, Stream after) {
 }  // namespace
 
 Executor::Executor(const Plan& plan, int rank, Backend& backend, ExecutorOptions options)
-    : plan_(plan), rank_(rank), backend_(backend), options_(options), deps_(plan, rank) {
+    : plan_(plan), rank_(rank), backend_(backend), options_(options), order_(plan, rank) {
   const RankProgram& program = plan.programs.at(static_cast<std::size_t>(rank));
   const std::size_t n = program.size();
   tags_.assign(n, 0);
@@ -60,12 +60,12 @@ void Executor::prepare() {
   }
 }
 
-bool Executor::can_issue(int op, std::span<const int> same_group, std::vector<int>& pending) const {
-  for (int p : deps_.prerequisites(op)) {
+bool Executor::can_issue(int op, std::vector<int>& pending) {
+  const RankSemantics& sem = order_.semantics();
+  order_.waits_for(op, waits_);
+  for (int p : waits_) {
     if (done_[static_cast<std::size_t>(p)]) continue;
-    if (std::find(same_group.begin(), same_group.end(), p) != same_group.end()) continue;
-    if (issued_[static_cast<std::size_t>(p)] &&
-        ordered(backend_, deps_.stream(p), deps_.stream(op))) {
+    if (issued_[static_cast<std::size_t>(p)] && ordered(backend_, sem.stream(p), sem.stream(op))) {
       pending.push_back(p);
       continue;
     }
@@ -92,26 +92,26 @@ void Executor::issue_compute(int op, std::span<const int> pending) {
   maybe_inject(op);
   if (o.kind == OpKind::compute) {
     const ComputeTask task = compute_task(plan_, rank_, op);
-    for (int w : program.writes(op)) ensure(w, ObjectFill::accumulator);
+    for (int w : order_.semantics().allocations(op)) ensure(w, ObjectFill::accumulator);
     stats_.compute_flops += plan_.compute_flops({rank_, op});
     backend_.launch_compute(task, pending);
   } else {
     const MergeTask task = merge_task(plan_, rank_, op);
-    for (int w : program.writes(op)) ensure(w, ObjectFill::accumulator);
+    for (int w : order_.semantics().allocations(op)) ensure(w, ObjectFill::accumulator);
     backend_.launch_merge(task, pending);
   }
   issued_[static_cast<std::size_t>(op)] = true;
 }
 
-void Executor::post_group(const CommGroup& group, std::span<const int> pending) {
+void Executor::post_group(std::span<const std::int32_t> group, std::span<const int> pending) {
   const RankProgram& program = plan_.programs[static_cast<std::size_t>(rank_)];
   std::vector<CommTask> tasks;
-  for (int op : group.ops) {
+  for (int op : group) {
     maybe_inject(op);
     const Op& o = program.op(op);
     const int object = o.kind == OpKind::send ? program.reads(op)[0] : program.writes(op)[0];
     if (o.kind == OpKind::recv) {
-      ensure(object, ObjectFill::none);
+      for (int a : order_.semantics().allocations(op)) ensure(a, ObjectFill::none);
       stats_.bytes_received += plan_.object(object).bytes;
     } else {
       stats_.bytes_sent += plan_.object(object).bytes;
@@ -119,7 +119,7 @@ void Executor::post_group(const CommGroup& group, std::span<const int> pending) 
     tasks.push_back(CommTask{op, o.kind, object, o.peer, tags_[static_cast<std::size_t>(op)]});
   }
   backend_.post_group(tasks, pending);
-  for (int op : group.ops) issued_[static_cast<std::size_t>(op)] = true;
+  for (int op : group) issued_[static_cast<std::size_t>(op)] = true;
 }
 
 void Executor::stalled() const {
@@ -137,11 +137,12 @@ void Executor::stalled() const {
 
 RankRun Executor::run() {
   using Clock = std::chrono::steady_clock;
-  const std::size_t n = deps_.size();
+  const RankSemantics& sem = order_.semantics();
+  const std::size_t n = sem.size();
   std::size_t finished_count = 0;
   std::size_t next_compute = 0;
-  std::size_t next_group = 0;
-  std::vector<int> pending_frees = deps_.free_ops();
+  int next_group = 0;
+  std::vector<int> pending_frees(sem.free_ops().begin(), sem.free_ops().end());
   std::vector<int> pending;
   std::vector<int> finished;
   auto finish = [&](int op) {
@@ -155,19 +156,18 @@ RankRun Executor::run() {
   auto last_progress = Clock::now();
   while (finished_count < n) {
     bool progress = false;
-    const auto& computes = deps_.compute_ops();
+    const auto& computes = sem.compute_ops();
     while (next_compute < computes.size()) {
       pending.clear();
-      if (!can_issue(computes[next_compute], {}, pending)) break;
+      if (!can_issue(computes[next_compute], pending)) break;
       issue_compute(computes[next_compute++], pending);
       progress = true;
     }
-    const auto& groups = deps_.groups();
-    while (next_group < groups.size()) {
-      const CommGroup& group = groups[next_group];
+    while (next_group < sem.group_count()) {
+      const auto group = sem.group_ops(next_group);
       pending.clear();
-      const bool ready = std::all_of(group.ops.begin(), group.ops.end(),
-                                     [&](int op) { return can_issue(op, group.ops, pending); });
+      const bool ready =
+          std::all_of(group.begin(), group.end(), [&](int op) { return can_issue(op, pending); });
       if (!ready) break;
       std::sort(pending.begin(), pending.end());
       pending.erase(std::unique(pending.begin(), pending.end()), pending.end());
@@ -176,14 +176,14 @@ RankRun Executor::run() {
       progress = true;
     }
     for (auto it = pending_frees.begin(); it != pending_frees.end();) {
-      const auto pre = deps_.prerequisites(*it);
-      if (!std::all_of(pre.begin(), pre.end(),
+      order_.waits_for(*it, waits_);
+      if (!std::all_of(waits_.begin(), waits_.end(),
                        [&](int p) { return done_[static_cast<std::size_t>(p)]; })) {
         ++it;
         continue;
       }
       maybe_inject(*it);
-      drop(plan_.programs[static_cast<std::size_t>(rank_)].writes(*it)[0]);
+      for (int released : sem.allocations(*it)) drop(released);
       finish(*it);
       it = pending_frees.erase(it);
       progress = true;

@@ -1,11 +1,12 @@
 // Walks one rank's program under the plan semantics (sim/plan/plan.hpp) and drives a Backend.
 //
-// Issue rules: compute and merge ops are issued in program order; comm groups are posted in
-// program order, a whole group at once; free ops run on the host. An op is issued when each
-// prerequisite (runtime/rank_dependencies.hpp) has finished, or has been issued on a stream the
-// backend orders after (Backend::ordered). Objects are allocated when first needed: inputs at
-// home before the program starts, a receive's object when its group is posted, a compute's or
-// merge's accumulators (empty) when it is issued; free releases. Live bytes are counted with
+// Issue rules (runtime/executor/issue_order.hpp): compute and merge ops are issued in program
+// order; comm groups are posted in program order, a whole group at once; free ops run on the
+// host. An op is issued when each op it waits for has finished, or has been issued on a stream
+// the backend orders after (Backend::orders_across_streams). Objects are allocated as the plan
+// semantics decide (sim/plan/plan_semantics.hpp): inputs at home before the program starts, a
+// receive's object when its group is posted, a compute's or merge's accumulators (empty) when
+// it is issued; free releases. Live bytes are counted with
 // the plan's object sizes, so peak memory is comparable with the simulator's.
 // Compute ops of both passes are handed over as tasks (runtime/op_tasks.hpp): forward reads
 // Q, KV and accumulates O, LSE; backward reads Q, KV, dO, O, LSE and accumulates dQ, dKV.
@@ -16,10 +17,12 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <span>
 #include <vector>
 
 #include "runtime/executor/backend.hpp"
-#include "runtime/executor/rank_dependencies.hpp"
+#include "runtime/executor/issue_order.hpp"
 #include "sim/plan/plan.hpp"
 
 namespace tilesim::runtime {
@@ -54,9 +57,9 @@ class Executor {
   RankRun run();
 
  private:
-  bool can_issue(int op, std::span<const int> same_group, std::vector<int>& pending) const;
+  bool can_issue(int op, std::vector<int>& pending);
   void issue_compute(int op, std::span<const int> pending);
-  void post_group(const CommGroup& group, std::span<const int> pending);
+  void post_group(std::span<const std::int32_t> group, std::span<const int> pending);
   void ensure(int object, ObjectFill fill);
   void drop(int object);
   void maybe_inject(int op) const;
@@ -66,8 +69,9 @@ class Executor {
   int rank_;
   Backend& backend_;
   ExecutorOptions options_;
-  RankDependencies deps_;
-  std::vector<int> tags_;  // comm op -> tag
+  IssueOrder order_;
+  std::vector<int> waits_;  // scratch for can_issue
+  std::vector<int> tags_;   // comm op -> tag
   std::vector<bool> issued_;
   std::vector<bool> done_;
   std::vector<bool> present_;

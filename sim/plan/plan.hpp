@@ -7,7 +7,8 @@
 //                                      accumulates into its writes (O+LSE, dQ, dKV)
 //   send(X, to) reads X; recv(X, from) writes X; merge reads partials and writes
 //   the target accumulator; free(X) drops this rank's copy of X.
-// Execution semantics (shared by validator, simulator and runtime):
+// Execution semantics (derived once, in plan_semantics.hpp, for the validator,
+// the simulator and the runtime):
 //   * compute and merge run in program order on the rank's compute stream;
 //   * send and recv run on the rank's comm stream in groups: consecutive comm ops
 //     with the same `group` are posted together (one NCCL group); a group is

@@ -9,15 +9,17 @@
 namespace tilesim {
 namespace {
 
-bool on_compute_stream(OpKind kind) { return kind == OpKind::compute || kind == OpKind::merge; }
-bool on_comm_stream(OpKind kind) { return kind == OpKind::send || kind == OpKind::recv; }
+bool on_comm_stream(OpKind kind) { return stream_of(kind) == Stream::comm; }
 
-// Per-object hazard state while scanning one rank's program.
 }  // namespace
 
 PlanTracker::PlanTracker(const Plan& plan) : plan_(&plan) {
   ranks_.resize(static_cast<std::size_t>(plan.ranks));
-  for (int r = 0; r < plan.ranks; ++r) build_rank(r);
+  {
+    SemanticsDeriver deriver(plan, SemanticsOptions{.fold_compute_stream = true});
+    RankSemantics sem;
+    for (int r = 0; r < plan.ranks; ++r) build_rank(deriver, sem, r);
+  }
   match_comm();
   for (int id = 0; id < static_cast<int>(plan.objects.size()); ++id) {
     const DataObject& obj = plan.object(id);
@@ -33,135 +35,51 @@ PlanTracker::PlanTracker(const Plan& plan) : plan_(&plan) {
   }
 }
 
-void PlanTracker::build_rank(int rank) {
-  const RankProgram& program = plan_->programs[static_cast<std::size_t>(rank)];
+void PlanTracker::build_rank(SemanticsDeriver& deriver, RankSemantics& sem, int rank) {
+  deriver.derive(rank, sem);
   RankState& rs = ranks_[static_cast<std::size_t>(rank)];
-  const int n = static_cast<int>(program.size());
+  const int n = static_cast<int>(sem.size());
   total_ops_ += static_cast<std::size_t>(n);
   rs.op.assign(static_cast<std::size_t>(n) + 1, OpState{});
   rs.partner.assign(static_cast<std::size_t>(n), OpId{-1, -1});
 
-  std::vector<std::pair<int, int>> edges;  // (pred, succ), grouped by succ ascending
-  std::vector<Hazard>& hazards = hazard_scratch_;
-  if (hazards.size() < plan_->objects.size()) hazards.resize(plan_->objects.size());
-  std::vector<std::uint8_t>& live = live_scratch_;
-  if (live.size() < plan_->objects.size()) live.resize(plan_->objects.size(), 0);
-  std::vector<int> touched;
-  std::vector<int> preds;
-  int last_compute = -1;
-  int last_group_id = -1;
-  std::vector<std::pair<int, int>> group_runs;  // (group id, first op) per run
+  // Successor lists in CSR form. Prerequisites are listed by op and ascending within an op,
+  // so filling in that order keeps each successor list sorted.
+  std::size_t edges = 0;
   for (int i = 0; i < n; ++i) {
-    const Op& op = program.op(i);
-    preds.clear();
-    for (int a : program.after(i)) {
-      if (a < 0 || a >= i) {
-        throw PlanError({rank, i}, fmt::format("{}: 'after' names op {}, which is not earlier",
-                                               plan_->describe({rank, i}), a));
-      }
-      preds.push_back(a);
-    }
-    if (on_compute_stream(op.kind)) {
-      if (last_compute >= 0) preds.push_back(last_compute);
-      last_compute = i;
-    }
-    auto hazard = [&](int obj) -> Hazard& {
-      Hazard& h = hazards[static_cast<std::size_t>(obj)];
-      if (!h.touched) {
-        h.touched = true;
-        touched.push_back(obj);
-        const DataObject& o = plan_->object(obj);
-        live[static_cast<std::size_t>(obj)] = o.input && o.home_rank == rank ? 1 : 0;
-      }
-      return h;
-    };
-    for (int obj : program.reads(i)) {
-      const Hazard& h = hazard(obj);
-      if (h.last_writer >= 0) preds.push_back(h.last_writer);
-    }
-    for (int obj : program.writes(i)) {
-      const Hazard& h = hazard(obj);
-      if (h.last_writer >= 0) preds.push_back(h.last_writer);
-      preds.insert(preds.end(), h.readers_since_write.begin(), h.readers_since_write.end());
-    }
-    for (int obj : program.reads(i)) hazard(obj).readers_since_write.push_back(i);
-    for (int obj : program.writes(i)) {
-      Hazard& h = hazard(obj);
-      h.last_writer = i;
-      h.readers_since_write.clear();
-    }
-    for (int obj : program.writes(i)) {
-      std::uint8_t& is_live = live[static_cast<std::size_t>(obj)];
-      if (op.kind == OpKind::free) {
-        if (is_live) rs.mem.push_back(obj);
-        is_live = 0;
-      } else if (op.kind != OpKind::send && !is_live) {
-        rs.mem.push_back(obj);
-        is_live = 1;
-      }
-    }
+    const auto pre = sem.prerequisites(i);
+    rs.op[static_cast<std::size_t>(i)].pending = static_cast<std::uint32_t>(pre.size());
+    for (int p : pre) ++rs.op[static_cast<std::size_t>(p) + 1].succ_begin;
+    edges += pre.size();
+    const auto mem = sem.allocations(i);
+    rs.mem.insert(rs.mem.end(), mem.begin(), mem.end());
     rs.op[static_cast<std::size_t>(i) + 1].mem_begin = static_cast<std::uint32_t>(rs.mem.size());
-    std::sort(preds.begin(), preds.end());
-    preds.erase(std::unique(preds.begin(), preds.end()), preds.end());
-    preds.erase(std::remove(preds.begin(), preds.end(), i), preds.end());
-    int latest_stream = -1;
-    for (int p : preds) {
-      if (on_compute_stream(program.op(p).kind)) latest_stream = p;
-    }
-    std::uint32_t pending = 0;
-    for (int p : preds) {
-      if (p != latest_stream && on_compute_stream(program.op(p).kind)) continue;
-      edges.emplace_back(p, i);
-      ++pending;
-    }
-    rs.op[static_cast<std::size_t>(i)].pending = pending;
-
-    if (on_comm_stream(op.kind)) {
-      if (op.comm_group != last_group_id || rs.groups.empty()) {
-        group_runs.emplace_back(op.comm_group, i);
-        Group g;
-        g.begin = g.end = static_cast<std::uint32_t>(rs.comm_ops.size());
-        rs.groups.push_back(g);
-        last_group_id = op.comm_group;
-      }
-      rs.op[static_cast<std::size_t>(i)].group = static_cast<std::int32_t>(rs.groups.size() - 1);
-      rs.comm_ops.push_back(i);
-      Group& g = rs.groups.back();
-      g.end = static_cast<std::uint32_t>(rs.comm_ops.size());
-      ++g.pending;
-      ++g.remaining;
-    }
+    rs.op[static_cast<std::size_t>(i)].group = sem.group_of(i);
   }
-  for (std::size_t g = 1; g < rs.groups.size(); ++g) ++rs.groups[g].pending;
-  // A group id must form one run of consecutive comm ops.
-  std::sort(group_runs.begin(), group_runs.end());
-  for (std::size_t k = 1; k < group_runs.size(); ++k) {
-    if (group_runs[k].first == group_runs[k - 1].first) {
-      const OpId at{rank, group_runs[k].second};
-      throw PlanError(at, fmt::format("{}: comm group {} is not consecutive in the program",
-                                      plan_->describe(at), group_runs[k].first));
-    }
-  }
-  for (int obj : touched) {  // reset, keeping the readers' capacity for the next rank
-    Hazard& h = hazards[static_cast<std::size_t>(obj)];
-    h.last_writer = -1;
-    h.touched = false;
-    h.readers_since_write.clear();
-  }
-
-  // Successor lists in CSR form, each sorted by successor index.
-  for (auto [p, s] : edges) ++rs.op[static_cast<std::size_t>(p) + 1].succ_begin;
   for (int i = 0; i < n; ++i) {
     rs.op[static_cast<std::size_t>(i) + 1].succ_begin +=
         rs.op[static_cast<std::size_t>(i)].succ_begin;
   }
-  rs.succ.resize(edges.size());
-  // Edges were generated with ascending successors, so filling in order keeps
-  // each list sorted.
-  std::vector<std::uint32_t> fill(static_cast<std::size_t>(n));
+  rs.succ.resize(edges);
+  std::vector<std::uint32_t>& fill = fill_scratch_;
+  fill.resize(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i)
     fill[static_cast<std::size_t>(i)] = rs.op[static_cast<std::size_t>(i)].succ_begin;
-  for (auto [p, s] : edges) rs.succ[fill[static_cast<std::size_t>(p)]++] = s;
+  for (int i = 0; i < n; ++i) {
+    for (int p : sem.prerequisites(i)) rs.succ[fill[static_cast<std::size_t>(p)]++] = i;
+  }
+
+  // Group g posts when its ops are ready and, for g > 0, group g - 1 has completed.
+  rs.groups.resize(static_cast<std::size_t>(sem.group_count()));
+  for (int g = 0; g < sem.group_count(); ++g) {
+    const auto ops = sem.group_ops(g);
+    Group& group = rs.groups[static_cast<std::size_t>(g)];
+    group.begin = static_cast<std::uint32_t>(rs.comm_ops.size());
+    rs.comm_ops.insert(rs.comm_ops.end(), ops.begin(), ops.end());
+    group.end = static_cast<std::uint32_t>(rs.comm_ops.size());
+    group.pending = static_cast<std::uint32_t>(ops.size()) + (g > 0 ? 1 : 0);
+    group.remaining = static_cast<std::uint32_t>(ops.size());
+  }
 }
 
 void PlanTracker::match_comm() {

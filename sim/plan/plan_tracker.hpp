@@ -2,38 +2,26 @@
 // no notion of time: the caller (validator dry run, simulator) decides when the
 // ops it is handed finish.
 //
-// Each op waits on a counter of unfinished prerequisites: its `after` ops, the
-// earlier ops of its rank that conflict on an object (RAW, WAR, WAW; free counts
-// as a write) and, for compute/merge, the previous compute-stream op. Comm ops
-// are posted a group at a time: group g of a rank posts when group g-1 has
-// completed and every op in g is ready. A matched send/recv pair becomes a
-// Transfer once both sides are posted. Memory: inputs are live from the start,
-// a recv allocates when posted, a compute or merge allocates the objects it
-// writes (if absent) when it starts, free releases. Writes and frees of one
-// object on a rank are ordered by the hazards, so which op allocates or
-// releases what is decided once, by scanning the program in order.
-// Dependencies on the compute stream keep only its latest op: the stream runs
-// in order, so that op's completion implies the earlier ones'.
+// The dependency structure comes from plan_semantics.hpp (folded form: each
+// compute-stream op waits for the previous one, and only the latest
+// compute-stream prerequisite is kept). Each op waits on a counter of
+// unfinished prerequisites; comm ops are posted a group at a time: group g of a
+// rank posts when group g-1 has completed and every op in g is ready. A matched
+// send/recv pair becomes a Transfer once both sides are posted. Memory: inputs
+// are live from the start, a recv allocates when posted, a compute or merge
+// allocates when it starts, free releases (which op allocates or releases what
+// is the derivation's).
 #pragma once
 
 #include <array>
 #include <cstdint>
-#include <stdexcept>
+#include <span>
 #include <vector>
 
 #include "sim/plan/plan.hpp"
+#include "sim/plan/plan_semantics.hpp"
 
 namespace tilesim {
-
-// A plan that cannot be executed (unmatched send, object mismatch...).
-class PlanError : public std::runtime_error {
- public:
-  PlanError(OpId op, const std::string& message) : std::runtime_error(message), op_(op) {}
-  OpId op() const { return op_; }
-
- private:
-  OpId op_;
-};
 
 struct Transfer {
   OpId send;
@@ -62,6 +50,18 @@ class PlanTracker {
   bool is_done(OpId op) const;
   // The first unfinished op of each rank that has one (for deadlock reports).
   std::vector<OpId> first_blocked(std::size_t limit) const;
+
+  // The order the tracker enforces, read back (tests compare it with the executor's): the
+  // ops that wait for `op` to finish, and the index of op's comm group on its rank (-1 for
+  // an op that is not a send or recv).
+  std::span<const std::int32_t> successors(OpId op) const {
+    const RankState& rs = ranks_[static_cast<std::size_t>(op.rank)];
+    const auto i = static_cast<std::size_t>(op.index);
+    return {rs.succ.data() + rs.op[i].succ_begin, rs.op[i + 1].succ_begin - rs.op[i].succ_begin};
+  }
+  int comm_group_index(OpId op) const {
+    return ranks_[static_cast<std::size_t>(op.rank)].op[static_cast<std::size_t>(op.index)].group;
+  }
 
   double live_bytes(int rank) const { return ranks_[static_cast<std::size_t>(rank)].live_bytes; }
   double peak_bytes(int rank) const { return ranks_[static_cast<std::size_t>(rank)].peak_bytes; }
@@ -99,7 +99,7 @@ class PlanTracker {
     TensorBytes peak_breakdown{};
   };
 
-  void build_rank(int rank);
+  void build_rank(SemanticsDeriver& deriver, RankSemantics& sem, int rank);
   void match_comm();
   void make_ready(OpId op);
   void post_group(int rank, int group);
@@ -108,16 +108,8 @@ class PlanTracker {
   void release(int rank, int object);
   void allocate_for(int rank, int op);  // the objects op allocates (or, free, releases)
 
-  // Per-object hazard state while scanning one rank's program (build only).
-  struct Hazard {
-    int last_writer = -1;
-    bool touched = false;
-    std::vector<int> readers_since_write;
-  };
-
   const Plan* plan_;
-  std::vector<Hazard> hazard_scratch_;
-  std::vector<std::uint8_t> live_scratch_;  // per object, while scanning one rank
+  std::vector<std::uint32_t> fill_scratch_;  // per op, while building one rank
   std::vector<RankState> ranks_;
   std::vector<OpId> worklist_;
   std::size_t worklist_head_ = 0;

@@ -7,6 +7,7 @@
 
 #include "sim/core/input_error.hpp"
 #include "sim/core/units.hpp"
+#include "sim/scenario/schedule_tuner.hpp"
 #include "sim/schedules/schedule.hpp"
 #include "sim/topology/topology_loader.hpp"
 
@@ -42,6 +43,7 @@ PreparedScenario prepare_scenario(const std::string& path,
   }
   p.scenario.calibration_path = calibration;
   p.profile = load_calibration(calibration);
+  resolve_mesh_tile(p);
   return p;
 }
 

@@ -20,7 +20,9 @@ struct PreparedScenario {
 };
 
 // Throws InputError for anything wrong in the scenario or the files it names,
-// including more GPUs than a fixed-size topology has.
+// including more GPUs than a fixed-size topology has. A mesh tile left to tilesim
+// (tile: auto or min-bytes, or no tile) is resolved here, once (resolve_mesh_tile in
+// schedule_tuner.hpp): auto is the tuner's fastest tile within the memory budget.
 PreparedScenario prepare_scenario(const std::string& path,
                                   const std::vector<std::string>& overrides);
 

@@ -109,20 +109,23 @@ ScheduleSpec read_schedule(const YamlMap& m) {
   if (m.has("tile")) {
     const YAML::Node tile = m.node("tile");
     if (tile.IsScalar() && tile.Scalar() == "auto") {
-      spec.tile_auto = true;
+      spec.tile_choice = MeshTileChoice::fastest;
+    } else if (tile.IsScalar() && tile.Scalar() == "min-bytes") {
+      spec.tile_choice = MeshTileChoice::min_bytes;
     } else if (tile.IsSequence() && tile.size() == 2) {
       for (std::size_t i = 0; i < 2; ++i) {
         const auto v = tile[i].IsScalar() ? parse_tokens(tile[i].Scalar()) : std::nullopt;
         if (!v || *v < 1 || *v > spec.gpus) {
-          m.fail("tile", fmt::format("expected [a, b] with a * b = gpus ({}), or auto", spec.gpus));
+          m.fail("tile", fmt::format("expected [a, b] with a * b = gpus ({}), auto or min-bytes",
+                                     spec.gpus));
         }
         (i == 0 ? spec.tile_a : spec.tile_b) = static_cast<int>(*v);
       }
     } else {
-      m.fail("tile", "expected [a, b] or auto");
+      m.fail("tile", "expected [a, b], auto or min-bytes");
     }
   } else if (kind == "mesh") {
-    spec.tile_auto = true;
+    spec.tile_choice = MeshTileChoice::fastest;  // no tile means auto
   }
   if (m.has("placement")) {
     spec.placement = m.choice("placement", {"node-major", "q-group-major", "kv-group-major"});

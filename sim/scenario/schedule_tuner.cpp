@@ -8,6 +8,7 @@
 
 #include "sim/core/input_error.hpp"
 #include "sim/model/simulator.hpp"
+#include "sim/schedules/mesh_schedule.hpp"
 #include "sim/schedules/mesh_tile.hpp"
 #include "sim/topology/topology.hpp"
 
@@ -63,7 +64,7 @@ std::vector<ScheduleCandidate> tune_candidates(const ScheduleSpec& base, bool me
       spec.kind = "mesh";
       spec.tile_a = t.a;
       spec.tile_b = t.b;
-      spec.tile_auto = false;
+      spec.tile_choice = MeshTileChoice::given;
       spec.placement = placement;
       out.push_back({fmt::format("mesh:{}x{}/{}", t.a, t.b, placement), spec});
     }
@@ -102,9 +103,16 @@ std::vector<CandidateResult> tune_schedules(const PreparedScenario& p, bool mesh
   return all;
 }
 
-void resolve_auto_tile(PreparedScenario& p) {
+void resolve_mesh_tile(PreparedScenario& p) {
   ScheduleSpec& spec = p.scenario.schedule;
-  if (spec.kind != "mesh" || !spec.tile_auto) return;
+  if (spec.kind != "mesh" || spec.tile_choice == MeshTileChoice::given) return;
+  if (spec.tile_choice == MeshTileChoice::min_bytes) {
+    const MeshTile t = fewest_bytes_tile(p.scenario.attention, spec.gpus);
+    spec.tile_a = t.a;
+    spec.tile_b = t.b;
+    spec.tile_choice = MeshTileChoice::given;
+    return;
+  }
   const std::vector<CandidateResult> ranked = tune_schedules(p, true);
   if (ranked.empty() || !ranked.front().ok) {
     throw p.scenario.error_at("schedule.tile", ranked.empty()

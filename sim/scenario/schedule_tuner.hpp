@@ -45,8 +45,14 @@ CandidateResult evaluate_candidate(const PreparedScenario& p, const ScheduleCand
 // Every candidate, the runnable ones sorted by makespan first.
 std::vector<CandidateResult> tune_schedules(const PreparedScenario& p, bool mesh_only = false);
 
-// mesh with tile auto: sets the tile and placement of the fastest mesh
-// candidate (nothing to do for other kinds or explicit tiles).
-void resolve_auto_tile(PreparedScenario& p);
+// The one resolution of a mesh tile choice (ScheduleSpec::tile_choice), done by
+// prepare_scenario and by compare for its mesh:auto and mesh:min-bytes entries:
+//   fastest (tile: auto): the tile and placement of the fastest mesh candidate of
+//     tune_schedules(p, mesh_only) -- lowest simulated makespan among the tiles that fit
+//     the memory budget, if one is set; InputError at schedule.tile when none fits;
+//   min_bytes (tile: min-bytes): the tile a x b = P that minimises the bytes each rank
+//     receives (mesh_bytes_in_per_rank; ties keep the smaller a), placement kept.
+// Afterwards tile_choice is given. Nothing to do for other kinds or given tiles.
+void resolve_mesh_tile(PreparedScenario& p);
 
 }  // namespace tilesim

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <stdexcept>
 
 #include "sim/plan/fusing_builder.hpp"
 #include "sim/schedules/attention_objects.hpp"
@@ -598,10 +599,10 @@ MeshTile fewest_bytes_tile(const AttentionShape& shape, int ranks) {
 }
 
 Plan make_mesh_plan(const AttentionShape& shape, const ScheduleSpec& spec) {
-  MeshTile tile{spec.tile_a, spec.tile_b};
-  if (spec.tile_auto || spec.tile_a == 0 || spec.tile_b == 0) {
-    tile = fewest_bytes_tile(shape, spec.gpus);
+  if (spec.tile_choice != MeshTileChoice::given) {
+    throw std::logic_error("mesh tile choice not resolved: prepare_scenario resolves it");
   }
+  const MeshTile tile{spec.tile_a, spec.tile_b};
   if (tile.a < 1 || tile.b < 1 || tile.ranks() != spec.gpus) {
     throw ScheduleError("schedule.tile", fmt::format("tile [{}, {}] has {} ranks, but gpus is {}",
                                                      tile.a, tile.b, tile.a * tile.b, spec.gpus));

@@ -1,6 +1,7 @@
 // Which schedule to generate, and the dispatcher over the generators.
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -25,14 +26,21 @@ class ScheduleError : public std::invalid_argument {
 inline constexpr const char* kScheduleKinds[] = {
     "ring", "zigzag", "striped", "pass_q", "allgather_kv", "ulysses", "usp", "double_ring", "mesh"};
 
+// How a mesh tile is chosen: given ([a, b]); fastest (`auto`: the tuner's fastest tile and
+// placement within the memory budget); min_bytes (`min-bytes`: the tile that receives the
+// fewest bytes per rank, placement kept).
+enum class MeshTileChoice : std::uint8_t { given, fastest, min_bytes };
+
 struct ScheduleSpec {
   std::string kind = "ring";
   int gpus = 1;
   int gpus_per_node = 8;  // from the topology; placement and double-ring use it
-  // mesh: tile a x b (a*b = gpus); 0 x 0 with tile_auto = let the tuner pick.
+  // mesh: tile a x b (a*b = gpus). A scenario may leave the choice to tilesim (auto,
+  // min-bytes); prepare_scenario resolves it once (resolve_mesh_tile), so the generator
+  // only ever sees tile_choice == given.
   int tile_a = 0;
   int tile_b = 0;
-  bool tile_auto = false;
+  MeshTileChoice tile_choice = MeshTileChoice::given;
   // mesh: which GPU plays which logical rank (node-major | q-group-major | kv-group-major).
   std::string placement = "node-major";
   int ulysses_degree = 0;  // usp: u ranks of all-to-all inside each ring group (0 = not set)

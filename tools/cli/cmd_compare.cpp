@@ -61,10 +61,10 @@ int run_compare(const CompareArgs& args) {
     CandidateResult r;
     r.candidate = c;
     try {
-      if (c.spec.kind == "mesh" && c.spec.tile_auto) {
+      if (c.spec.kind == "mesh" && c.spec.tile_choice != MeshTileChoice::given) {
         PreparedScenario q = p;
         q.scenario.schedule = c.spec;
-        resolve_auto_tile(q);
+        resolve_mesh_tile(q);
         c.spec = q.scenario.schedule;
       }
       r = evaluate_candidate(p, c);
@@ -132,7 +132,8 @@ void add_compare(CLI::App& app, int& exit_code) {
   add_scenario_options(*verb, args->scenario);
   add_no_wall_clock_option(*verb, args->scenario);
   verb->add_option("--schedules", args->schedules,
-                   "Comma-separated: all, a kind (ring, zigzag, ...), mesh:AxB, mesh:auto, usp:U");
+                   "Comma-separated: all, a kind (ring, zigzag, ...), mesh:AxB, mesh:auto, "
+                   "mesh:min-bytes, usp:U");
   verb->callback(
       [args, &exit_code] { exit_code = run_guarded([&] { return run_compare(*args); }); });
 }

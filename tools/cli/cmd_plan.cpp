@@ -23,7 +23,12 @@ std::string breakdown_text(const TensorBytes& bytes) {
 }
 
 int run_plan(const ScenarioArgs& args, bool dump) {
-  const Scenario scenario = load_scenario(args.path, args.sets);
+  Scenario scenario = load_scenario(args.path, args.sets);
+  // A mesh tile left to tilesim is resolved by preparing the scenario (auto simulates the
+  // candidates on the topology); other scenarios need no topology to be planned.
+  if (scenario.schedule.kind == "mesh" && scenario.schedule.tile_choice != MeshTileChoice::given) {
+    scenario = prepare_scenario(args.path, args.sets).scenario;
+  }
   PlanReport report;
   const Plan plan = build_valid_plan(scenario, &report);
   std::array<std::size_t, 5> kinds{};

@@ -56,7 +56,7 @@ std::vector<ScheduleCandidate> parse_schedule_list(const std::string& text,
         ScheduleSpec spec = base;
         spec.kind = k;
         const bool mesh = std::string_view(k) == "mesh";
-        if (mesh) spec.tile_auto = true;
+        if (mesh) spec.tile_choice = MeshTileChoice::fastest;
         out.push_back({mesh ? "mesh:auto" : k, spec});
       }
       continue;
@@ -67,20 +67,24 @@ std::vector<ScheduleCandidate> parse_schedule_list(const std::string& text,
     ScheduleSpec spec = base;
     spec.kind = kind;
     if (colon == std::string::npos) {
-      if (kind == "mesh" && (spec.tile_a == 0 || base.kind != "mesh")) spec.tile_auto = true;
+      if (kind == "mesh" && (spec.tile_a == 0 || base.kind != "mesh")) {
+        spec.tile_choice = MeshTileChoice::fastest;
+      }
       out.push_back({entry, spec});
       continue;
     }
     const std::string arg = entry.substr(colon + 1);
     if (kind == "mesh") {
       if (arg == "auto") {
-        spec.tile_auto = true;
+        spec.tile_choice = MeshTileChoice::fastest;
+      } else if (arg == "min-bytes") {
+        spec.tile_choice = MeshTileChoice::min_bytes;
       } else {
         const auto [a, b] = parse_pair(entry, arg);
         if (b == 0) bad(entry, "expected mesh:AxB");
         spec.tile_a = a;
         spec.tile_b = b;
-        spec.tile_auto = false;
+        spec.tile_choice = MeshTileChoice::given;
       }
     } else if (kind == "usp") {
       spec.ulysses_degree = parse_pair(entry, arg).first;
