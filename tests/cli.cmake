@@ -81,3 +81,18 @@ tilesim_cli_test(plan_dump 0 "rank 0 op 0: send KV\\[0\\] to rank 1 \\[group 0\\
                  plan scenarios/ring-256k.yaml --dump)
 tilesim_cli_test(topo_cluster 0 "h100-cluster" topo topologies/h100-cluster.yaml --gpus 64)
 tilesim_cli_test(topo_dot 0 "graph" topo topologies/dgx-h100.yaml --dot)
+
+# --kernels cudnn|own: cuDNN is the cuda backend's; checked before any MPI or GPU work.
+tilesim_cli_test(kernels_cudnn_on_cpu 2
+                 "--kernels cudnn: the cpu backend runs its CPU kernels; cuDNN needs --backend cuda"
+                 run scenarios/ring-256k.yaml --kernels cudnn)
+tilesim_cli_test(calibrate_kernels_cudnn_on_cpu 2
+                 "--kernels cudnn: the cpu backend runs its CPU kernels; cuDNN needs --backend cuda"
+                 calibrate --out ${CMAKE_BINARY_DIR}/never-written.calib.yaml --kernels cudnn)
+tilesim_cli_test(kernels_unknown 2 "--kernels: fast not in" run scenarios/ring-256k.yaml
+                 --backend cuda --kernels fast)
+if(NOT TILESIM_HAVE_CUDNN)
+  tilesim_cli_test(kernels_cudnn_not_built 2
+                   "--kernels cudnn: this tilesim was built without the cuDNN kernels.*install-deps"
+                   run scenarios/ring-256k.yaml --backend cuda --kernels cudnn)
+endif()

@@ -1,8 +1,10 @@
 // PositionMask -> cuDNN diagonal band: hand-computed cases, then the band's rule against the
-// mask's own visibility (PositionMask::visible) over every pair of many blocks.
+// mask's own visibility (PositionMask::visible) over every pair of many blocks; GPU peaks
+// by device name (used to state kernel throughput as a share of peak).
 #include <catch2/catch.hpp>
 
 #include "kernels/diagonal_band.hpp"
+#include "kernels/gpu_peak.hpp"
 
 namespace tk = tilesim::kernels;
 using tk::BandAlignment;
@@ -114,4 +116,13 @@ TEST_CASE("kernels: diagonal band keeps exactly the mask's visible pairs", "[ker
     }
   }
   CHECK(checked == 4 * 3 * 3 * 14 * 4);
+}
+
+TEST_CASE("kernels: dense bf16 peak from the device name", "[kernels]") {
+  CHECK(tk::dense_bf16_peak_flops("NVIDIA H200") == 989e12);
+  CHECK(tk::dense_bf16_peak_flops("NVIDIA H100 80GB HBM3") == 989e12);
+  CHECK(tk::dense_bf16_peak_flops("NVIDIA H100 PCIe") == 756e12);
+  CHECK(tk::dense_bf16_peak_flops("NVIDIA H200 NVL") == 835e12);
+  CHECK(tk::dense_bf16_peak_flops("NVIDIA A100-SXM4-80GB") == 312e12);
+  CHECK(tk::dense_bf16_peak_flops("Tesla T4") == 0.0);
 }

@@ -24,6 +24,9 @@ if(TILESIM_HAVE_CUDA AND TILESIM_CUDNN)
   find_path(TILESIM_CUDNN_FRONTEND_INCLUDE cudnn_frontend.h HINTS ${frontend_hints} NO_DEFAULT_PATH)
   find_path(TILESIM_CUDNN_INCLUDE cudnn.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
   find_library(TILESIM_CUDNN_LIBRARY cudnn HINTS ${CUDAToolkit_LIBRARY_DIR})
+  if(NOT TARGET CUDA::nvrtc)
+    set(TILESIM_CUDNN_LIBRARY TILESIM_CUDNN_LIBRARY-NOTFOUND)  # the frontend needs nvrtc
+  endif()
   if(TILESIM_CUDNN_FRONTEND_INCLUDE AND TILESIM_CUDNN_INCLUDE AND TILESIM_CUDNN_LIBRARY)
     file(STRINGS ${TILESIM_CUDNN_FRONTEND_INCLUDE}/cudnn_frontend_version.h frontend_version_lines
          REGEX "define CUDNN_FRONTEND_(MAJOR|MINOR|PATCH)_VERSION")
@@ -35,7 +38,9 @@ if(TILESIM_HAVE_CUDA AND TILESIM_CUDNN)
     # SYSTEM: the frontend's headers are not held to the project's -Werror warning set.
     target_include_directories(tilesim_cudnn_frontend SYSTEM INTERFACE
                                ${TILESIM_CUDNN_FRONTEND_INCLUDE} ${TILESIM_CUDNN_INCLUDE})
-    target_link_libraries(tilesim_cudnn_frontend INTERFACE ${TILESIM_CUDNN_LIBRARY} CUDA::cudart)
+    # nvrtc: the frontend compiles some of its own engines at run time.
+    target_link_libraries(tilesim_cudnn_frontend INTERFACE ${TILESIM_CUDNN_LIBRARY} CUDA::cudart
+                                                           CUDA::nvrtc)
     message(STATUS "tilesim: cuDNN frontend ${frontend_version} found in "
                    "${TILESIM_CUDNN_FRONTEND_INCLUDE}; cuDNN ${TILESIM_CUDNN_LIBRARY}")
   else()

@@ -28,6 +28,7 @@ namespace tilesim::runtime {
 
 struct CalibrateOptions {
   std::string backend = "cpu";
+  std::string kernels = "own";  // cuda: "cudnn" or "own" (resolved by the CLI, kernel_choice.hpp)
   std::string out;
   int ranks = 0;           // 0: whatever mpirun started; else must match
   std::string links_from;  // profile whose links a one-rank calibration copies
