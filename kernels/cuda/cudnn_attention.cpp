@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -23,11 +24,29 @@ enum Uid : std::int64_t { kQ = 1, kK, kV, kO, kStats, kDO, kDQ, kDK, kDV };
 
 enum class PassKind : std::int64_t { forward, backward };
 
-// What a graph depends on: pass, dtype, shape, the rows cuDNN runs, the band.
-using GraphKey = std::array<std::int64_t, 12>;
+// What a graph depends on: pass, dtype, shape, the rows cuDNN runs, the band, where Stats is.
+using GraphKey = std::array<std::int64_t, 13>;
 
-GraphKey key_of(PassKind pass, DType dtype, const BlockShape& s, const DiagonalBand& band) {
+// cuDNN assumes 16-byte aligned operands. The LSE rows of a block that skips leading rows may
+// start off that alignment; Stats then goes through a packed [batch][heads][rows] scratch.
+bool stats_packed(const float* lse, const DiagonalBand& band) {
+  return reinterpret_cast<std::uintptr_t>(lse + band.skipped_q_rows) % 16 != 0;
+}
+
+fe::graph::Tensor_attributes stats_layout(const BlockShape& s, std::int64_t rows, bool packed) {
+  const std::int64_t tokens = packed ? rows : s.q_tokens;
+  return fe::graph::Tensor_attributes()
+      .set_name("Stats")
+      .set_uid(kStats)
+      .set_dim({s.batch, s.heads, rows, 1})
+      .set_stride({s.heads * tokens, tokens, 1, 1})
+      .set_data_type(fe::DataType_t::FLOAT);
+}
+
+GraphKey key_of(PassKind pass, DType dtype, const BlockShape& s, const DiagonalBand& band,
+                bool packed) {
   return {static_cast<std::int64_t>(pass),
+          packed ? 1 : 0,
           dtype == DType::bf16 ? 0 : 1,
           s.batch,
           s.heads,
@@ -117,6 +136,7 @@ struct CudnnAttention::Impl {
   std::map<GraphKey, BuiltGraph> graphs;
   std::map<GraphKey, std::string> rejected;  // cuDNN's message for configurations it refused
   DeviceBuffer workspace, scratch_o, scratch_dq, scratch_dk, scratch_dv;  // 16-bit scratch
+  DeviceBuffer scratch_stats;  // packed Stats, see stats_packed
 
   cudnnHandle_t handle_on(void* stream) {
     if (!handle) handle = std::make_unique<CudnnHandle>();
@@ -136,13 +156,13 @@ struct CudnnAttention::Impl {
   }
 
   const BuiltGraph& graph_for(PassKind pass, DType dtype, const BlockShape& s,
-                              const DiagonalBand& band, cudnnHandle_t h) {
-    const GraphKey key = key_of(pass, dtype, s, band);
+                              const DiagonalBand& band, bool packed, cudnnHandle_t h) {
+    const GraphKey key = key_of(pass, dtype, s, band, packed);
     if (auto it = graphs.find(key); it != graphs.end()) return it->second;
     if (auto it = rejected.find(key); it != rejected.end()) throw CudnnUnsupported(it->second);
     try {
-      BuiltGraph built = pass == PassKind::forward ? build_forward(dtype, s, band, h)
-                                                   : build_backward(dtype, s, band, h);
+      BuiltGraph built = pass == PassKind::forward ? build_forward(dtype, s, band, packed, h)
+                                                   : build_backward(dtype, s, band, packed, h);
       return graphs.emplace(key, std::move(built)).first->second;
     } catch (const CudnnUnsupported& e) {
       rejected.emplace(key, e.what());
@@ -171,7 +191,7 @@ struct CudnnAttention::Impl {
   }
 
   static BuiltGraph build_forward(DType dtype, const BlockShape& s, const DiagonalBand& band,
-                                  cudnnHandle_t h) {
+                                  bool packed, cudnnHandle_t h) {
     auto g = new_graph(dtype);
     const std::int64_t rows = s.q_tokens - band.skipped_q_rows;
     auto q = g->tensor(bshd("Q", kQ, s.batch, s.heads, rows, s.q_tokens, s.head_dim));
@@ -186,16 +206,17 @@ struct CudnnAttention::Impl {
     const fe::graph::Tensor_attributes o_layout =
         bshd("O", kO, s.batch, s.heads, rows, s.q_tokens, s.head_dim);
     o->set_output(true).set_uid(kO).set_dim(o_layout.get_dim()).set_stride(o_layout.get_stride());
+    const fe::graph::Tensor_attributes stats_at = stats_layout(s, rows, packed);
     stats->set_output(true)
         .set_uid(kStats)
         .set_data_type(fe::DataType_t::FLOAT)
-        .set_dim({s.batch, s.heads, rows, 1})
-        .set_stride({s.heads * s.q_tokens, s.q_tokens, 1, 1});
+        .set_dim(stats_at.get_dim())
+        .set_stride(stats_at.get_stride());
     return finish(std::move(g), h);
   }
 
   static BuiltGraph build_backward(DType dtype, const BlockShape& s, const DiagonalBand& band,
-                                   cudnnHandle_t h) {
+                                   bool packed, cudnnHandle_t h) {
     auto g = new_graph(dtype);
     const std::int64_t rows = s.q_tokens - band.skipped_q_rows;
     auto q = g->tensor(bshd("Q", kQ, s.batch, s.heads, rows, s.q_tokens, s.head_dim));
@@ -203,12 +224,7 @@ struct CudnnAttention::Impl {
     auto v = g->tensor(bshd("V", kV, s.batch, s.kv_heads, s.kv_tokens, s.kv_tokens, s.head_dim));
     auto o = g->tensor(bshd("O", kO, s.batch, s.heads, rows, s.q_tokens, s.head_dim));
     auto d_o = g->tensor(bshd("dO", kDO, s.batch, s.heads, rows, s.q_tokens, s.head_dim));
-    auto stats = g->tensor(fe::graph::Tensor_attributes()
-                               .set_name("Stats")
-                               .set_uid(kStats)
-                               .set_dim({s.batch, s.heads, rows, 1})
-                               .set_stride({s.heads * s.q_tokens, s.q_tokens, 1, 1})
-                               .set_data_type(fe::DataType_t::FLOAT));
+    auto stats = g->tensor(stats_layout(s, rows, packed));
     auto options = fe::graph::SDPA_backward_attributes()
                        .set_name("block_backward")
                        .set_attn_scale(1.0F / std::sqrt(static_cast<float>(s.head_dim)));
@@ -249,35 +265,62 @@ struct CudnnAttention::Impl {
   void run_forward(const BlockShape& s, const DiagonalBand& band, DType dtype, const void* q,
                    const void* k, const void* v, void* o16, float* lse, void* stream) {
     const cudnnHandle_t h = handle_on(stream);
-    const BuiltGraph& built = graph_for(PassKind::forward, dtype, s, band, h);
+    const bool packed = stats_packed(lse, band);
+    const BuiltGraph& built = graph_for(PassKind::forward, dtype, s, band, packed, h);
     const std::size_t row_skip = bytes16(band.skipped_q_rows * s.heads * s.head_dim);
+    const std::int64_t rows = s.q_tokens - band.skipped_q_rows;
+    if (packed) ensure(scratch_stats, stats_bytes(s, rows), stream);
+    float* stats_out = packed ? scratch_stats.as<float>() : lse + band.skipped_q_rows;
     std::unordered_map<std::int64_t, void*> pack{
         {kQ, const_cast<std::byte*>(static_cast<const std::byte*>(q)) + row_skip},
         {kK, const_cast<void*>(k)},
         {kV, const_cast<void*>(v)},
         {kO, static_cast<std::byte*>(o16) + row_skip},
-        {kStats, lse + band.skipped_q_rows}};
+        {kStats, stats_out}};
     execute(built, pack, stream, h);
+    if (packed)
+      copy_stats(s, rows, scratch_stats.as<float>(), rows, lse + band.skipped_q_rows, s.q_tokens,
+                 stream);
+  }
+
+  static std::size_t stats_bytes(const BlockShape& s, std::int64_t rows) {
+    return static_cast<std::size_t>(s.batch * s.heads * rows) * sizeof(float);
+  }
+
+  // Copies `rows` floats per (batch, head) between LSE layouts of row pitch src_tokens and
+  // dst_tokens (a 2D copy has no alignment requirement).
+  static void copy_stats(const BlockShape& s, std::int64_t rows, const float* src,
+                         std::int64_t src_tokens, float* dst, std::int64_t dst_tokens,
+                         void* stream) {
+    const auto pitch = [](std::int64_t tokens) {
+      return static_cast<std::size_t>(tokens) * sizeof(float);
+    };
+    cuda_require(cudaMemcpy2DAsync(dst, pitch(dst_tokens), src, pitch(src_tokens), pitch(rows),
+                                   static_cast<std::size_t>(s.batch * s.heads),
+                                   cudaMemcpyDeviceToDevice, static_cast<cudaStream_t>(stream)),
+                 "cudaMemcpy2DAsync");
   }
 
   void run_backward(const BlockShape& s, const DiagonalBand& band, DType dtype, const void* q,
                     const void* k, const void* v, const void* o16, const void* d_o,
                     const float* lse, void* dq16, void* dk16, void* dv16, void* stream) {
     const cudnnHandle_t h = handle_on(stream);
-    const BuiltGraph& built = graph_for(PassKind::backward, dtype, s, band, h);
+    const bool packed = stats_packed(lse, band);
+    const BuiltGraph& built = graph_for(PassKind::backward, dtype, s, band, packed, h);
     const std::size_t row_skip = bytes16(band.skipped_q_rows * s.heads * s.head_dim);
+    const std::int64_t rows = s.q_tokens - band.skipped_q_rows;
+    float* stats_in = const_cast<float*>(lse) + band.skipped_q_rows;
+    if (packed) {
+      ensure(scratch_stats, stats_bytes(s, rows), stream);
+      copy_stats(s, rows, stats_in, s.q_tokens, scratch_stats.as<float>(), rows, stream);
+      stats_in = scratch_stats.as<float>();
+    }
     auto skip = [row_skip](const void* p) {
       return const_cast<std::byte*>(static_cast<const std::byte*>(p)) + row_skip;
     };
     std::unordered_map<std::int64_t, void*> pack{
-        {kQ, skip(q)},
-        {kK, const_cast<void*>(k)},
-        {kV, const_cast<void*>(v)},
-        {kO, skip(o16)},
-        {kDO, skip(d_o)},
-        {kStats, const_cast<float*>(lse) + band.skipped_q_rows},
-        {kDQ, skip(dq16)},
-        {kDK, dk16},
+        {kQ, skip(q)},    {kK, const_cast<void*>(k)}, {kV, const_cast<void*>(v)}, {kO, skip(o16)},
+        {kDO, skip(d_o)}, {kStats, stats_in},         {kDQ, skip(dq16)},          {kDK, dk16},
         {kDV, dv16}};
     execute(built, pack, stream, h);
   }

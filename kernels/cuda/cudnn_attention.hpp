@@ -7,8 +7,9 @@
 // in place with strides: Q, O, dO, dQ as [batch][heads][rows][head_dim] over the project's
 // [batch][tokens][heads][head_dim] memory, K, V, dK, dV likewise with kv_heads (GQA: query
 // head h reads kv head h / (heads / kv_heads), cuDNN's grouping too), Stats as
-// [batch][heads][rows][1] over the fp32 LSE [batch][heads][tokens]. cuDNN's Stats is the
-// natural-log sum-exp of the scaled scores (scale = 1 / sqrt(head_dim)), the LSE convention of
+// [batch][heads][rows][1] over the fp32 LSE [batch][heads][tokens] (through a packed scratch
+// and a 2D copy when the kept rows start off cuDNN's 16-byte operand alignment). cuDNN's Stats is
+// the natural-log sum-exp of the scaled scores (scale = 1 / sqrt(head_dim)), the LSE convention of
 // kernels/cpu, so partials merge as they are. cuDNN's O, dQ, dK, dV are 16-bit (its support
 // surface has no fp32 outputs): forward converts O into the fp32 output, backward adds the
 // 16-bit dQ, dK, dV into the fp32 accumulators. Backward takes the FULL row's final O and LSE

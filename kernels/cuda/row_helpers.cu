@@ -43,7 +43,8 @@ void fill_empty_rows_cuda(const RowsShape& rows, std::int64_t leading_rows, floa
                           void* stream) {
   validate_rows(rows);
   if (leading_rows <= 0) return;
-  if (leading_rows > rows.tokens) throw std::invalid_argument("fill_empty_rows_cuda: too many rows");
+  if (leading_rows > rows.tokens)
+    throw std::invalid_argument("fill_empty_rows_cuda: too many rows");
   const long long count = rows.batch * leading_rows * rows.heads;
   cuda_detail::empty_rows_kernel<<<cuda_detail::grid_for(count, 1LL << 30), 256, 0,
                                    static_cast<cudaStream_t>(stream)>>>(
@@ -57,8 +58,8 @@ void add_converted_f32_cuda(const void* src, float* dst, std::int64_t count, DTy
   const auto s = static_cast<cudaStream_t>(stream);
   const unsigned blocks = cuda_detail::grid_for(count, 4096);
   if (dtype == DType::bf16) {
-    cuda_detail::add_converted_kernel<<<blocks, 256, 0, s>>>(
-        static_cast<const __nv_bfloat16*>(src), dst, count);
+    cuda_detail::add_converted_kernel<<<blocks, 256, 0, s>>>(static_cast<const __nv_bfloat16*>(src),
+                                                             dst, count);
   } else {
     cuda_detail::add_converted_kernel<<<blocks, 256, 0, s>>>(static_cast<const __half*>(src), dst,
                                                              count);
