@@ -26,6 +26,8 @@ failed=0
 started=$SECONDS
 
 note() { echo "$*" | tee -a "$summary"; }
+# quote FILE REGEX [MAX]: the lines of FILE that match, indented, into the summary.
+quote() { grep -E "$2" "$1" 2>/dev/null | head -n "${3:-3}" | sed 's/^/  /' | tee -a "$summary"; }
 
 step() {  # step NAME TIMEOUT_S COMMAND...
   local name=$1 limit=$2
@@ -50,17 +52,17 @@ frontend_args=()
   frontend_args=("-DTILESIM_CUDNN_FRONTEND_DIR=$TILESIM_CUDNN_FRONTEND_DIR")
 step configure 120 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DTILESIM_CUDA=ON \
   -DTILESIM_BENCHMARKS=OFF "-DTILESIM_TEST_MODULES=kernels" "${frontend_args[@]}"
-note "  $(grep -o 'tilesim: cuDNN[^;]*' "$out/configure.log" | head -n 1)"
+quote "$out/configure.log" 'tilesim: cuDNN' 1
 step build 300 cmake --build "$build" -j"$(nproc)" \
   --target tilesim test_kernels_cuda bench_attention_cuda
-step kernel-tests 90 "$build/tests/test_kernels_cuda" --success --durations yes
-note "  $(grep -E '^(All tests passed|test cases:)' "$out/kernel-tests.log" | tail -n 1)"
-grep -E 'no CUDA device|not built' "$out/kernel-tests.log" | head -n 2 | sed 's/^/  /' | tee -a "$summary"
+step kernel-tests 90 "$build/tests/test_kernels_cuda" --durations yes
+quote "$out/kernel-tests.log" '^(All tests passed|test cases:)' 1
+quote "$out/kernel-tests.log" 'no CUDA device|not built' 1
 
 # shellcheck disable=SC2016
 step kernel-sweep 150 sh -c '"$0" > "$1"' "$build/kernels/cuda/bench_attention_cuda" \
   "$out/bench_attention_cuda.csv"
-grep -v '^$' "$out/kernel-sweep.log" | head -n 3 | sed 's/^/  /' | tee -a "$summary"
+quote "$out/kernel-sweep.log" '.' 3
 # Shares of peak at head_dim 128, full mask: kernels,chunk,...,tflops,peak_share.
 awk -F, 'NR > 1 && $3 == 128 && $4 == 0 {
   printf "  %-11s %5d %s %7.1f TFLOP/s  %5.1f%% of peak\n", $1, $2, $5, $10, 100 * $11 }' \
@@ -87,8 +89,9 @@ run_sets=(--set schedule.gpus=1 --set attention.seq_len=16K --set attention.head
 step cuda-run 90 sh -c '"$@" > "$0"' "$out/cuda-run.json" mpirun -np 1 "$build/tilesim" run \
   "$root/scenarios/ring-256k.yaml" --backend cuda --kernels cudnn --check --json \
   --trace "$out/cuda-run-trace.json" "${run_sets[@]}"
-note "  check: $(tr -d '\n ' <"$out/cuda-run.json" | grep -o '"check":{[^}]*' | head -c 300)"
-grep 'ran on the own kernels' "$out/cuda-run.log" | sed 's/^/  /' | tee -a "$summary"
+check_json=$(tr -d '\n ' <"$out/cuda-run.json" 2>/dev/null | grep -o '"check":{[^}]*' | head -c 300)
+[ -n "$check_json" ] && note "  $check_json"
+quote "$out/cuda-run.log" 'ran on the own kernels|no usable GPU|error' 4
 
 case "$gpu_name" in
   *H200*) datasheet=$root/topologies/h200.calib.yaml ;;
@@ -105,7 +108,7 @@ else
   step cuda-calibrate 150 mpirun -np 1 "$build/tilesim" "${calibrate[@]}" \
     --links-from "$datasheet"
 fi
-grep -E '^(compute:|runs through)' "$out/cuda-calibrate.log" | sed 's/^/  /' | tee -a "$summary"
+quote "$out/cuda-calibrate.log" '^(compute:|runs through)|no usable GPU|error' 3
 
 # The same run predicted from the datasheet and from the calibration: the calibrated error
 # is the figure that matters; the datasheet one shows what calibrating bought.
