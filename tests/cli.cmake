@@ -83,3 +83,18 @@ tilesim_cli_test(topo_cluster 0 "h100-cluster" topo topologies/h100-cluster.yaml
 tilesim_cli_test(topo_dot 0 "graph" topo topologies/dgx-h100.yaml --dot)
 tilesim_cli_test(bad_tile_word 2 "mesh-1m-256\\.yaml \\(--set schedule\\.tile=fast\\): key 'schedule\\.tile': expected \\[a, b\\], auto or min-bytes"
                  simulate scenarios/mesh-1m-256.yaml --set schedule.tile=fast)
+
+# --kernels cudnn|own: cuDNN is the cuda backend's; checked before any MPI or GPU work.
+tilesim_cli_test(kernels_cudnn_on_cpu 2
+                 "--kernels cudnn: the cpu backend runs its CPU kernels; cuDNN needs --backend cuda"
+                 run scenarios/ring-256k.yaml --kernels cudnn)
+tilesim_cli_test(calibrate_kernels_cudnn_on_cpu 2
+                 "--kernels cudnn: the cpu backend runs its CPU kernels; cuDNN needs --backend cuda"
+                 calibrate --out ${CMAKE_BINARY_DIR}/never-written.calib.yaml --kernels cudnn)
+tilesim_cli_test(kernels_unknown 2 "--kernels: fast not in" run scenarios/ring-256k.yaml
+                 --backend cuda --kernels fast)
+if(NOT TILESIM_HAVE_CUDNN)
+  tilesim_cli_test(kernels_cudnn_not_built 2
+                   "--kernels cudnn: this tilesim was built without the cuDNN kernels.*install-deps"
+                   run scenarios/ring-256k.yaml --backend cuda --kernels cudnn)
+endif()

@@ -8,6 +8,8 @@
 
 #include "kernels/cpu/reference_attention.hpp"
 #include "kernels/cuda/attention_cuda.hpp"
+#include "kernels/cuda/block_kernels.hpp"
+#include "kernels/cuda/cudnn_attention.hpp"
 #include "kernels/cuda/device_info.hpp"
 #include "test_kernels_support.hpp"
 
@@ -142,6 +144,109 @@ TEST_CASE("kernels: CUDA forward and backward match the reference", "[kernels][c
       CHECK(relative_error(download(dv), dv_ref) < kTolerance);
     }
   }
+}
+
+namespace {
+
+// Blocks cuDNN can express (diagonal bands of every kind the plans produce) and one it cannot.
+std::vector<Case> cudnn_cases() {
+  using tk::MaskKind;
+  return {
+      {"full 77x130 d64", {1, 2, 2, 64, 77, 130}, {}},
+      {"causal diagonal 256x256 d128",
+       {1, 4, 4, 128, 256, 256},
+       {MaskKind::causal, {0, 1}, {0, 1}}},
+      {"GQA 8:2 causal band r=100 77x130 d64",
+       {2, 8, 2, 64, 77, 130},
+       {MaskKind::causal, {100, 1}, {0, 1}}},
+      {"causal bottom right 64x128 d128",
+       {1, 2, 2, 128, 64, 128},
+       {MaskKind::causal, {64, 1}, {0, 1}}},
+      {"striped keys ahead, first row cut off d128",
+       {1, 4, 1, 128, 65, 65},
+       {MaskKind::causal, {1, 4}, {3, 4}}},
+      {"whole block masked d64", {1, 2, 1, 64, 33, 40}, {MaskKind::causal, {0, 1}, {500, 1}}},
+  };
+}
+
+}  // namespace
+
+TEST_CASE("kernels: cuDNN forward and backward match the reference", "[kernels][cuda][cudnn]") {
+  if (!tk::cudnn_attention_built()) {
+    WARN("cuDNN kernels not built: " << tk::cudnn_unsupported_reason({}, {}) << "; skipped");
+    return;
+  }
+  if (!gpu_or_skip()) return;
+  tk::BlockKernels kernels(tk::KernelFamily::cudnn);
+  std::uint32_t seed = 3000;
+  for (const Case& c : cudnn_cases()) {
+    for (tk::DType dtype : {tk::DType::bf16, tk::DType::fp16}) {
+      INFO(c.name << (dtype == tk::DType::bf16 ? " bf16" : " fp16"));
+      const tk::BlockShape& s = c.shape;
+      const DeviceTensor q = upload(random_floats(s.q_elements(), seed), dtype);
+      const DeviceTensor k = upload(random_floats(s.kv_elements(), seed + 1), dtype);
+      const DeviceTensor v = upload(random_floats(s.kv_elements(), seed + 2), dtype);
+      const DeviceTensor d_o = upload(random_floats(s.q_elements(), seed + 3), dtype);
+      seed += 10;
+      std::vector<double> o_ref(q.rounded.size()),
+          lse_ref(static_cast<std::size_t>(s.lse_elements()));
+      tk::reference_forward(s, c.mask, q.rounded, k.rounded, v.rounded, o_ref, lse_ref);
+      DeviceBuffer o = zeros(s.q_elements());
+      DeviceBuffer lse = zeros(s.lse_elements());
+      kernels.forward(s, c.mask, dtype, q.data.data(), k.data.data(), v.data.data(), o.as<float>(),
+                      lse.as<float>(), nullptr);
+      tk::cuda_synchronize(nullptr);
+      CHECK(relative_error(download(o), o_ref) < kTolerance);
+      CHECK(relative_error(download(lse), lse_ref) < kTolerance);
+
+      std::vector<double> dq_ref(o_ref.size()), dk_ref(k.rounded.size()), dv_ref(v.rounded.size());
+      tk::reference_backward(s, c.mask, q.rounded, k.rounded, v.rounded, o_ref, d_o.rounded,
+                             lse_ref, dq_ref, dk_ref, dv_ref);
+      const std::vector<float> o_f(o_ref.begin(), o_ref.end());
+      const std::vector<float> lse_f(lse_ref.begin(), lse_ref.end());
+      DeviceBuffer o_final(bytes_of(o_f.size(), sizeof(float)));
+      o_final.upload(o_f.data(), o_final.bytes());
+      DeviceBuffer lse_final(bytes_of(lse_f.size(), sizeof(float)));
+      lse_final.upload(lse_f.data(), lse_final.bytes());
+      DeviceBuffer d_rowsum = zeros(s.lse_elements());
+      DeviceBuffer dq = zeros(s.q_elements());
+      DeviceBuffer dk = zeros(s.kv_elements());
+      DeviceBuffer dv = zeros(s.kv_elements());
+      kernels.backward(s, c.mask, dtype, q.data.data(), k.data.data(), v.data.data(),
+                       o_final.as<float>(), d_o.data.data(), lse_final.as<float>(),
+                       d_rowsum.as<float>(), dq.as<float>(), dk.as<float>(), dv.as<float>(),
+                       nullptr);
+      tk::cuda_synchronize(nullptr);
+      CHECK(relative_error(download(dq), dq_ref) < kTolerance);
+      CHECK(relative_error(download(dk), dk_ref) < kTolerance);
+      CHECK(relative_error(download(dv), dv_ref) < kTolerance);
+      // Every case is a band: none may have run on the own kernels.
+      for (const auto& [why, blocks] : kernels.fallbacks()) INFO("fell back: " << why);
+      CHECK(kernels.fallbacks().empty());
+    }
+  }
+}
+
+TEST_CASE("kernels: cuDNN falls back to the own kernels for a mask it cannot express",
+          "[kernels][cuda][cudnn]") {
+  if (!tk::cudnn_attention_built() || !gpu_or_skip()) return;
+  tk::BlockKernels kernels(tk::KernelFamily::cudnn);
+  const tk::BlockShape s{1, 2, 2, 64, 48, 48};
+  const tk::PositionMask mask{tk::MaskKind::causal, {0, 1}, {0, 2}};
+  const DeviceTensor q = upload(random_floats(s.q_elements(), 7), tk::DType::bf16);
+  const DeviceTensor k = upload(random_floats(s.kv_elements(), 8), tk::DType::bf16);
+  const DeviceTensor v = upload(random_floats(s.kv_elements(), 9), tk::DType::bf16);
+  std::vector<double> o_ref(q.rounded.size()), lse_ref(static_cast<std::size_t>(s.lse_elements()));
+  tk::reference_forward(s, mask, q.rounded, k.rounded, v.rounded, o_ref, lse_ref);
+  DeviceBuffer o = zeros(s.q_elements());
+  DeviceBuffer lse = zeros(s.lse_elements());
+  kernels.forward(s, mask, tk::DType::bf16, q.data.data(), k.data.data(), v.data.data(),
+                  o.as<float>(), lse.as<float>(), nullptr);
+  tk::cuda_synchronize(nullptr);
+  CHECK(relative_error(download(o), o_ref) < kTolerance);
+  REQUIRE(kernels.fallbacks().size() == 1);
+  CHECK(kernels.fallbacks().begin()->first.find("stride") != std::string::npos);
+  CHECK(kernels.fallbacks().begin()->second == 1);
 }
 
 TEST_CASE("kernels: CUDA merge and accumulate match the reference merge", "[kernels][cuda]") {

@@ -1,19 +1,33 @@
 #!/usr/bin/env bash
 # One prepared check for a machine with an NVIDIA GPU (e.g. a lent H200), run from the repo
-# root: configure + build (CUDA ON, Release), the GPU kernel tests, the kernel throughput sweep
-# (CSV), a 1-rank `tilesim run --backend cuda --check` of a small scenario, a quick
-# `tilesim calibrate --backend cuda` (two ranks with two or more GPUs; on one GPU one rank, the
-# links copied from the datasheet profile of that GPU), and `tilesim validate` of the run
-# against the datasheet profile and against the calibrated one. Every step has a timeout;
-# everything lands in $OUT (if set) or ./gpu-check-out. Exit status: the number of failed
-# steps (0 = all passed). Total budget well under 10 minutes.
+# root; budget: under 8 minutes on one GPU. Steps, each with a timeout:
+#   configure + build (CUDA and cuDNN ON, Release), the GPU kernel tests (cuDNN and own kernels
+#   against the CPU reference, tests/test_kernels_cuda.cpp), the kernel throughput sweep
+#   (bench_attention_cuda: 2K/8K/16K blocks, forward and backward, as a share of the GPU's
+#   dense bf16 peak), a 1-rank `tilesim run --backend cuda --kernels cudnn --check`, a quick
+#   `tilesim calibrate --backend cuda --kernels cudnn` (two ranks with two or more GPUs; on one
+#   GPU one rank, links copied from the datasheet profile of that GPU), and `tilesim validate`
+#   of the run against the datasheet profile and against the calibrated one.
+# Everything lands in $OUT (if set) or ./gpu-check-out; summary.txt is the one-page result:
+# pass/fail per step with its figures, and the issue's targets (cuDNN fused forward >= 60%
+# and backward >= 40% of dense bf16 peak at 16K tokens, head_dim 128, full mask).
+# The cuDNN frontend headers must be in .deps/cudnn-frontend (tools/install-deps.sh; a GPU
+# machine without network needs the folder carried along) or TILESIM_CUDNN_FRONTEND_DIR.
+# Exit status: the number of failed steps and missed targets (0 = all passed).
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$PWD/gpu-check-out}
 build=${BUILD_DIR:-$root/build-gpu}
 mkdir -p "$out"
+summary=$out/summary.txt
+: >"$summary"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 failed=0
+started=$SECONDS
+
+note() { echo "$*" | tee -a "$summary"; }
+# quote FILE REGEX [MAX]: the lines of FILE that match, indented, into the summary.
+quote() { grep -E "$2" "$1" 2>/dev/null | head -n "${3:-3}" | sed 's/^/  /' | tee -a "$summary"; }
 
 step() {  # step NAME TIMEOUT_S COMMAND...
   local name=$1 limit=$2
@@ -21,43 +35,81 @@ step() {  # step NAME TIMEOUT_S COMMAND...
   local start=$SECONDS
   timeout --kill-after=10 "$limit" "$@" >"$out/$name.log" 2>&1
   local rc=$?
-  echo "$name: exit $rc in $((SECONDS - start)) s" | tee -a "$out/summary.txt"
+  local verdict=PASS
+  [ "$rc" -eq 0 ] || verdict=FAIL
+  note "$(printf '%-20s %s (exit %d, %d s)' "$name" "$verdict" "$rc" "$((SECONDS - start))")"
   [ "$rc" -eq 0 ] || failed=$((failed + 1))
   return "$rc"
 }
 
+gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 nvidia-smi >"$out/nvidia-smi.txt" 2>&1
+note "gpu-check $(date -u +%FT%TZ): GPU ${gpu_name:-none} x $gpus, commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null)"
+
+frontend_args=()
+[ -n "${TILESIM_CUDNN_FRONTEND_DIR:-}" ] &&
+  frontend_args=("-DTILESIM_CUDNN_FRONTEND_DIR=$TILESIM_CUDNN_FRONTEND_DIR")
 step configure 120 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DTILESIM_CUDA=ON \
-  -DTILESIM_BENCHMARKS=OFF "-DTILESIM_TEST_MODULES=kernels;runtime" &&
-  step build 330 cmake --build "$build" -j"$(nproc)" \
-    --target tilesim test_kernels_cuda bench_attention_cuda
-step kernel-tests 60 "$build/tests/test_kernels_cuda" --durations yes
-step kernel-sweep 90 sh -c "'$build/kernels/cuda/bench_attention_cuda' > '$out/bench_attention_cuda.csv'"
-run_sets=(--set schedule.gpus=1 --set attention.seq_len=4K --set attention.heads=8
-  --set attention.kv_heads=8 --set attention.head_dim=128 --set attention.causal=true)
+  -DTILESIM_BENCHMARKS=OFF "-DTILESIM_TEST_MODULES=kernels" "${frontend_args[@]}"
+quote "$out/configure.log" 'tilesim: cuDNN' 1
+step build 300 cmake --build "$build" -j"$(nproc)" \
+  --target tilesim test_kernels_cuda bench_attention_cuda
+step kernel-tests 90 "$build/tests/test_kernels_cuda" --durations yes
+quote "$out/kernel-tests.log" '^(All tests passed|test cases:)' 1
+quote "$out/kernel-tests.log" 'no CUDA device|not built' 1
+
+# shellcheck disable=SC2016
+step kernel-sweep 150 sh -c '"$0" > "$1"' "$build/kernels/cuda/bench_attention_cuda" \
+  "$out/bench_attention_cuda.csv"
+quote "$out/kernel-sweep.log" '.' 3
+# Shares of peak at head_dim 128, full mask: kernels,chunk,...,tflops,peak_share.
+awk -F, 'NR > 1 && $3 == 128 && $4 == 0 {
+  printf "  %-11s %5d %s %7.1f TFLOP/s  %5.1f%% of peak\n", $1, $2, $5, $10, 100 * $11 }' \
+  "$out/bench_attention_cuda.csv" | tee -a "$summary"
+target() {  # target PASS MIN_SHARE
+  local share
+  share=$(awk -F, -v p="$1" '$1 == "cudnn_fused" && $2 == 16384 && $3 == 128 && $4 == 0 &&
+    $5 == p { print $11 }' "$out/bench_attention_cuda.csv")
+  if [ -n "$share" ] && awk -v s="$share" -v m="$2" 'BEGIN { exit !(s >= m) }'; then
+    note "target cuDNN $1 16K d128 >= $2 of peak: PASS ($share)"
+  else
+    note "target cuDNN $1 16K d128 >= $2 of peak: FAIL (${share:-not measured})"
+    failed=$((failed + 1))
+  fi
+}
+target fwd 0.60
+target bwd 0.40
+
+run_sets=(--set schedule.gpus=1 --set attention.seq_len=16K --set attention.heads=16
+  --set attention.kv_heads=16 --set attention.head_dim=128 --set attention.causal=true)
 # sh -c '"$@" > "$0"' OUT CMD...: CMD's stdout to OUT, every argument passed as it is (the
 # single quotes are meant: the inner shell expands them).
 # shellcheck disable=SC2016
-step cuda-run 60 sh -c '"$@" > "$0"' "$out/cuda-run.json" mpirun -np 1 "$build/tilesim" run \
-  "$root/scenarios/ring-256k.yaml" --backend cuda --check --json \
+step cuda-run 90 sh -c '"$@" > "$0"' "$out/cuda-run.json" mpirun -np 1 "$build/tilesim" run \
+  "$root/scenarios/ring-256k.yaml" --backend cuda --kernels cudnn --check --json \
   --trace "$out/cuda-run-trace.json" "${run_sets[@]}"
+check_json=$(tr -d '\n ' <"$out/cuda-run.json" 2>/dev/null | grep -o '"check":{[^}]*' | head -c 300)
+[ -n "$check_json" ] && note "  $check_json"
+quote "$out/cuda-run.log" 'ran on the own kernels|no usable GPU|error' 4
 
-gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
-gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)
 case "$gpu_name" in
   *H200*) datasheet=$root/topologies/h200.calib.yaml ;;
   *H800*) datasheet=$root/topologies/h800.calib.yaml ;;
   *A100*) datasheet=$root/topologies/a100.calib.yaml ;;
   *) datasheet=$root/topologies/h100.calib.yaml ;;
 esac
-echo "GPU: ${gpu_name:-unknown} x $gpus; datasheet profile $(basename "$datasheet")" | tee -a "$out/summary.txt"
+note "datasheet profile $(basename "$datasheet")"
+calibrate=(calibrate --backend cuda --kernels cudnn --quick --head-dims 128 --heads 16
+  --out "$out/cuda.calib.yaml")
 if [ "$gpus" -ge 2 ]; then
-  step cuda-calibrate 150 mpirun -np 2 "$build/tilesim" calibrate --backend cuda --quick \
-    --out "$out/cuda.calib.yaml"
+  step cuda-calibrate 150 mpirun -np 2 "$build/tilesim" "${calibrate[@]}"
 else
-  step cuda-calibrate 150 mpirun -np 1 "$build/tilesim" calibrate --backend cuda --quick \
-    --links-from "$datasheet" --out "$out/cuda.calib.yaml"
+  step cuda-calibrate 150 mpirun -np 1 "$build/tilesim" "${calibrate[@]}" \
+    --links-from "$datasheet"
 fi
+quote "$out/cuda-calibrate.log" '^(compute:|runs through)|no usable GPU|error' 3
+
 # The same run predicted from the datasheet and from the calibration: the calibrated error
 # is the figure that matters; the datasheet one shows what calibrating bought.
 for profile in datasheet:"$datasheet" calibrated:"$out/cuda.calib.yaml"; do
@@ -66,8 +118,8 @@ for profile in datasheet:"$datasheet" calibrated:"$out/cuda.calib.yaml"; do
   step "$check" 30 sh -c '"$@" > "$0"' "$out/$check.json" "$build/tilesim" validate \
     "$root/scenarios/ring-256k.yaml" "${run_sets[@]}" --measured "$out/cuda-run.json" \
     --calibration "${profile#*:}" --json &&
-    echo "$check: makespan error $(grep -o '"makespan_rel_error": *[-0-9.e+]*' "$out/$check.json" |
-      sed 's/.*: *//')" | tee -a "$out/summary.txt"
+    note "  makespan error $(grep -o '"makespan_rel_error": *[-0-9.e+]*' "$out/$check.json" |
+      sed 's/.*: *//')"
 done
-echo "failed steps: $failed" | tee -a "$out/summary.txt"
+note "failed steps and targets: $failed; total $((SECONDS - started)) s"
 exit "$failed"

@@ -1,6 +1,6 @@
 // CUDA attention block kernels behind a plain C++ interface: device pointers in, `stream` is a
 // cudaStream_t passed as void* (nullptr = default stream). No CUDA type appears here.
-// Layouts and masks: see kernels/attention_shape.hpp. Inputs Q, K, V, dO are bf16 or fp16;
+// Layouts and masks: see kernels/block_shape.hpp. Inputs Q, K, V, dO are bf16 or fp16;
 // everything else (O, LSE, D, dQ, dK, dV, partials) is fp32. head_dim must be 64 or 128.
 //
 // Forward (FlashAttention-2 style): a thread block owns 64 query rows of one (batch, head) and
@@ -61,6 +61,14 @@ void accumulate_partial_cuda(const RowsShape& rows, const float* o_block, const 
 
 // dst[i] += src[i] for i < count (dQ/dKV partial sums); src may not alias dst.
 void add_f32_cuda(const float* src, float* dst, std::int64_t count, void* stream);
+
+// Helpers for library kernels (cuDNN) that write 16-bit results and skip leading rows:
+// rows t < leading_rows of every (batch, head) get o = 0 and lse = -inf (rows that see no key);
+// dst[i] += float(src[i]) for a 16-bit src.
+void fill_empty_rows_cuda(const RowsShape& rows, std::int64_t leading_rows, float* o, float* lse,
+                          void* stream);
+void add_converted_f32_cuda(const void* src, float* dst, std::int64_t count, DType dtype,
+                            void* stream);
 
 // Element conversions between fp32 and the 16-bit input types (round to nearest even).
 void convert_from_f32_cuda(const float* src, void* dst, std::int64_t count, DType dtype,

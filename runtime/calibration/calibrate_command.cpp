@@ -185,6 +185,8 @@ Measurements measure_cpu(const MpiSession& mpi, const CalibrateOptions& options)
 }
 
 #if TILESIM_HAVE_CUDA
+using tk_family = kernels::KernelFamily;
+
 // GPU blocks: 32 heads and head_dim 64 and 128 unless asked otherwise, 512 to 16K tokens.
 KernelBenchOptions cuda_kernel_options(const CalibrateOptions& options) {
   KernelBenchOptions k;
@@ -206,10 +208,11 @@ Measurements measure_cuda(const MpiSession& mpi, const CalibrateOptions& options
     throw std::runtime_error(usable ? "another rank has no usable GPU" : "no usable GPU: " + why);
   }
   const KernelBenchOptions kernels = cuda_kernel_options(options);
+  const tk_family family = options.kernels == "cudnn" ? tk_family::cudnn : tk_family::own;
   Measurements m;
   if (mpi.rank() == 0) {
     m.launch_s = time_cuda_launch_overhead_s();
-    m.blocks = time_cuda_block_kernels(kernels);
+    m.blocks = time_cuda_block_kernels(kernels, family);
     m.merge_bytes_per_s = time_cuda_merge_bytes_per_s(kernels);
   }
   quiet_barrier(mpi);
@@ -219,14 +222,14 @@ Measurements measure_cuda(const MpiSession& mpi, const CalibrateOptions& options
       sizes.push_back(b);
     }
     m.messages = time_nccl_ping_pong(mpi, sizes, options.quick ? 5 : 20);
-    m.slowdown = measure_cuda_comm_slowdown(mpi, kernels, 4096, 64.0 * (1 << 20));
+    m.slowdown = measure_cuda_comm_slowdown(mpi, kernels, family, 4096, 64.0 * (1 << 20));
   }
   KernelBenchOptions probe = kernels;
   probe.head_dims = {kernels.head_dims.back()};
   m.probes =
       run_probes(mpi, probe, cuda_probe_chunks(options.quick, mpi.size()), options.quick ? 2 : 3,
                  InputPrecision::bf16, [&](const Plan& plan, const InputData& inputs) {
-                   return std::unique_ptr<Backend>(new CudaBackend(plan, mpi, inputs));
+                   return std::unique_ptr<Backend>(new CudaBackend(plan, mpi, inputs, family));
                  });
   return m;
 }
@@ -337,9 +340,10 @@ int calibrate_command(const CalibrateOptions& options) {
   calibration::write_profile(
       text, profile,
       fmt::format(
-          "Measured by `tilesim calibrate --backend {}{}` with {} MPI rank{} on this host.\n"
+          "Measured by `tilesim calibrate --backend {}{}{}` with {} MPI rank{} on this host.\n"
           "{}{}",
-          options.backend, options.quick ? " --quick" : "", mpi.size(), one_rank ? "" : "s", where,
+          options.backend, cuda ? " --kernels " + options.kernels : std::string(),
+          options.quick ? " --quick" : "", mpi.size(), one_rank ? "" : "s", where,
           one_rank ? "peak and launch_overhead are refitted from probe runs through the\n"
                      "executor (compute op times)."
                    : "peak, launch_overhead and alpha are refitted from probe runs "

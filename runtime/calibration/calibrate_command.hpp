@@ -2,7 +2,8 @@
 // profile the simulator loads (sim/model/calibration_profile.hpp).
 //
 // Launched under mpirun with one process per rank: rank 0 times the block kernels
-// alone (calibration_kernels.hpp; cuda: calibration_cuda.hpp), then all ranks run the MPI (cuda:
+// alone (calibration_kernels.hpp; cuda: calibration_cuda.hpp, on `kernels` cudnn or own, which
+// the written header names: a profile describes the kernels it timed), then all ranks run the MPI (cuda:
 // NCCL) benchmarks (calibration_comm.hpp) and the probe runs through the executor
 // (calibration_probes.hpp, fitted by sim/calibration/run_fit.hpp). The cuda backend has no
 // shared cores and its GPUs of one node talk over class nvlink; it has never run on a GPU in
@@ -28,6 +29,7 @@ namespace tilesim::runtime {
 
 struct CalibrateOptions {
   std::string backend = "cpu";
+  std::string kernels = "own";  // cuda: "cudnn" or "own" (resolved by the CLI, kernel_choice.hpp)
   std::string out;
   int ranks = 0;           // 0: whatever mpirun started; else must match
   std::string links_from;  // profile whose links a one-rank calibration copies

@@ -31,12 +31,15 @@ double elapsed_s(const CudaEvent& start, const CudaEvent& stop) {
 
 // Device buffers of one n x n block and the backend's work on it.
 struct CudaBlockBench {
+  tk::BlockKernels& kernels;
   tk::BlockShape shape;
   tk::PositionMask mask;
   tk::DeviceBuffer q, k, v, d_o, o, lse, acc_o, acc_lse, d_rowsum, dq, dk, dv;
 
-  CudaBlockBench(const KernelBenchOptions& opt, int head_dim, std::int64_t n, bool causal)
-      : shape(bench_block_shape(opt, head_dim, n)),
+  CudaBlockBench(const KernelBenchOptions& opt, int head_dim, std::int64_t n, bool causal,
+                 tk::BlockKernels& block_kernels)
+      : kernels(block_kernels),
+        shape(bench_block_shape(opt, head_dim, n)),
         mask(bench_block_mask(causal)),
         q(bytes16(shape.q_elements())),
         k(bytes16(shape.kv_elements())),
@@ -54,9 +57,9 @@ struct CudaBlockBench {
     for (tk::DeviceBuffer* b : {&q, &k, &v, &d_o, &o, &acc_o, &d_rowsum, &dq, &dk, &dv}) {
       b->fill_zero();
     }
-    // The backward reads the forward's LSE.
-    tk::attention_forward_cuda(shape, mask, tk::DType::bf16, q.data(), k.data(), v.data(),
-                               o.as<float>(), lse.as<float>(), nullptr);
+    // The backward reads the forward's O and LSE.
+    kernels.forward(shape, mask, tk::DType::bf16, q.data(), k.data(), v.data(), o.as<float>(),
+                    lse.as<float>(), nullptr);
     cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   }
 
@@ -68,15 +71,15 @@ struct CudaBlockBench {
   }
 
   void forward(cudaStream_t s) {
-    tk::attention_forward_cuda(shape, mask, tk::DType::bf16, q.data(), k.data(), v.data(),
-                               o.as<float>(), lse.as<float>(), s);
+    kernels.forward(shape, mask, tk::DType::bf16, q.data(), k.data(), v.data(), o.as<float>(),
+                    lse.as<float>(), s);
     tk::accumulate_partial_cuda(tk::output_rows(shape), o.as<float>(), lse.as<float>(),
                                 acc_o.as<float>(), acc_lse.as<float>(), s);
   }
   void backward(cudaStream_t s) {
-    tk::attention_backward_cuda(shape, mask, tk::DType::bf16, q.data(), k.data(), v.data(),
-                                d_o.data(), lse.as<float>(), d_rowsum.as<float>(), dq.as<float>(),
-                                dk.as<float>(), dv.as<float>(), s);
+    kernels.backward(shape, mask, tk::DType::bf16, q.data(), k.data(), v.data(), o.as<float>(),
+                     d_o.data(), lse.as<float>(), d_rowsum.as<float>(), dq.as<float>(),
+                     dk.as<float>(), dv.as<float>(), s);
   }
 };
 
@@ -110,12 +113,14 @@ void nccl_exchange(const NcclComm& comm, tk::DeviceBuffer& buffer, int peer, boo
 
 }  // namespace
 
-std::vector<calibration::BlockTiming> time_cuda_block_kernels(const KernelBenchOptions& options) {
+std::vector<calibration::BlockTiming> time_cuda_block_kernels(const KernelBenchOptions& options,
+                                                              tk::KernelFamily family) {
   std::vector<calibration::BlockTiming> grid = block_grid(options);
+  tk::BlockKernels kernels(family);
   std::vector<std::unique_ptr<CudaBlockBench>> benches;
   for (const calibration::BlockTiming& t : grid) {
     benches.push_back(std::make_unique<CudaBlockBench>(
-        options, t.head_dim, static_cast<std::int64_t>(t.tokens), t.causal));
+        options, t.head_dim, static_cast<std::int64_t>(t.tokens), t.causal, kernels));
   }
   CudaStream stream;
   keep_fastest_samples(grid, options, 0.001, [&](std::size_t i, int calls) {
@@ -192,11 +197,12 @@ std::vector<calibration::MessageTiming> time_nccl_ping_pong(const MpiSession& mp
 }
 
 double measure_cuda_comm_slowdown(const MpiSession& mpi, const KernelBenchOptions& options,
-                                  std::int64_t tokens, double bytes) {
+                                  tk::KernelFamily family, std::int64_t tokens, double bytes) {
   constexpr int kCalls = 20;
   const std::unique_ptr<NcclComm> comm = join_nccl(mpi);
   CudaStream compute, comm_stream;
-  CudaBlockBench bench(options, options.head_dims.front(), tokens, false);
+  tk::BlockKernels kernels(family);
+  CudaBlockBench bench(options, options.head_dims.front(), tokens, false, kernels);
   tk::DeviceBuffer buffer(static_cast<std::size_t>(bytes));
   buffer.fill_zero();
   auto forward = [&](cudaStream_t s) { bench.forward(s); };

@@ -2,8 +2,10 @@
 // GPU; each rank first selects GPU <local rank>, runtime/cuda_rank_setup.hpp).
 //
 // Kernels (rank 0's GPU): one n x n block per (head_dim, n, causal, pass), run as the backend
-// runs a block pair: forward = attention_forward_cuda into a scratch O/LSE, then
-// accumulate_partial_cuda into the accumulator; backward = attention_backward_cuda. Inputs are
+// runs a block pair, on the chosen kernels (kernels/cuda/block_kernels.hpp: cudnn or own):
+// forward = BlockKernels::forward into a scratch O/LSE, then accumulate_partial_cuda into the
+// accumulator; backward = BlockKernels::backward (cudnn: including its 16-bit to fp32 adds).
+// Inputs are
 // bf16. A sample is `calls` back-to-back launches on one stream timed by CUDA events (sized
 // to >= 1 ms); each configuration is sampled once per round over several rounds and the
 // fastest kept, as on the cpu. FLOPs as in calibration_kernels.hpp.
@@ -19,6 +21,7 @@
 
 #include <vector>
 
+#include "kernels/cuda/block_kernels.hpp"
 #include "runtime/calibration/calibration_kernels.hpp"
 #include "runtime/mpi/mpi_session.hpp"
 #include "sim/calibration/compute_fit.hpp"
@@ -26,7 +29,8 @@
 
 namespace tilesim::runtime {
 
-std::vector<calibration::BlockTiming> time_cuda_block_kernels(const KernelBenchOptions& options);
+std::vector<calibration::BlockTiming> time_cuda_block_kernels(const KernelBenchOptions& options,
+                                                              kernels::KernelFamily family);
 double time_cuda_launch_overhead_s();
 double time_cuda_merge_bytes_per_s(const KernelBenchOptions& options);
 
@@ -35,6 +39,6 @@ std::vector<calibration::MessageTiming> time_nccl_ping_pong(const MpiSession& mp
                                                             const std::vector<double>& sizes_bytes,
                                                             int repeats);
 double measure_cuda_comm_slowdown(const MpiSession& mpi, const KernelBenchOptions& options,
-                                  std::int64_t tokens, double bytes);
+                                  kernels::KernelFamily family, std::int64_t tokens, double bytes);
 
 }  // namespace tilesim::runtime

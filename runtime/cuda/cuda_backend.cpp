@@ -15,9 +15,16 @@
 namespace tilesim::runtime {
 namespace {
 
-// Whether this rank can use a GPU; `why` says why not.
-bool pick_device(const Plan& plan, const MpiSession& mpi, std::string& why) {
-  if (!kernels::attention_cuda_supports_head_dim(plan.shape.head_dim)) {
+// Whether this rank can use a GPU; `why` says why not. cuDNN takes more head dims than the own
+// kernels; a block that falls back to the own kernels then fails naming its op.
+bool pick_device(const Plan& plan, const MpiSession& mpi, kernels::KernelFamily family,
+                 std::string& why) {
+  const std::int64_t d = plan.shape.head_dim;
+  if (family == kernels::KernelFamily::cudnn && (d % 8 != 0 || d > 256)) {
+    why = fmt::format("cuDNN fused attention takes head_dim a multiple of 8 up to 256, not {}", d);
+    return false;
+  }
+  if (family == kernels::KernelFamily::own && !kernels::attention_cuda_supports_head_dim(d)) {
     why = fmt::format("the CUDA kernels support head_dim 64 and 128, not {}", plan.shape.head_dim);
     return false;
   }
@@ -30,14 +37,16 @@ bool CudaBackend::stored_as_bf16(Tensor tensor) {
   return tensor == Tensor::q || tensor == Tensor::kv || tensor == Tensor::d_o;
 }
 
-CudaBackend::CudaBackend(const Plan& plan, const MpiSession& mpi, const InputData& inputs)
+CudaBackend::CudaBackend(const Plan& plan, const MpiSession& mpi, const InputData& inputs,
+                         kernels::KernelFamily family)
     : plan_(plan), rank_(mpi.rank()), inputs_(inputs) {
   std::string why;
-  const bool usable = pick_device(plan, mpi, why);
+  const bool usable = pick_device(plan, mpi, family, why);
   if (!mpi.all_true(usable)) {
     throw BackendUnavailable(usable ? "cuda backend: another rank has no usable GPU"
                                     : "cuda backend: no usable GPU: " + why);
   }
+  kernels_ = std::make_unique<kernels::BlockKernels>(family);
   compute_ = std::make_unique<CudaStream>();
   comm_ = std::make_unique<CudaStream>();
   epoch_ = std::make_unique<CudaEvent>();
@@ -55,6 +64,12 @@ CudaBackend::CudaBackend(const Plan& plan, const MpiSession& mpi, const InputDat
 CudaBackend::~CudaBackend() {
   if (compute_) cudaStreamSynchronize(compute_->get());
   if (comm_) cudaStreamSynchronize(comm_->get());
+  if (kernels_) {
+    for (const auto& [why, blocks] : kernels_->fallbacks()) {
+      fmt::print(stderr, "cuda backend: rank {}: {} block(s) ran on the own kernels: {}\n", rank_,
+                 blocks, why);
+    }
+  }
 }
 
 void CudaBackend::start_clock() {
@@ -155,10 +170,9 @@ void CudaBackend::launch_compute(const ComputeTask& task, std::span<const int> p
             continue;
           }
           const std::byte* kv = bytes_of(pair.kv) + b * kv_size * 2;
-          kernels::attention_forward_cuda(shape, kernel_mask(plan_, q_blocks[a], kv_blocks[b]),
-                                          kernels::DType::bf16, bytes_of(pair.q) + a * q_size * 2,
-                                          kv, kv + kv_size, scratch_o_.as<float>(),
-                                          scratch_lse_.as<float>(), s);
+          kernels_->forward(shape, kernel_mask(plan_, q_blocks[a], kv_blocks[b]),
+                            kernels::DType::bf16, bytes_of(pair.q) + a * q_size * 2, kv,
+                            kv + kv_size, scratch_o_.as<float>(), scratch_lse_.as<float>(), s);
           kernels::accumulate_partial_cuda(rows, scratch_o_.as<float>(), scratch_lse_.as<float>(),
                                            floats_of(pair.o) + a * q_size,
                                            floats_of(pair.lse) + a * lse_size, s);

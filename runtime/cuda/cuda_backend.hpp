@@ -7,6 +7,9 @@
 // the inputs the same way), accumulators, partials and saved forward state (O, LSE, dQ, dKV)
 // as fp32; layout as in
 // runtime/object_layout.hpp.
+// Kernels: cudnn (cuDNN fused attention; blocks it cannot express run on the own kernels, and
+// each rank prints at the end how many and why) or own (the WMMA kernels), one BlockKernels
+// object (kernels/cuda/block_kernels.hpp) per backend, which owns the cached cuDNN graphs.
 // Streams: one compute stream runs compute and merge ops in issue order (block forward into a
 // scratch, then accumulate_partial_cuda into the accumulator; backward compute ops are not
 // implemented here and fail naming the op); one comm stream runs each comm
@@ -22,6 +25,7 @@
 #include <memory>
 #include <vector>
 
+#include "kernels/cuda/block_kernels.hpp"
 #include "kernels/cuda/device_info.hpp"
 #include "runtime/cuda/cuda_resources.hpp"
 #include "runtime/executor/backend.hpp"
@@ -32,7 +36,8 @@ namespace tilesim::runtime {
 
 class CudaBackend final : public Backend {
  public:
-  CudaBackend(const Plan& plan, const MpiSession& mpi, const InputData& inputs);
+  CudaBackend(const Plan& plan, const MpiSession& mpi, const InputData& inputs,
+              kernels::KernelFamily family);
   ~CudaBackend() override;
 
   std::string name() const override { return "cuda"; }
@@ -66,6 +71,7 @@ class CudaBackend final : public Backend {
   const Plan& plan_;
   int rank_;
   const InputData& inputs_;
+  std::unique_ptr<kernels::BlockKernels> kernels_;
   std::unique_ptr<CudaStream> compute_;
   std::unique_ptr<CudaStream> comm_;
   std::unique_ptr<NcclComm> nccl_;

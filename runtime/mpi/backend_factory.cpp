@@ -16,15 +16,19 @@ double backend_tolerance(const std::string& backend, Pass pass) {
   return pass == Pass::fwd ? 1e-5 : 1e-4;
 }
 
-std::unique_ptr<Backend> make_backend(const std::string& backend, const Plan& plan,
-                                      const InputData& inputs, const MpiSession& mpi, int threads) {
+std::unique_ptr<Backend> make_backend(const std::string& backend, const std::string& kernels,
+                                      const Plan& plan, const InputData& inputs,
+                                      const MpiSession& mpi, int threads) {
   if (backend == "cpu") {
     return std::make_unique<CpuBackend>(plan, mpi.rank(), inputs, mpi.world(), threads);
   }
   if (backend == "cuda") {
 #if TILESIM_HAVE_CUDA
-    return std::make_unique<CudaBackend>(plan, mpi, inputs);
+    return std::make_unique<CudaBackend>(
+        plan, mpi, inputs,
+        kernels == "cudnn" ? kernels::KernelFamily::cudnn : kernels::KernelFamily::own);
 #else
+    (void)kernels;
     throw BackendUnavailable("backend 'cuda' is not in this build (configured without CUDA)");
 #endif
   }

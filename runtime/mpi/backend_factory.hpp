@@ -24,7 +24,9 @@ InputPrecision backend_precision(const std::string& backend);
 // backward 1e-4; cuda, bf16 inputs: 2e-2).
 double backend_tolerance(const std::string& backend, Pass pass);
 
-std::unique_ptr<Backend> make_backend(const std::string& backend, const Plan& plan,
-                                      const InputData& inputs, const MpiSession& mpi, int threads);
+// `kernels`: the cuda backend's block kernels, "cudnn" or "own" (runtime/executor/kernel_choice).
+std::unique_ptr<Backend> make_backend(const std::string& backend, const std::string& kernels,
+                                      const Plan& plan, const InputData& inputs,
+                                      const MpiSession& mpi, int threads);
 
 }  // namespace tilesim::runtime

@@ -53,8 +53,9 @@ std::vector<RankRun> unpack(std::vector<std::vector<OpTiming>> timings,
 
 void print_summary(const Plan& plan, const SimulationResult& result, const RunOptions& options) {
   const Figures f = summarize(result);
-  fmt::print("{} on {} ranks, backend {}, {} tokens, {}\n", plan.schedule, plan.ranks,
-             options.backend, plan.shape.seq_len, plan.shape.causal ? "causal" : "non-causal");
+  fmt::print("{} on {} ranks, backend {}, kernels {}, {} tokens, {}\n", plan.schedule, plan.ranks,
+             options.backend, options.kernels, plan.shape.seq_len,
+             plan.shape.causal ? "causal" : "non-causal");
   fmt::print("  makespan          {:.6f} s (measured)\n", f.makespan_s);
   fmt::print("  compute per rank  {:.6f} s (max)   balance max/mean {:.3f}\n", f.compute_s_max,
              f.compute_balance);
@@ -88,7 +89,7 @@ int run_on_ranks(const MpiSession& mpi, const RunOptions& options) {
   std::unique_ptr<Backend> backend;
   std::string why;
   try {
-    backend = make_backend(options.backend, plan, inputs, mpi, options.threads);
+    backend = make_backend(options.backend, options.kernels, plan, inputs, mpi, options.threads);
   } catch (const BackendUnavailable& e) {
     why = e.what();
   }
@@ -145,6 +146,7 @@ int run_on_ranks(const MpiSession& mpi, const RunOptions& options) {
           plan, result,
           ResultContext{scenario.name, scenario.topology_path, scenario.calibration_path, true});
       j["backend"] = options.backend;
+      j["kernels"] = options.kernels;
       j["seed"] = options.seed;
       j["output_checksum"] = checksum;
       j["op_times"] = validation::op_times_to_json(plan, result);  // for tilesim validate

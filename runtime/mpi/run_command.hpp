@@ -25,6 +25,7 @@ struct RunOptions {
   std::string scenario;
   std::vector<std::string> sets;
   std::string backend = "cpu";
+  std::string kernels = "own";  // cuda backend: "cudnn" or "own" (runtime/executor/kernel_choice)
   bool check = false;
   bool json = false;
   std::string trace;

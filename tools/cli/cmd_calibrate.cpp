@@ -1,10 +1,16 @@
-// tilesim calibrate --backend cpu|cuda --out PROFILE.yaml [--ranks N] [--quick] [--heads H]
+// tilesim calibrate --backend cpu|cuda [--kernels cudnn|own] --out PROFILE.yaml [--ranks N]
+// [--quick] [--heads H]
 //                   [--head-dims 64,128] [--links-from PROFILE.yaml]
 // Launch with `mpirun -np N tilesim calibrate ...` (cpu: the ranks share this host; cuda: one
 // rank per GPU of one node). N = 1 measures compute only and needs --links-from.
+#include <fmt/format.h>
+
 #include <memory>
+#include <stdexcept>
+#include <string>
 
 #include "runtime/calibration/calibrate_command.hpp"
+#include "runtime/executor/kernel_choice.hpp"
 #include "tools/cli/cli_errors.hpp"
 #include "tools/cli/commands.hpp"
 
@@ -12,6 +18,7 @@ namespace tilesim::cli {
 
 void add_calibrate(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<runtime::CalibrateOptions>();
+  auto kernels = std::make_shared<std::string>();
   CLI::App* verb = app.add_subcommand(
       "calibrate",
       "Measure block kernels, point-to-point transfers and contention on this machine "
@@ -20,6 +27,10 @@ void add_calibrate(CLI::App& app, int& exit_code) {
                    "cpu (MPI ranks + CPU kernels) or cuda (one rank per GPU: CUDA kernels, "
                    "NCCL; defaults to 32 heads and head dims 64,128)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
+  verb->add_option("--kernels", *kernels,
+                   "cuda backend: cudnn (cuDNN fused attention; the default where built) or own "
+                   "(the project's CUDA kernels)")
+      ->check(CLI::IsMember({"cudnn", "own"}));
   verb->add_option("--out", args->out, "Calibration profile YAML to write")
       ->required()
       ->check(output_file_check());
@@ -34,7 +45,14 @@ void add_calibrate(CLI::App& app, int& exit_code) {
   verb->add_option("--head-dims", args->head_dims, "Head dims to benchmark, e.g. 64,128")
       ->delimiter(',')
       ->check(CLI::Range(1, 1024));
-  verb->callback([args, &exit_code] {
+  verb->callback([args, kernels, &exit_code] {
+    try {
+      args->kernels = runtime::resolve_kernels(args->backend, *kernels);
+    } catch (const std::invalid_argument& e) {
+      fmt::print(stderr, "error: {}\n", e.what());
+      exit_code = kExitBadInput;
+      return;
+    }
     exit_code = run_guarded([&] { return runtime::calibrate_command(*args); });
   });
 }

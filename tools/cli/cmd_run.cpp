@@ -1,4 +1,5 @@
-// tilesim run SCENARIO --backend cpu|cuda [--check] [--json] [--trace out.json] [--seed N]
+// tilesim run SCENARIO --backend cpu|cuda [--kernels cudnn|own] [--check] [--json] [--trace
+// out.json] [--seed N]
 //                      [--timeout 60s] [--threads N] [--set k=v]...
 // Launch with `mpirun -np <schedule.gpus> tilesim run ...` (one rank per plan rank). Failure
 // injection for tests: TILESIM_FAIL_RANK=r TILESIM_FAIL_OP=i [TILESIM_FAIL_MODE=error|hang]
@@ -9,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "runtime/executor/kernel_choice.hpp"
 #include "runtime/mpi/run_command.hpp"
 #include "sim/core/units.hpp"
 #include "tools/cli/cli_errors.hpp"
@@ -20,6 +22,7 @@ namespace {
 struct RunArgs {
   ScenarioArgs scenario;
   std::string backend = "cpu";
+  std::string kernels;  // "" = the default for the backend
   bool check = false;
   std::string trace;
   std::uint64_t seed = 1;
@@ -58,6 +61,12 @@ int run_run(const RunArgs& args) {
     return kExitBadInput;
   }
   runtime::RunOptions options;
+  try {
+    options.kernels = runtime::resolve_kernels(args.backend, args.kernels);
+  } catch (const std::invalid_argument& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return kExitBadInput;
+  }
   options.scenario = args.scenario.path;
   options.sets = args.scenario.sets;
   options.json = args.scenario.json;
@@ -80,6 +89,10 @@ void add_run(CLI::App& app, int& exit_code) {
   add_scenario_options(*verb, args->scenario);
   verb->add_option("--backend", args->backend, "cpu (MPI + CPU kernels) or cuda (NCCL + GPUs)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
+  verb->add_option("--kernels", args->kernels,
+                   "cuda backend: cudnn (cuDNN fused attention; the default where built) or own "
+                   "(the project's CUDA kernels, the reference)")
+      ->check(CLI::IsMember({"cudnn", "own"}));
   verb->add_flag("--check", args->check,
                  "Compare every output chunk with the reference attention; fail above tolerance");
   verb->add_option("--trace", args->trace, "Write a Chrome trace of the measured run")
