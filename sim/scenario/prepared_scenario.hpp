@@ -20,12 +20,18 @@ struct PreparedScenario {
 };
 
 // Throws InputError for anything wrong in the scenario or the files it names,
-// including more GPUs than a fixed-size topology has.
+// including more GPUs than a fixed-size topology has, and a plan estimated beyond `limits`
+// (checked before the topology is sized to the GPU count; kept in scenario.limits).
 PreparedScenario prepare_scenario(const std::string& path,
-                                  const std::vector<std::string>& overrides);
+                                  const std::vector<std::string>& overrides,
+                                  const ResourceLimits& limits = {});
+
+// InputError at schedule.gpus when the plan's estimate passes scenario.limits.
+void check_plan_resources(const Scenario& scenario);
 
 // Generates the schedule's plan; a shape the schedule cannot split is an
-// InputError at the scenario key that causes it.
+// InputError at the scenario key that causes it, and so is a plan whose estimated size
+// passes scenario.limits (sim/scenario/resource_guard.hpp), before any of it is built.
 Plan build_plan(const Scenario& scenario);
 
 // The schedule's memory budget against a simulated peak: "" when it fits (or there is no

@@ -23,7 +23,8 @@ std::string breakdown_text(const TensorBytes& bytes) {
 }
 
 int run_plan(const ScenarioArgs& args, bool dump) {
-  const Scenario scenario = load_scenario(args.path, args.sets);
+  Scenario scenario = load_scenario(args.path, args.sets);
+  scenario.limits = resource_limits(args);
   PlanReport report;
   const Plan plan = build_valid_plan(scenario, &report);
   std::array<std::size_t, 5> kinds{};
