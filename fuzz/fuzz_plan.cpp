@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include "fuzz/fuzz_support.hpp"
 #include "sim/plan/validator.hpp"
@@ -79,13 +80,15 @@ void corrupt(Plan& plan, Bytes& in) {
       program.remove(i);
       break;
     case 5: {
-      const int ref[] = {wild(c, objects)};
-      const int none[1] = {0};
-      const int earlier[] = {wild(c, i)};
+      // Copies first: set_refs appends to the pool the spans point into.
+      const auto copy = [](std::span<const int> x) { return std::vector<int>(x.begin(), x.end()); };
+      const std::vector<int> reads = copy(program.reads(i)), writes = copy(program.writes(i)),
+                             after = copy(program.after(i));
+      const std::vector<int> ref = {wild(c, objects)}, earlier = {wild(c, i)};
       if (c & 1) {
-        program.set_refs(i, ref, std::span<const int>(none, 0), program.after(i));
+        program.set_refs(i, ref, {}, after);
       } else {
-        program.set_refs(i, program.reads(i), program.writes(i), earlier);
+        program.set_refs(i, reads, writes, earlier);
       }
       break;
     }

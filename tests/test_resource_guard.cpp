@@ -92,7 +92,7 @@ TEST_CASE("ring on 65536 GPUs is refused with its estimate and the largest count
       resource_violation(shape(PassSelection::forward), spec("ring", 5151), limits).empty());
 }
 
-TEST_CASE("--max-ops refuses on the op count alone") {
+TEST_CASE("an op limit (--max-ops) refuses on the op count alone") {
   ResourceLimits limits;
   limits.max_memory_bytes = 1e15;
   limits.max_ops = 1e6;  // 4 P^2 <= 1e6 -> P <= 500
