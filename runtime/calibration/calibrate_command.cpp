@@ -24,6 +24,7 @@
 #include "sim/calibration/link_fit.hpp"
 #include "sim/calibration/profile_writer.hpp"
 #include "sim/calibration/run_fit.hpp"
+#include "sim/core/atomic_file.hpp"
 #include "sim/core/input_error.hpp"
 #include "sim/model/calibration_profile.hpp"
 
@@ -350,9 +351,14 @@ int calibrate_command(const CalibrateOptions& options) {
                      "through the\nexecutor (compute op times; the median in-run "
                      "message latency)."),
       LinkClass::nvlink);
-  std::ofstream out(options.out);
-  if (!out || !(out << text.str())) {
-    fmt::print(stderr, "error: --out {}: cannot write this file\n", options.out);
+  // Whole or not at all (sim/core/atomic_file.hpp): an interrupted or failed write keeps the
+  // previous profile.
+  try {
+    AtomicFile out(options.out, "--out");
+    out.stream() << text.str();
+    out.commit();
+  } catch (const InputError& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
     return mpi.broadcast(kBadInput);
   }
   fmt::print("wrote {}\n", options.out);

@@ -52,6 +52,7 @@ class CudaBackend final : public Backend {
   void idle() override;
   std::vector<OpTiming> timings() override;
   std::vector<float> read_object(int object) override;
+  void abort_communication() override { nccl_->abort(); }
 
  private:
   struct EventPair {

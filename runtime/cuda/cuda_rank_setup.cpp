@@ -32,11 +32,11 @@ bool select_local_gpu(const MpiSession& mpi, std::string& why) {
   return true;
 }
 
-std::unique_ptr<NcclComm> join_nccl(const MpiSession& mpi) {
+std::unique_ptr<NcclComm> join_nccl(const MpiSession& mpi, std::chrono::milliseconds init_timeout) {
   ncclUniqueId id{};
   if (mpi.rank() == 0) nccl_check(ncclGetUniqueId(&id), "ncclGetUniqueId");
   mpi_check(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, mpi.world()), "MPI_Bcast");
-  return std::make_unique<NcclComm>(mpi.size(), id, mpi.rank());
+  return std::make_unique<NcclComm>(mpi.size(), id, mpi.rank(), init_timeout);
 }
 
 }  // namespace tilesim::runtime

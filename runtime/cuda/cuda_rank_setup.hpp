@@ -3,6 +3,7 @@
 // Shared by the cuda backend and `tilesim calibrate --backend cuda`.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -18,6 +19,7 @@ int local_rank(const MpiSession& mpi);
 bool select_local_gpu(const MpiSession& mpi, std::string& why);
 
 // Collective over the world.
-std::unique_ptr<NcclComm> join_nccl(const MpiSession& mpi);
+std::unique_ptr<NcclComm> join_nccl(
+    const MpiSession& mpi, std::chrono::milliseconds init_timeout = std::chrono::seconds(60));
 
 }  // namespace tilesim::runtime

@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <chrono>
 #include <cstddef>
 
 namespace tilesim::runtime {
@@ -38,11 +39,14 @@ class CudaEvent {
   cudaEvent_t event_{};
 };
 
-// A communicator of the job's ranks. abort() (ncclCommAbort) is for the failure path; the
-// destructor destroys a communicator that was not aborted.
+// A communicator of the job's ranks, non-blocking (ncclConfig_t::blocking = 0), so that no
+// NCCL call can block a rank forever: the constructor waits for the initialisation at most
+// `init_timeout`, then aborts the communicator and throws; a stalled run's watchdog calls
+// abort() (ncclCommAbort), which ends its pending operations. The destructor destroys a
+// communicator that was not aborted.
 class NcclComm {
  public:
-  NcclComm(int ranks, const ncclUniqueId& id, int rank);
+  NcclComm(int ranks, const ncclUniqueId& id, int rank, std::chrono::milliseconds init_timeout);
   ~NcclComm();
   NcclComm(const NcclComm&) = delete;
   NcclComm& operator=(const NcclComm&) = delete;

@@ -97,6 +97,9 @@ class Backend {
 
   // Start/end of every finished op, relative to start_clock (valid once all ops finished).
   virtual std::vector<OpTiming> timings() = 0;
+  // The watchdog found no progress: end pending communication so nothing blocks the abort
+  // (the cuda backend aborts its NCCL communicator; MPI_Abort ends the rest).
+  virtual void abort_communication() {}
   // A host fp32 copy of an object present on this rank (after everything finished).
   virtual std::vector<float> read_object(int object) = 0;
 };

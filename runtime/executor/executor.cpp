@@ -3,6 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <thread>
 
@@ -56,8 +60,29 @@ void Executor::drop(int object) {
 void Executor::prepare() {
   for (int obj = 0; obj < static_cast<int>(plan_.objects.size()); ++obj) {
     const DataObject& o = plan_.object(obj);
-    if (o.input && o.home_rank == rank_) ensure(obj, ObjectFill::input);
+    if (o.input && o.home_rank == rank_) {
+      ensure(obj, ObjectFill::input);
+      check_finite_input(obj);
+    }
   }
+}
+
+void Executor::check_finite_input(int object) {
+  const std::vector<float> values = backend_.read_object(object);
+  const auto bad =
+      std::find_if(values.begin(), values.end(), [](float v) { return !std::isfinite(v); });
+  if (bad == values.end()) return;
+  // Name the first op that would read it: that is where the NaN would enter the results.
+  const RankProgram& program = plan_.programs[static_cast<std::size_t>(rank_)];
+  int reader = -1;
+  for (int i = 0; i < static_cast<int>(program.size()) && reader < 0; ++i) {
+    const auto reads = program.reads(i);
+    if (std::find(reads.begin(), reads.end(), object) != reads.end()) reader = i;
+  }
+  throw RankFailure(
+      rank_, reader,
+      fmt::format("input {} holds a non-finite value ({}) at element {} of {}",
+                  plan_.object(object).name, *bad, bad - values.begin(), values.size()));
 }
 
 bool Executor::can_issue(int op, std::vector<int>& pending) {
@@ -76,8 +101,19 @@ bool Executor::can_issue(int op, std::vector<int>& pending) {
 
 void Executor::maybe_inject(int op) const {
   if (options_.fail.rank != rank_ || options_.fail.op != op) return;
+  using Mode = FailureInjection::Mode;
+  const Mode mode = options_.fail.mode;
+  if (mode == Mode::nan || mode == Mode::no_recv) return;  // handled where inputs / recvs are
   const std::string what = plan_.describe(OpId{rank_, op});
-  if (options_.fail.mode == FailureInjection::Mode::hang) {
+  if (mode == Mode::kill || mode == Mode::exit) {
+    fmt::print(stderr, "tilesim run: rank {} {} at {} (injected by TILESIM_FAIL_MODE={})\n", rank_,
+               mode == Mode::kill ? "kills itself (SIGKILL)" : "exits early", what,
+               mode == Mode::kill ? "kill" : "exit");
+    std::fflush(stderr);
+    if (mode == Mode::kill) std::raise(SIGKILL);
+    std::_Exit(0);  // no MPI_Finalize: a peer that leaves in the middle of the job
+  }
+  if (mode == Mode::hang) {
     fmt::print(stderr, "tilesim run: rank {} hangs at {} (injected by TILESIM_FAIL_MODE=hang)\n",
                rank_, what);
     std::fflush(stderr);
@@ -116,6 +152,15 @@ void Executor::post_group(std::span<const std::int32_t> group, std::span<const i
     } else {
       stats_.bytes_sent += plan_.object(object).bytes;
     }
+    if (o.kind == OpKind::recv && options_.fail.mode == FailureInjection::Mode::no_recv &&
+        options_.fail.rank == rank_ && options_.fail.op == op) {
+      fmt::print(stderr,
+                 "tilesim run: rank {} never posts the receive {} (injected by "
+                 "TILESIM_FAIL_MODE=no_recv)\n",
+                 rank_, plan_.describe(OpId{rank_, op}));
+      std::fflush(stderr);
+      continue;
+    }
     tasks.push_back(CommTask{op, o.kind, object, o.peer, tags_[static_cast<std::size_t>(op)]});
   }
   backend_.post_group(tasks, pending);
@@ -123,6 +168,7 @@ void Executor::post_group(std::span<const std::int32_t> group, std::span<const i
 }
 
 void Executor::stalled() const {
+  backend_.abort_communication();
   const RankProgram& program = plan_.programs[static_cast<std::size_t>(rank_)];
   for (int i = 0; i < static_cast<int>(program.size()); ++i) {
     if (done_[static_cast<std::size_t>(i)]) continue;

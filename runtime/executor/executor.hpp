@@ -12,8 +12,15 @@
 // Q, KV and accumulates O, LSE; backward reads Q, KV, dO, O, LSE and accumulates dQ, dKV.
 //
 // Watchdog: if nothing is issued or finishes for `stall_timeout`, the rank fails naming the
-// first unfinished op. Failure injection (a test hook): the rank `fail.rank` fails when it
-// reaches op `fail.op`, either with an error or by hanging (then the others' watchdogs fire).
+// first unfinished op. Before the clock starts, every input is checked finite: a NaN or inf
+// fails the rank naming the input and the first op that reads it.
+// Failure injection (a test hook, TILESIM_FAIL_*): the rank `fail.rank`, at op `fail.op`,
+//   error    throws (the job aborts naming rank and op);
+//   hang     sleeps forever (the others' watchdogs fire);
+//   kill     raises SIGKILL (mpirun ends the job; the message before it names the op);
+//   exit     exits 0 without MPI_Finalize (a peer that leaves early);
+//   no_recv  never posts that receive (its own watchdog names the op);
+//   nan      (fail.op ignored) its first input holds a NaN (runtime/mpi/run_command.cpp).
 #pragma once
 
 #include <chrono>
@@ -28,7 +35,7 @@
 namespace tilesim::runtime {
 
 struct FailureInjection {
-  enum class Mode { error, hang };
+  enum class Mode { error, hang, kill, exit, no_recv, nan };
   int rank = -1;  // -1: no injection
   int op = -1;
   Mode mode = Mode::error;
@@ -63,6 +70,7 @@ class Executor {
   void ensure(int object, ObjectFill fill);
   void drop(int object);
   void maybe_inject(int op) const;
+  void check_finite_input(int object);
   [[noreturn]] void stalled() const;
 
   const Plan& plan_;

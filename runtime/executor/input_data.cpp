@@ -1,6 +1,7 @@
 #include "runtime/executor/input_data.hpp"
 
 #include <bit>
+#include <limits>
 #include <stdexcept>
 
 #include "runtime/executor/object_layout.hpp"
@@ -93,6 +94,7 @@ void InputData::fill(int object, std::span<float> out) const {
                                     " is not a generated input (Q, KV, dO, saved O, LSE)");
     }
   }
+  if (object == poisoned_object_ && !out.empty()) out[0] = std::numeric_limits<float>::quiet_NaN();
 }
 
 std::vector<double> InputData::q_block(Tensor tensor, int block) const {

@@ -45,6 +45,8 @@ class InputData {
   std::vector<double> full_kv(int part) const;
 
   std::uint64_t seed() const { return seed_; }
+  // Failure injection (TILESIM_FAIL_MODE=nan): element 0 of `object` becomes a NaN.
+  void poison(int object) { poisoned_object_ = object; }
   InputPrecision precision() const { return precision_; }
 
  private:
@@ -57,6 +59,7 @@ class InputData {
   const Plan* plan_;
   std::uint64_t seed_;
   InputPrecision precision_;
+  int poisoned_object_ = -1;
 };
 
 }  // namespace tilesim::runtime

@@ -16,6 +16,7 @@
 #include "runtime/mpi/backend_factory.hpp"
 #include "runtime/mpi/check_report.hpp"
 #include "runtime/mpi/mpi_session.hpp"
+#include "sim/core/atomic_file.hpp"
 #include "sim/core/input_error.hpp"
 #include "sim/model/chrome_trace.hpp"
 #include "sim/model/result_json.hpp"
@@ -85,7 +86,15 @@ int run_on_ranks(const MpiSession& mpi, const RunOptions& options) {
     }
     return kBadInput;
   }
-  const InputData inputs(plan, options.seed, backend_precision(options.backend));
+  InputData inputs(plan, options.seed, backend_precision(options.backend));
+  if (options.fail.mode == FailureInjection::Mode::nan && options.fail.rank == mpi.rank()) {
+    for (int obj = 0; obj < static_cast<int>(plan.objects.size()); ++obj) {
+      if (plan.object(obj).input && plan.object(obj).home_rank == mpi.rank()) {
+        inputs.poison(obj);
+        break;
+      }
+    }
+  }
   std::unique_ptr<Backend> backend;
   std::string why;
   try {
@@ -133,12 +142,13 @@ int run_on_ranks(const MpiSession& mpi, const RunOptions& options) {
     if (options.check && !report.passed()) code = kFailure;
     const std::string checksum = OutputDigest::combine(digests);
     if (!options.trace.empty()) {
-      std::ofstream out(options.trace);
-      if (!out) {
-        fmt::print(stderr, "error: --trace {}: cannot write this file\n", options.trace);
+      try {
+        AtomicFile out(options.trace, "--trace");
+        write_chrome_trace(out.stream(), plan, result, plan.placement, nullptr);
+        out.commit();
+      } catch (const InputError& e) {
+        fmt::print(stderr, "error: {}\n", e.what());
         code = kBadInput;
-      } else {
-        write_chrome_trace(out, plan, result, plan.placement, nullptr);
       }
     }
     if (options.json) {

@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <stdexcept>
 #include <unordered_map>
 
 #include "sim/core/input_error.hpp"
+#include "sim/core/interrupt.hpp"
 #include "sim/model/compute_model.hpp"
 #include "sim/model/event_queue.hpp"
 #include "sim/model/exposed_comm.hpp"
@@ -103,7 +105,9 @@ class Simulation {
     Picoseconds now = 0;
     std::vector<OpId> computes;
     std::vector<Transfer> transfers;
-    while (true) {
+    for (std::uint64_t step = 0;; ++step) {
+      // A pending SIGINT/SIGTERM stops a long simulation here (sim/core/interrupt.hpp).
+      if (step % 4096 == 0) throw_if_interrupted();
       computes.clear();
       transfers.clear();
       tracker_.poll(computes, transfers);

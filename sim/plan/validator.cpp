@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <unordered_map>
 
+#include "sim/plan/plan_structure.hpp"
+
 namespace tilesim {
 namespace {
 
@@ -519,6 +521,15 @@ double PlanReport::max_peak_bytes() const {
   return m;
 }
 
-PlanReport validate_plan(const Plan& plan) { return Validator(plan).run(); }
+PlanReport validate_plan(const Plan& plan) {
+  // The checks below index by the plan's ids: out-of-range ones are reported alone.
+  std::vector<std::string> broken = plan_structure_errors(plan);
+  if (!broken.empty()) {
+    PlanReport report;
+    report.errors = std::move(broken);
+    return report;
+  }
+  return Validator(plan).run();
+}
 
 }  // namespace tilesim

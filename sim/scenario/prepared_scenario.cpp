@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "sim/core/input_error.hpp"
+#include "sim/core/interrupt.hpp"
 #include "sim/core/units.hpp"
 #include "sim/scenario/schedule_tuner.hpp"
 #include "sim/schedules/schedule.hpp"
@@ -14,9 +15,12 @@
 namespace tilesim {
 
 PreparedScenario prepare_scenario(const std::string& path,
-                                  const std::vector<std::string>& overrides) {
+                                  const std::vector<std::string>& overrides,
+                                  const ResourceLimits& limits) {
   PreparedScenario p;
   p.scenario = load_scenario(path, overrides);
+  p.scenario.limits = limits;
+  check_plan_resources(p.scenario);
   const Scenario& s = p.scenario;
   if (!std::filesystem::exists(s.topology_path)) {
     throw s.error_at("topology", fmt::format("file '{}' does not exist", s.topology_path));
@@ -47,7 +51,14 @@ PreparedScenario prepare_scenario(const std::string& path,
   return p;
 }
 
+void check_plan_resources(const Scenario& scenario) {
+  const std::string too_big =
+      resource_violation(scenario.attention, scenario.schedule, scenario.limits);
+  if (!too_big.empty()) throw scenario.error_at("schedule.gpus", too_big);
+}
+
 Plan build_plan(const Scenario& scenario) {
+  check_plan_resources(scenario);
   try {
     return make_plan(scenario.attention, scenario.schedule);
   } catch (const ScheduleError& e) {
@@ -57,7 +68,9 @@ Plan build_plan(const Scenario& scenario) {
 
 Plan build_valid_plan(const Scenario& scenario, PlanReport* report) {
   Plan plan = build_plan(scenario);
+  throw_if_interrupted();  // large plans take seconds to build and to validate
   PlanReport r = validate_plan(plan);
+  throw_if_interrupted();
   if (!r.ok()) {
     std::string all;
     for (const auto& e : r.errors) all += "\n  " + e;

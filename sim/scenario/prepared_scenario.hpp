@@ -20,14 +20,21 @@ struct PreparedScenario {
 };
 
 // Throws InputError for anything wrong in the scenario or the files it names,
-// including more GPUs than a fixed-size topology has. A mesh tile left to tilesim
-// (tile: auto or min-bytes, or no tile) is resolved here, once (resolve_mesh_tile in
-// schedule_tuner.hpp): auto is the tuner's fastest tile within the memory budget.
+// including more GPUs than a fixed-size topology has; a plan estimated beyond `limits`
+// (checked before the topology is sized to the GPU count; kept in scenario.limits).
+// A mesh tile left to tilesim (tile: auto or min-bytes, or no tile) is resolved here, once
+// (resolve_mesh_tile in schedule_tuner.hpp): auto is the tuner's fastest tile within the
+// memory budget.
 PreparedScenario prepare_scenario(const std::string& path,
-                                  const std::vector<std::string>& overrides);
+                                  const std::vector<std::string>& overrides,
+                                  const ResourceLimits& limits = {});
+
+// InputError at schedule.gpus when the plan's estimate passes scenario.limits.
+void check_plan_resources(const Scenario& scenario);
 
 // Generates the schedule's plan; a shape the schedule cannot split is an
-// InputError at the scenario key that causes it.
+// InputError at the scenario key that causes it, and so is a plan whose estimated size
+// passes scenario.limits (sim/scenario/resource_guard.hpp), before any of it is built.
 Plan build_plan(const Scenario& scenario);
 
 // The schedule's memory budget against a simulated peak: "" when it fits (or there is no

@@ -21,6 +21,7 @@
 
 #include "sim/core/input_error.hpp"
 #include "sim/plan/attention_shape.hpp"
+#include "sim/scenario/resource_guard.hpp"
 #include "sim/schedules/schedule.hpp"
 
 namespace tilesim {
@@ -34,6 +35,7 @@ struct Scenario {
   ScheduleSpec schedule;
   YAML::Node document;                 // after overrides; for the lines of later errors
   std::vector<std::string> overrides;  // the --set strings applied, in order
+  ResourceLimits limits;               // not from the file: --max-memory, --max-ops
 
   // 1-based line of a key path such as "schedule.gpus" (its nearest parent if
   // absent), for errors found after loading.

@@ -76,6 +76,11 @@ CandidateResult evaluate_candidate(const PreparedScenario& p, const ScheduleCand
   CandidateResult r;
   r.candidate = c;
   try {
+    r.reason = resource_violation(p.scenario.attention, c.spec, p.scenario.limits);
+    if (!r.reason.empty()) {
+      r.reason = "schedule.gpus: " + r.reason;
+      return r;
+    }
     const Plan plan = make_plan(p.scenario.attention, c.spec);
     const SimulationResult result = simulate(plan, p.topology, p.profile);
     r.figures = summarize(result);

@@ -39,27 +39,33 @@ double predict(const std::string& metric, const std::string& scenario,
 
 }  // namespace
 
+PublishedCase load_published_case(const std::string& file) {
+  const YamlMap root(load_yaml_file(file), file, "");
+  root.allow_only({"source", "scenario", "set", "metric", "reported"});
+  PublishedCase c;
+  c.file = file;
+  c.source = root.string("source");
+  c.metric = root.choice("metric", {"single_gpu_tflops", "p2p_bandwidth_gb_s", "makespan_s"});
+  c.reported = root.number("reported");
+  if (!(c.reported > 0.0)) root.fail("reported", "expected a positive figure");
+  if (root.has("set")) {
+    if (!root.node("set").IsSequence()) root.fail("set", "expected a list of key.path=value");
+    for (const YAML::Node& n : root.node("set")) {
+      if (!n.IsScalar()) root.fail("set", "expected a list of key.path=value strings");
+      c.sets.push_back(n.as<std::string>());
+    }
+  }
+  c.scenario = (std::filesystem::path(file).parent_path() / root.string("scenario"))
+                   .lexically_normal()
+                   .string();
+  return c;
+}
+
 std::vector<PublishedCase> run_published_cases(const std::string& directory) {
   std::vector<PublishedCase> cases;
   for (const std::string& file : regress_case_files(directory)) {
-    const YamlMap root(load_yaml_file(file), file, "");
-    root.allow_only({"source", "scenario", "set", "metric", "reported"});
-    PublishedCase c;
-    c.file = file;
-    c.source = root.string("source");
-    c.metric = root.choice("metric", {"single_gpu_tflops", "p2p_bandwidth_gb_s", "makespan_s"});
-    c.reported = root.number("reported");
-    if (!(c.reported > 0.0)) root.fail("reported", "expected a positive figure");
-    std::vector<std::string> sets;
-    if (root.has("set")) {
-      if (!root.node("set").IsSequence()) root.fail("set", "expected a list of key.path=value");
-      for (const YAML::Node& n : root.node("set")) sets.push_back(n.as<std::string>());
-    }
-    const std::string scenario =
-        (std::filesystem::path(file).parent_path() / root.string("scenario"))
-            .lexically_normal()
-            .string();
-    c.predicted = predict(c.metric, scenario, sets);
+    PublishedCase c = load_published_case(file);
+    c.predicted = predict(c.metric, c.scenario, c.sets);
     cases.push_back(c);
   }
   return cases;

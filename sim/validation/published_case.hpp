@@ -25,10 +25,14 @@ struct PublishedCase {
   std::string source;
   std::string metric;
   double reported = 0.0;
+  std::string scenario;           // resolved against the case file
+  std::vector<std::string> sets;  // --set overrides
   double predicted = 0.0;
   double rel_error() const { return reported != 0.0 ? (predicted - reported) / reported : 0.0; }
 };
 
+// Reads one case (predicted left 0); InputError (file, line, key) for a malformed one.
+PublishedCase load_published_case(const std::string& file);
 // Loads and predicts every *.yaml of the directory; InputError for a malformed case.
 std::vector<PublishedCase> run_published_cases(const std::string& directory);
 

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "sim/core/atomic_file.hpp"
 #include "sim/core/input_error.hpp"
 #include "sim/core/yaml_reader.hpp"
 #include "sim/model/simulator.hpp"
@@ -72,9 +73,7 @@ bool run_regress_case(RegressCase& c) {
   return passed;
 }
 
-void update_regress_case(const RegressCase& c) {
-  std::ofstream out(c.file);
-  if (!out) throw InputError(c.file, 0, "", "cannot write this file");
+void write_regress_case(std::ostream& out, const RegressCase& c) {
   out << "# Cost-model regression case (tilesim regress); expectations written by --update.\n";
   out << "scenario: " << c.scenario_path << "\n";
   if (!c.sets.empty()) {
@@ -87,6 +86,12 @@ void update_regress_case(const RegressCase& c) {
   out << "expected:\n";
   for (const RegressFigure& fig : c.figures)
     out << fmt::format("  {}: {:.10g}\n", fig.name, fig.got);
+}
+
+void update_regress_case(const RegressCase& c) {
+  AtomicFile out(c.file, "");
+  write_regress_case(out.stream(), c);
+  out.commit();
 }
 
 std::vector<std::string> regress_case_files(const std::string& directory) {

@@ -9,6 +9,7 @@
 // expectations with what the simulator predicts now (a deliberate cost-model change).
 #pragma once
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -35,7 +36,10 @@ RegressCase load_regress_case(const std::string& path);
 // Simulates the case's scenario and fills every figure's `got`; returns true when all pass.
 bool run_regress_case(RegressCase& c);
 
-// Rewrites the case file with expected = got.
+// The case file's text with expected = got (`regress --update` writes it, all cases or none,
+// through sim/core/atomic_file.hpp).
+void write_regress_case(std::ostream& out, const RegressCase& c);
+// Rewrites one case file with expected = got, whole or not at all.
 void update_regress_case(const RegressCase& c);
 
 // The case files (*.yaml) of a directory, sorted; InputError when there is none.

@@ -16,7 +16,9 @@ void check_run_matches_plan(const nlohmann::json& run, const Plan& plan, const s
   };
   const nlohmann::ordered_json identity = plan_identity_json(plan);
   for (const auto& [key, value] : identity.items()) {
-    if (run.contains(key) && run[key] != value) {
+    // The same value as a plain json: comparing json with ordered_json is ambiguous in C++20
+    // (clang rejects it; the rewritten operator== candidates tie).
+    if (run.contains(key) && run[key] != nlohmann::json::parse(value.dump())) {
       throw InputError(file, 0, key,
                        fmt::format("expected {}, the scenario's value (with its --set values), "
                                    "but the run has {}{}: validate with the scenario and --set "

@@ -6,6 +6,7 @@
 #include <exception>
 
 #include "sim/core/input_error.hpp"
+#include "sim/core/interrupt.hpp"
 #include "sim/core/units.hpp"
 
 namespace tilesim::cli {
@@ -13,6 +14,9 @@ namespace tilesim::cli {
 int run_guarded(const std::function<int()>& body) {
   try {
     return body();
+  } catch (const Interrupted& e) {
+    fmt::print(stderr, "tilesim: {}\n", e.what());
+    return 128 + e.signal();
   } catch (const InputError& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return kExitBadInput;

@@ -1,8 +1,9 @@
 // Maps failures to exit codes: bad input (InputError, bad command-line
 // arguments) -> 2 with "error: file:line: key 'k': expected ..." on stderr;
 // a simulated time past the simulator's range (SimulatedRangeError: absurd sizes or
-// bandwidths) -> 2 as well; anything else -> 1 ("internal error"), so a bug never looks like bad
-// input.
+// bandwidths) -> 2 as well; SIGINT/SIGTERM (Interrupted, sim/core/interrupt.hpp) -> 128 + signal
+// with "tilesim: interrupted by SIGINT; no output file was changed"; anything else -> 1 ("internal
+// error"), so a bug never looks like bad input.
 #pragma once
 
 #include <functional>

@@ -47,7 +47,8 @@ std::string tile_of(const ScheduleSpec& s) {
 }
 
 int run_compare(const CompareArgs& args) {
-  PreparedScenario p = prepare_scenario(args.scenario.path, args.scenario.sets);
+  PreparedScenario p =
+      prepare_scenario(args.scenario.path, args.scenario.sets, resource_limits(args.scenario));
   const std::vector<ScheduleCandidate> list =
       parse_schedule_list(args.schedules, p.scenario.schedule);
   const AttentionShape& shape = p.scenario.attention;

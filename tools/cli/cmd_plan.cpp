@@ -24,10 +24,11 @@ std::string breakdown_text(const TensorBytes& bytes) {
 
 int run_plan(const ScenarioArgs& args, bool dump) {
   Scenario scenario = load_scenario(args.path, args.sets);
+  scenario.limits = resource_limits(args);
   // A mesh tile left to tilesim is resolved by preparing the scenario (auto simulates the
   // candidates on the topology); other scenarios need no topology to be planned.
   if (scenario.schedule.kind == "mesh" && scenario.schedule.tile_choice != MeshTileChoice::given) {
-    scenario = prepare_scenario(args.path, args.sets).scenario;
+    scenario = prepare_scenario(args.path, args.sets, scenario.limits).scenario;
   }
   PlanReport report;
   const Plan plan = build_valid_plan(scenario, &report);

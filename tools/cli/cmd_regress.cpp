@@ -8,6 +8,8 @@
 #include <memory>
 #include <vector>
 
+#include "sim/core/atomic_file.hpp"
+#include "sim/core/interrupt.hpp"
 #include "sim/validation/regress_case.hpp"
 #include "tools/cli/cli_errors.hpp"
 #include "tools/cli/commands.hpp"
@@ -21,14 +23,24 @@ struct RegressArgs {
 };
 
 int run_regress(const RegressArgs& args) {
+  const InterruptGuard interrupts;
   int failed = 0, count = 0;
-  // Every case is loaded and simulated before --update writes any, so that a bad case
-  // leaves the directory as it was instead of half rewritten.
+  // Every case is loaded and simulated before --update writes any, and the rewrites are
+  // committed together, so that a bad case, a full disk or an interrupt leaves the directory
+  // as it was instead of half rewritten.
   std::vector<validation::RegressCase> cases;
   std::vector<bool> passes;
   for (const std::string& file : validation::regress_case_files(args.directory)) {
+    throw_if_interrupted();
     cases.push_back(validation::load_regress_case(file));
     passes.push_back(validation::run_regress_case(cases.back()));
+  }
+  if (args.update) {
+    AtomicFileSet files;
+    for (const validation::RegressCase& c : cases) {
+      validation::write_regress_case(files.add(c.file, "").stream(), c);
+    }
+    files.commit_all();
   }
   for (std::size_t k = 0; k < cases.size(); ++k) {
     validation::RegressCase& c = cases[k];
@@ -36,7 +48,6 @@ int run_regress(const RegressArgs& args) {
     const bool passed = passes[k];
     ++count;
     if (args.update) {
-      validation::update_regress_case(c);
       fmt::print("updated {}\n", file);
       continue;
     }

@@ -2,7 +2,8 @@
 // out.json] [--seed N]
 //                      [--timeout 60s] [--threads N] [--set k=v]...
 // Launch with `mpirun -np <schedule.gpus> tilesim run ...` (one rank per plan rank). Failure
-// injection for tests: TILESIM_FAIL_RANK=r TILESIM_FAIL_OP=i [TILESIM_FAIL_MODE=error|hang]
+// injection for tests: TILESIM_FAIL_RANK=r TILESIM_FAIL_OP=i
+// [TILESIM_FAIL_MODE=error|hang|kill|exit|no_recv|nan] (runtime/executor/executor.hpp)
 // make rank r fail (or hang) when it reaches op i of its program.
 #include <fmt/format.h>
 
@@ -45,12 +46,18 @@ runtime::FailureInjection failure_from_env() {
   fail.op = env_int("TILESIM_FAIL_OP", 0);
   const char* mode = std::getenv("TILESIM_FAIL_MODE");
   const std::string m = mode == nullptr ? "error" : mode;
-  if (m != "error" && m != "hang") {
-    throw std::invalid_argument("TILESIM_FAIL_MODE must be error or hang, got " + m);
+  using Mode = runtime::FailureInjection::Mode;
+  const std::pair<const char*, Mode> modes[] = {{"error", Mode::error},     {"hang", Mode::hang},
+                                                {"kill", Mode::kill},       {"exit", Mode::exit},
+                                                {"no_recv", Mode::no_recv}, {"nan", Mode::nan}};
+  for (const auto& [name, value] : modes) {
+    if (m == name) {
+      fail.mode = value;
+      return fail;
+    }
   }
-  fail.mode =
-      m == "hang" ? runtime::FailureInjection::Mode::hang : runtime::FailureInjection::Mode::error;
-  return fail;
+  throw std::invalid_argument(
+      "TILESIM_FAIL_MODE must be error, hang, kill, exit, no_recv or nan, got " + m);
 }
 
 int run_run(const RunArgs& args) {

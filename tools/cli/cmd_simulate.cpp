@@ -1,9 +1,11 @@
-// tilesim simulate SCENARIO [--set k=v]... [--json] [--trace out.json]
+// tilesim simulate SCENARIO [--set k=v]... [--json] [--out result.json] [--trace trace.json]
+// Files are written whole or not at all (sim/core/atomic_file.hpp); SIGINT/SIGTERM stops the
+// simulation and leaves every previous file as it was.
 #include <fmt/format.h>
 
-#include <fstream>
-
+#include "sim/core/atomic_file.hpp"
 #include "sim/core/input_error.hpp"
+#include "sim/core/interrupt.hpp"
 #include "sim/model/chrome_trace.hpp"
 #include "sim/model/result_json.hpp"
 #include "sim/model/simulator.hpp"
@@ -17,6 +19,7 @@ namespace {
 struct SimulateArgs {
   ScenarioArgs scenario;
   std::string trace;
+  std::string out;  // the result JSON, instead of stdout
 };
 
 void print_summary(const PreparedScenario& p, const Plan& plan, const SimulationResult& result) {
@@ -40,20 +43,29 @@ void print_summary(const PreparedScenario& p, const Plan& plan, const Simulation
 }
 
 int run_simulate(const SimulateArgs& args) {
-  const PreparedScenario p = prepare_scenario(args.scenario.path, args.scenario.sets);
+  const InterruptGuard interrupts;
+  const PreparedScenario p =
+      prepare_scenario(args.scenario.path, args.scenario.sets, resource_limits(args.scenario));
   const Plan plan = build_valid_plan(p.scenario);
   SimulationOptions options;
   options.record_link_samples = !args.trace.empty();
   const SimulationResult result = simulate(plan, p.topology, p.profile, options);
   check_memory_budget(p.scenario, summarize(result).peak_memory_bytes_max);
+  // Both files or neither: an interrupt or a full disk leaves the previous ones.
+  AtomicFileSet files;
   if (!args.trace.empty()) {
-    std::ofstream out(args.trace);
-    if (!out) throw InputError(args.trace, 0, "--trace", "cannot write this file");
-    write_chrome_trace(out, plan, result, plan.placement, &p.topology);
+    write_chrome_trace(files.add(args.trace, "--trace").stream(), plan, result, plan.placement,
+                       &p.topology);
   }
-  if (args.scenario.json) {
-    ResultContext context{p.scenario.name, p.scenario.topology_path, p.scenario.calibration_path,
-                          !args.scenario.no_wall_clock};
+  const ResultContext context{p.scenario.name, p.scenario.topology_path,
+                              p.scenario.calibration_path, !args.scenario.no_wall_clock};
+  if (!args.out.empty()) {
+    files.add(args.out, "--out").stream() << result_to_json(plan, result, context).dump(2) << "\n";
+  }
+  files.commit_all();
+  if (!args.out.empty()) {
+    fmt::print("wrote {}\n", args.out);
+  } else if (args.scenario.json) {
     fmt::print("{}\n", result_to_json(plan, result, context).dump(2));
   } else {
     print_summary(p, plan, result);
@@ -68,6 +80,8 @@ void add_simulate(CLI::App& app, int& exit_code) {
   CLI::App* verb = app.add_subcommand("simulate", "Predict the timeline of a scenario's plan");
   add_scenario_options(*verb, args->scenario);
   verb->add_option("--trace", args->trace, "Write a Chrome trace (opens in Perfetto)")
+      ->check(output_file_check());
+  verb->add_option("--out", args->out, "Write the result JSON (as --json prints it) to this file")
       ->check(output_file_check());
   add_no_wall_clock_option(*verb, args->scenario);
   verb->callback(

@@ -1,10 +1,11 @@
 // tilesim sweep SCENARIO --gpus 4,8,16 [--set k=v]... [--csv FILE] [--json]
 #include <fmt/format.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "sim/core/atomic_file.hpp"
 #include "sim/core/input_error.hpp"
+#include "sim/core/interrupt.hpp"
 #include "sim/model/result_json.hpp"
 #include "sim/model/simulator.hpp"
 #include "sim/scenario/prepared_scenario.hpp"
@@ -32,10 +33,13 @@ int run_sweep(const SweepArgs& args) {
              "exposed_comm_s_max", "peak_memory_bytes_max"});
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   std::string name;
+  const InterruptGuard interrupts;
   for (int gpus : args.gpus) {
+    throw_if_interrupted();
     std::vector<std::string> sets = args.scenario.sets;
     sets.push_back(fmt::format("schedule.gpus={}", gpus));
-    const PreparedScenario p = prepare_scenario(args.scenario.path, sets);
+    const PreparedScenario p =
+        prepare_scenario(args.scenario.path, sets, resource_limits(args.scenario));
     name = p.scenario.name;
     const Plan plan = build_valid_plan(p.scenario);
     const SimulationResult result = simulate(plan, p.topology, p.profile);
@@ -72,9 +76,9 @@ int run_sweep(const SweepArgs& args) {
     rows.push_back(row);
   }
   if (!args.csv.empty()) {
-    std::ofstream out(args.csv);
-    if (!out) throw InputError(args.csv, 0, "--csv", "cannot write this file");
-    out << csv.csv();
+    AtomicFile out(args.csv, "--csv");
+    out.stream() << csv.csv();
+    out.commit();
   }
   if (args.scenario.json) {
     fmt::print("{}\n", rows.dump(2));

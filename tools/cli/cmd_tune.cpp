@@ -27,7 +27,8 @@ int run_tune(const TuneArgs& args) {
   if (!args.memory_budget.empty()) {
     sets.push_back("schedule.memory_budget=" + args.memory_budget);
   }
-  const PreparedScenario p = prepare_scenario(args.scenario.path, sets);
+  const PreparedScenario p =
+      prepare_scenario(args.scenario.path, sets, resource_limits(args.scenario));
   const std::vector<CandidateResult> ranked = tune_schedules(p);
   Table table({"#", "schedule", "makespan", "bytes in/rank", "peak mem", "exposed comm", "speedup",
                "bound"});

@@ -63,7 +63,8 @@ int run_validate(const ValidateArgs& args) {
     throw InputError("validate", 0, "--measured",
                      "a scenario and --measured run.json (or --published DIR)");
   }
-  PreparedScenario p = prepare_scenario(args.scenario.path, args.scenario.sets);
+  PreparedScenario p =
+      prepare_scenario(args.scenario.path, args.scenario.sets, resource_limits(args.scenario));
   if (!args.calibration.empty()) {
     p.profile = load_calibration(args.calibration);
     p.scenario.calibration_path = args.calibration;

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/scenario/resource_guard.hpp"
+
 namespace tilesim::cli {
 
 // Options shared by every verb that reads a scenario.
@@ -14,10 +16,15 @@ struct ScenarioArgs {
   std::vector<std::string> sets;  // --set key.path=value
   bool json = false;
   bool no_wall_clock = false;  // report sim_wall_s as 0: byte-identical JSON across runs
+  std::string max_memory;      // --max-memory, e.g. 8G ("" = half of this machine's memory)
+  double max_ops = 0.0;        // --max-ops (0 = no limit)
 };
 void add_scenario_options(CLI::App& verb, ScenarioArgs& args);
 // --no-wall-clock, for verbs whose JSON reports simulator wall time.
 void add_no_wall_clock_option(CLI::App& verb, ScenarioArgs& args);
+// The plan size limits of --max-memory and --max-ops (sim/scenario/resource_guard.hpp);
+// InputError for a --max-memory that is not a byte size.
+ResourceLimits resource_limits(const ScenarioArgs& args);
 
 // A CLI11 check for a file the verb will write: a non-empty path, not a directory, in a
 // directory that exists; so that a bad path fails before the work, not after it.

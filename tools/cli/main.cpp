@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include "sim/core/input_error.hpp"
+#include "sim/core/units.hpp"
 #include "tools/cli/cli_errors.hpp"
 #include "tools/cli/commands.hpp"
 
@@ -16,6 +18,25 @@ void add_scenario_options(CLI::App& verb, ScenarioArgs& args) {
                   "Override a scenario field, value parsed as YAML (repeatable), "
                   "e.g. --set attention.seq_len=1M");
   verb.add_flag("--json", args.json, "Print one JSON document instead of tables");
+  verb.add_option("--max-memory", args.max_memory,
+                  "Refuse a plan estimated to need more memory than this (default: half of "
+                  "this machine's), e.g. 8G");
+  verb.add_option("--max-ops", args.max_ops, "Refuse a plan estimated to have more ops")
+      ->check(CLI::NonNegativeNumber);
+}
+
+ResourceLimits resource_limits(const ScenarioArgs& args) {
+  ResourceLimits limits;
+  limits.max_ops = args.max_ops;
+  if (!args.max_memory.empty()) {
+    const auto bytes = parse_bytes(args.max_memory);
+    if (!bytes || !(*bytes > 0)) {
+      throw InputError("command line", 0, "--max-memory",
+                       "a positive byte size such as 8G or 512MiB, got '" + args.max_memory + "'");
+    }
+    limits.max_memory_bytes = *bytes;
+  }
+  return limits;
 }
 
 void add_no_wall_clock_option(CLI::App& verb, ScenarioArgs& args) {

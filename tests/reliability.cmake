@@ -1,0 +1,55 @@
+# Reliability: atomic outputs, interrupts, the plan-size guard and the plan's structural check
+# (unit tests), and end-to-end CLI checks of the guard and of interrupted writers.
+tilesim_test(test_reliability
+  SOURCES test_atomic_file.cpp test_resource_guard.cpp test_plan_structure.cpp
+  LIBS tilesim_scenario tilesim_schedules tilesim_core)
+
+# The guard answers before anything is built: ring on 65536 GPUs, exit 2 with the estimate,
+# in under 2 s of wall time (measured by the script; without the guard it grows until killed).
+add_test(NAME "cli guard: ring on 65536 GPUs is refused within 2 s"
+  COMMAND ${CMAKE_COMMAND} -DTILESIM=$<TARGET_FILE:tilesim> -DLIMIT_S=2
+          -P ${CMAKE_CURRENT_SOURCE_DIR}/reliability/guard_refuses_fast.cmake
+  WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+tilesim_cli_test(guard_max_ops 2
+  "key 'schedule\\.gpus': a plan this machine can hold: ring on 64 GPUs is about 1\\.64e\\+04 ops.*--max-ops 1e\\+04; at most 50 GPUs would fit"
+  simulate scenarios/ring-256k.yaml --set schedule.gpus=64 --max-ops 1e4)
+tilesim_cli_test(guard_bad_max_memory 2 "--max-memory.*a positive byte size"
+  simulate scenarios/ring-256k.yaml --max-memory lots)
+
+# SIGINT part way through `simulate --out --trace` and `regress --update`: exit 130, the
+# message, every previous file byte-identical and no temporary left.
+add_test(NAME "cli interrupt: simulate --out --trace and regress --update keep every file"
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/reliability/interrupt_keeps_files.sh
+          $<TARGET_FILE:tilesim> ${PROJECT_SOURCE_DIR})
+set_tests_properties("cli interrupt: simulate --out --trace and regress --update keep every file"
+  PROPERTIES TIMEOUT 120)
+
+# Runtime faults under mpirun (ring, 4 ranks, the small shape of tests/runtime.cmake): each
+# ends the whole job non-zero, names rank and op, leaves no rank running, and prints its time
+# to a clean exit (tests/reliability/fault_run.sh). Limits: --timeout 1.5s plus mpirun's
+# start and tear-down, with room for a loaded 2-core host.
+if(TILESIM_HAVE_MPI)
+  set(fault_small --set schedule.gpus=4 --set attention.seq_len=96 --set attention.heads=4
+                  --set attention.kv_heads=2 --set attention.head_dim=16 --set attention.dtype=fp32
+                  --timeout 1.5s)
+  # name | mode | rank | op | regex
+  set(fault_cases
+    "a rank killed mid-run (SIGKILL)|kill|1|5|rank 1 kills itself \\(SIGKILL\\) at rank 1 op 5: compute.*process rank 1 .*exited on signal 9"
+    "a rank that never posts a receive|no_recv|1|4|rank 1 never posts the receive rank 1 op 4: recv KV\\[3\\] from rank 0.*failed at rank [0-9] op [0-9]+: .*no progress for 1500 ms"
+    "an MPI peer that exits early|exit|2|5|rank 2 exits early at rank 2 op 5: compute"
+    "a NaN in an input|nan|3|0|rank 3 failed at rank 3 op [0-9]+: compute.*: input [A-Z]+\\[3\\] holds a non-finite value \\(nan\\)")
+  foreach(case ${fault_cases})
+    string(REPLACE "|" ";" f "${case}")
+    list(GET f 0 name)
+    list(GET f 1 mode)
+    list(GET f 2 rank)
+    list(GET f 3 op)
+    list(GET f 4 regex)
+    add_test(NAME "runtime fault: ${name} ends the job"
+      COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/reliability/fault_run.sh ${MPIEXEC_EXECUTABLE}
+              $<TARGET_FILE:tilesim> ${PROJECT_SOURCE_DIR}/scenarios/ring-256k.yaml 4 ${mode}
+              ${rank} ${op} 30 "${regex}" ${fault_small})
+    set_tests_properties("runtime fault: ${name} ends the job" PROPERTIES TIMEOUT 120
+      ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+  endforeach()
+endif()
