@@ -12,6 +12,15 @@
 // A transfer of 0 bytes skips phase 2; one between ranks on the same GPU has an empty route
 // (no links, no cap: it moves instantly after alpha). Phases 1 and 3 are calendar wake-ups,
 // phase 2's end is next_change_ps().
+//
+// GPU traffic (compute interference): a flow of at least the profile's
+// comm_slowdown_min_bytes loads every GPU it moves through (sender, receiver and any GPU
+// relaying on its route) with its current rate; smaller messages are latency-bound and
+// load nothing, nor does a transfer in phase 1 or 3. A GPU's share is
+//   min(1, sum of those rates / R_gpu),  R_gpu = max over the GPU's out-links l of
+//   min(C_l, flow cap of l's class),
+// the rate one transfer alone moves out of the GPU (what the calibration probe, one pair
+// exchanging large messages, drives: share 1). Sums are exact 0 when no flow is left.
 #pragma once
 
 #include <cstdint>
@@ -42,17 +51,25 @@ class FlowTransferModel final : public TransferModel {
   int link_count() const override;
   void take_links_to_sample(std::vector<int>& out) override;
   double link_load_bytes_per_s(int link) const override;
+  double gpu_traffic_share(int gpu) const override;
+  void take_gpus_with_changed_traffic(std::vector<int>& out) override;
 
  private:
   enum class Phase : std::uint8_t { software_latency, flowing, propagation };
   struct InFlight {
     const Route* route = nullptr;
+    int src_gpu = 0;
+    int dst_gpu = 0;
     double bytes = 0.0;
     Phase phase = Phase::software_latency;
+    double counted_rate_bytes_per_s = 0.0;  // its share of the GPUs' traffic now
   };
 
   void start_flow(TransferId id, InFlight& transfer, Picoseconds now);
   void begin_propagation(TransferId id, InFlight& transfer, Picoseconds now);
+  // Moves a transfer's contribution to its GPUs' traffic to `rate` (0 when it stops).
+  void count_traffic(InFlight& transfer, double rate_bytes_per_s);
+  void gpus_of(const InFlight& transfer, std::vector<int>& out) const;
 
   const Topology& topology_;
   const CalibrationProfile& profile_;
@@ -65,6 +82,13 @@ class FlowTransferModel final : public TransferModel {
   std::unordered_map<FlowId, TransferId> transfer_of_flow_;
   std::vector<TransferId> completed_;
   std::vector<int> touched_links_;  // flows started or ended since the last sample
+  double traffic_min_bytes_;
+  std::vector<double> gpu_rate_bytes_per_s_;  // R_gpu
+  std::vector<double> gpu_traffic_bytes_per_s_;
+  std::vector<int> gpu_traffic_flows_;  // flows counted on the GPU
+  std::vector<char> gpu_changed_;
+  std::vector<int> changed_gpus_;
+  std::vector<int> scratch_gpus_;
 };
 
 }  // namespace tilesim

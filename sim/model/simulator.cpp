@@ -85,6 +85,10 @@ class Simulation final : private TransferCalendar {
           plan.programs[static_cast<std::size_t>(r)].size());
     }
     running_.assign(static_cast<std::size_t>(plan.ranks), RunningCompute{});
+    ranks_on_gpu_.resize(static_cast<std::size_t>(topology.gpu_count()));
+    for (int r = 0; r < plan.ranks; ++r) {
+      ranks_on_gpu_[static_cast<std::size_t>(placement_[static_cast<std::size_t>(r)])].push_back(r);
+    }
   }
 
   SimulationResult run() {
@@ -100,6 +104,7 @@ class Simulation final : private TransferCalendar {
       for (const Transfer& t : transfers) post_transfer(t, now);
       for (OpId id : computes) start_compute(id, now);
       network_->settle(now);
+      follow_traffic(now);
       if (options_.record_link_samples) sampler_.sample(now, *network_, result_.link_samples);
 
       const auto net_next = network_->next_change_ps();
@@ -186,10 +191,19 @@ class Simulation final : private TransferCalendar {
     tracker_.finish({e.rank, static_cast<int>(e.index)});
   }
 
-  void transfer_touches(int rank, int delta, Picoseconds now) {
-    if (!activity_.touch(rank, delta, now) || !stretch_.interferes()) return;
-    stretch_.set_comm_active(rank, activity_.active(rank));
-    restretch(rank, now);
+  void transfer_touches(int rank, int delta, Picoseconds now) { activity_.touch(rank, delta, now); }
+
+  // Re-rates the computes of GPUs whose traffic changed at this settle.
+  void follow_traffic(Picoseconds now) {
+    network_->take_gpus_with_changed_traffic(changed_gpus_);
+    if (!stretch_.interferes()) return;
+    for (int gpu : changed_gpus_) {
+      const double share = network_->gpu_traffic_share(gpu);
+      for (int rank : ranks_on_gpu_[static_cast<std::size_t>(gpu)]) {
+        stretch_.set_comm_share(rank, share);
+        restretch(rank, now);
+      }
+    }
   }
 
   void post_transfer(const Transfer& t, Picoseconds now) {
@@ -271,6 +285,8 @@ class Simulation final : private TransferCalendar {
   EventQueue<EventPayload> queue_;
   std::vector<RunningCompute> running_;
   std::vector<TransferId> completed_;
+  std::vector<std::vector<int>> ranks_on_gpu_;
+  std::vector<int> changed_gpus_;
   LinkSampler sampler_;
   SimulationResult result_;
 };

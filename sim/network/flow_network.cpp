@@ -86,6 +86,7 @@ void FlowNetwork::settle(Picoseconds now) {
     throw std::invalid_argument("FlowNetwork::settle: time is before the last settle");
   }
   last_settle_ps_ = now;
+  rerated_.clear();
   if (dirty_links_.empty() && pending_routeless_.empty()) return;
   ++epoch_;
   collect_component();
@@ -256,6 +257,7 @@ void FlowNetwork::allocate_component(Picoseconds now) {
           flow.anchor_ps = now;
           flow.rate_bytes_per_s = 0.0;
           set_finish(solved_[i], now);
+          rerated_.push_back(flow.id);
           guard_fired = true;
           continue;
         }
@@ -272,6 +274,7 @@ void FlowNetwork::allocate_component(Picoseconds now) {
     Flow& flow = flows_[slot];
     const double rate = rates_[i];
     if (rate == flow.rate_bytes_per_s && flow.queued) continue;  // same anchor and finish
+    rerated_.push_back(flow.id);
     if (std::isinf(rate)) {
       // Empty route, no cap: the copy is instantaneous, done at its start.
       flow.rate_bytes_per_s = rate;

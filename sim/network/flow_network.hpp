@@ -84,6 +84,9 @@ class FlowNetwork {
   int link_count() const;
   // Sum of current flow rates on a link (for utilisation counters).
   double link_load_bytes_per_s(int link) const;
+  // Flows whose rate changed at the last settle (in the order they were re-rated; a flow
+  // the drift guard ended is there with rate 0), so that a caller can follow loads.
+  const std::vector<FlowId>& rerated_flows() const { return rerated_; }
   // Total number of flow-rate recomputations so far (for benchmarks).
   std::int64_t recomputed_flows() const;
 
@@ -131,6 +134,7 @@ class FlowNetwork {
   std::vector<char> link_dirty_;
   std::vector<int> dirty_links_;
   std::vector<int> pending_routeless_;  // slots of unsettled empty-route flows
+  std::vector<FlowId> rerated_;         // at the last settle
   std::set<FinishKey> finish_queue_;
   FlowId next_id_ = 0;
   Picoseconds last_settle_ps_ = 0;

@@ -64,6 +64,13 @@ class TransferModel {
   // Appends the transfers whose last byte arrived since the last call, in arrival order.
   virtual void take_completed(std::vector<TransferId>& out) = 0;
 
+  // Compute interference: the share in [0, 1] of a GPU's transfer rate that bandwidth-bound
+  // transfers moving through it (as sender, receiver or relay) use now; the model defines
+  // the GPU's rate (flow_transfer_model.hpp: what one transfer alone moves out of it). And
+  // the GPUs whose share changed since the last call (sorted, unique).
+  virtual double gpu_traffic_share(int gpu) const = 0;
+  virtual void take_gpus_with_changed_traffic(std::vector<int>& out) = 0;
+
   // Traces: links whose load may have changed since the last call (sorted, unique), and
   // the load of a link now. Only tracked when the model was built to record link loads.
   virtual int link_count() const = 0;
