@@ -1,3 +1,4 @@
 tilesim_test(test_network
   SOURCES test_flow_network.cpp test_flow_network_max_min.cpp test_flow_network_incremental.cpp
+          test_flow_network_differential.cpp
   LIBS tilesim_network)

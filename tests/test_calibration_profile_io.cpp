@@ -27,6 +27,7 @@ TEST_CASE("calibration: a written profile loads back to 1e-5") {
   p.launch_overhead_s = 61.5e-6;
   p.merge_bytes_per_s = 3.21e9;
   p.comm_slowdown = 0.137;
+  p.comm_slowdown_min_bytes = 32768;
   p.compute_cores = 1.93;
   p.causal_efficiency.points = {{128, 0.61}, {1024, 0.83}};
   p.forward[64].points = {{128, 0.52}, {512, 0.97}, {1024, 1.0}};
@@ -41,6 +42,7 @@ TEST_CASE("calibration: a written profile loads back to 1e-5") {
   CHECK(q.launch_overhead_s == Approx(p.launch_overhead_s).epsilon(1e-5));
   CHECK(q.merge_bytes_per_s == Approx(p.merge_bytes_per_s).epsilon(1e-5));
   CHECK(q.comm_slowdown == Approx(0.137));
+  CHECK(q.comm_slowdown_min_bytes == 32768);
   CHECK(q.compute_cores == Approx(1.93));
   CHECK(q.causal_efficiency.at(1024) == Approx(0.83));
   CHECK(q.efficiency(Pass::fwd, 64, 512) == Approx(0.97));

@@ -118,35 +118,75 @@ TEST_CASE("network: empty routes: capped copies take bytes / cap, uncapped ones 
   CHECK(net.link_load_bytes_per_s(0) == 0.0);
 }
 
-TEST_CASE("network: drift guard: a flow with under a byte left when its rate changes ends then") {
+TEST_CASE("network: drift guard: a flow ends early only within the current picosecond") {
   // Link 1e12 B/s = 1 B/ps. A = 1000.5 B from t = 0 -> finish ceil(1000.5) = 1001.
-  // B joins at t = 1000: A has 0.5 B left (< 1 B) -> A finishes at 1000 and B
-  // (2000 B) gets the whole link: finish 1000 + 2000 = 3000.
+  // B (2000 B) joins at t = 1000: A has 0.5 B left, at its new 0.5 B/ps that is 1 ps,
+  // not within this picosecond, so A goes on: finish 1001. B moves 0.5 B by 1001, then
+  // 1999.5 B alone at 1 B/ps: 1001 + ceil(1999.5) = 3001.
   FlowNetwork net({1e12});
   const FlowId a = net.start(spec({0}, 1000.5), 0);
   net.settle(0);
   CHECK(net.next_finish_ps() == 1001);
   const FlowId b = net.start(spec({0}, 2000), 1000);
   net.settle(1000);
-  CHECK(net.projected_finish_ps(a) == 1000);
-  CHECK(net.rate_bytes_per_s(a) == 0.0);
-  CHECK(net.rate_bytes_per_s(b) == 1e12);
-  CHECK(net.take_finished(1000) == std::vector<FlowId>{a});
-  net.settle(1000);
-  CHECK(net.projected_finish_ps(b) == 3000);
+  CHECK(net.projected_finish_ps(a) == 1001);
+  CHECK(net.rate_bytes_per_s(a) == 0.5e12);
+  CHECK(net.rate_bytes_per_s(b) == 0.5e12);
+  CHECK(net.take_finished(1001) == std::vector<FlowId>{a});
+  net.settle(1001);
+  CHECK(net.projected_finish_ps(b) == 3001);
 
-  // Same, but B joins at 999: A has 1.5 B left, so it keeps going at 0.5 B/ps:
-  // finish 999 + 3 = 1002. B then has 2000 - 1.5 = 1998.5 B left at 1 B/ps:
-  // 1002 + ceil(1998.5) = 3001.
-  FlowNetwork early({1e12});
-  const FlowId a2 = early.start(spec({0}, 1000.5), 0);
-  early.settle(0);
-  const FlowId b2 = early.start(spec({0}, 2000), 999);
-  early.settle(999);
-  CHECK(early.projected_finish_ps(a2) == 1002);
-  CHECK(early.take_finished(1002) == std::vector<FlowId>{a2});
-  early.settle(1002);
-  CHECK(early.projected_finish_ps(b2) == 3001);
+  // A = 1000.25 B: at t = 1000 it has 0.25 B left, 0.5 ps at 0.5 B/ps: it ends at 1000
+  // and B gets the whole link from 1000: finish 1000 + 2000 = 3000.
+  FlowNetwork quarter({1e12});
+  const FlowId a2 = quarter.start(spec({0}, 1000.25), 0);
+  quarter.settle(0);
+  const FlowId b2 = quarter.start(spec({0}, 2000), 1000);
+  quarter.settle(1000);
+  CHECK(quarter.projected_finish_ps(a2) == 1000);
+  CHECK(quarter.rate_bytes_per_s(a2) == 0.0);
+  CHECK(quarter.rate_bytes_per_s(b2) == 1e12);
+  CHECK(quarter.take_finished(1000) == std::vector<FlowId>{a2});
+  quarter.settle(1000);
+  CHECK(quarter.projected_finish_ps(b2) == 3000);
+}
+
+TEST_CASE("network: drift guard: a collapse of a nearly finished flow's rate is not cut short") {
+  // Issue 12's first case. A 1000 B flow alone on a 10 GB/s link would finish at
+  // 1000 / 1e10 s = 100,000 ps. At 99,910 ps it has 1000 - 1e10 x 99,910e-12 = 0.9 B
+  // left when 999 flows (1 MB each) join the link: 1e10 / 1000 = 1e7 B/s each, so the
+  // 0.9 B take 0.9 / 1e7 s = 90,000 ps: true finish 189,910 ps (the old byte guard ended
+  // it at 99,910 ps, 47% of its duration short).
+  FlowNetwork net({1e10});
+  const FlowId small = net.start(spec({0}, 1000), 0);
+  net.settle(0);
+  CHECK(net.next_finish_ps() == 100'000);
+  for (int i = 0; i < 999; ++i) net.start(spec({0}, 1e6), 99'910);
+  net.settle(99'910);
+  CHECK(net.rate_bytes_per_s(small) == Approx(1e7).epsilon(1e-12));
+  // 0.9 B is inexact in binary, so the finish may be rounded up from 189,910 + ~1e-8 ps
+  // to the next picosecond; it is 189,910 in practice.
+  const Picoseconds finish = *net.projected_finish_ps(small);
+  CHECK(finish >= 189'910);
+  CHECK(finish <= 189'911);
+  CHECK(net.next_finish_ps() == finish);
+  CHECK(net.take_finished(finish) == std::vector<FlowId>{small});
+
+  // Issue 12's second case. A 1 GB flow alone on 500 GB/s would take 1e9 / 5e11 s =
+  // 2,000,000,000 ps. With 900 B left, at (1e9 - 900) / 5e11 s = 1,999,998,200 ps,
+  // 9,999 flows (1 GB each) join: 5e11 / 10,000 = 5e7 B/s each, and the 900 B take
+  // 900 / 5e7 s = 18,000,000 ps: true finish 2,017,998,200 ps (the old guard, 900 B <=
+  // 1e-6 x 1 GB, ended it at 1,999,998,200 ps: 0.9% early).
+  FlowNetwork big({5e11});
+  const FlowId gig = big.start(spec({0}, 1e9), 0);
+  big.settle(0);
+  CHECK(big.next_finish_ps() == 2'000'000'000);
+  for (int i = 0; i < 9'999; ++i) big.start(spec({0}, 1e9), 1'999'998'200);
+  big.settle(1'999'998'200);
+  const Picoseconds gig_finish = *big.projected_finish_ps(gig);
+  CHECK(gig_finish >= 2'017'998'200);
+  CHECK(gig_finish <= 2'017'998'201);
+  CHECK(big.take_finished(gig_finish) == std::vector<FlowId>{gig});
 }
 
 TEST_CASE("network: a finished flow not yet taken keeps its finish time and rate 0") {

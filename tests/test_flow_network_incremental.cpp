@@ -59,7 +59,7 @@ class ReferenceNetwork {
         Flow& flow = flows_[solved[i]];
         if (rates[i] != flow.rate_bytes_per_s && !std::isinf(rates[i])) {
           const double left = remaining(flow, now);
-          if (left <= 1e-6 * flow.spec.bytes || left < 1.0) {
+          if (left * 1e12 < rates[i]) {  // would finish within this picosecond
             flow.rate_bytes_per_s = 0.0;
             flow.settled = true;
             flow.finish_ps = now;

@@ -135,3 +135,22 @@ TEST_CASE("compute slows down for exactly the time a transfer touches the GPU") 
     CHECK(ps_to_s(r.makespan_ps) == Approx(p * c + (p - 1) * t / 2).epsilon(1e-4));
   }
 }
+
+TEST_CASE("latency-bound messages do not slow compute; the threshold is the profile's") {
+  // The case above with comm_slowdown_min_bytes just above one KV chunk: the transfers
+  // are then latency-bound by the profile's definition and the computes run at full
+  // speed: makespan P x C (the first block uses the local KV, the others arrive in time).
+  const AttentionShape shape = mha_shape(12 * 1024);
+  for (int p : {2, 3}) {
+    const double peak = 1e12;
+    const RingCase unit = ring_case(shape, p, peak, 1.0);
+    const double c = unit.block_s;
+    const double link = unit.transfer_s / (c / 4);
+    CalibrationProfile profile = ideal_profile(peak);
+    profile.comm_slowdown = 1.0;
+    profile.comm_slowdown_min_bytes = shape.kv_bytes(shape.seq_len / p) + 1;
+    const SimulationResult r = simulate(make_ring_plan(shape, p), star_topology(p, link), profile);
+    INFO("P = " << p);
+    CHECK(ps_to_s(r.makespan_ps) == Approx(p * c).epsilon(1e-6));
+  }
+}

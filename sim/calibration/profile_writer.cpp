@@ -42,6 +42,7 @@ void write_profile(std::ostream& out, const CalibrationProfile& p, const std::st
   out << fmt::format("  merge_bandwidth: {:.6g}GB/s\n", p.merge_bytes_per_s / 1e9);
   out << fmt::format("  comm_slowdown: {:.6g}\n", p.comm_slowdown);
   if (p.compute_cores > 0) out << fmt::format("  cores: {:.6g}\n", p.compute_cores);
+  out << fmt::format("  comm_slowdown_min_bytes: {:.0f}B\n", p.comm_slowdown_min_bytes);
   out << "  causal_efficiency: " << curve_yaml(p.causal_efficiency) << "\n";
   write_table(out, "forward", p.forward);
   write_table(out, "backward", p.backward);

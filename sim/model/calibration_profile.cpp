@@ -106,13 +106,20 @@ CalibrationProfile load_calibration(const std::string& path) {
 
   const YamlMap compute = root.map("compute");
   compute.allow_only({"peak", "launch_overhead", "merge_bandwidth", "comm_slowdown",
-                      "causal_efficiency", "forward", "backward", "cores"});
+                      "comm_slowdown_min_bytes", "causal_efficiency", "forward", "backward",
+                      "cores"});
   p.peak_flops = compute.flop_rate("peak");
   if (!(p.peak_flops >= 1e6)) compute.fail("peak", "expected at least 1MFLOP/s (e.g. 989TFLOP/s)");
   p.launch_overhead_s = compute.time_s("launch_overhead");
   p.merge_bytes_per_s = compute.bandwidth_bytes_per_s("merge_bandwidth");
   if (p.merge_bytes_per_s <= 0) compute.fail("merge_bandwidth", "expected a positive bandwidth");
   p.comm_slowdown = fraction(compute, "comm_slowdown", 0.0, 10.0);
+  if (compute.has("comm_slowdown_min_bytes")) {
+    p.comm_slowdown_min_bytes = compute.bytes("comm_slowdown_min_bytes");
+    if (!(p.comm_slowdown_min_bytes >= 0.0 && p.comm_slowdown_min_bytes <= 1e12)) {
+      compute.fail("comm_slowdown_min_bytes", "expected a size between 0B and 1TB (e.g. 64KiB)");
+    }
+  }
   if (compute.has("cores")) {
     p.compute_cores = compute.number("cores");
     if (!(p.compute_cores >= 1.0 && p.compute_cores <= 1e6)) {

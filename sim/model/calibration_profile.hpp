@@ -7,7 +7,11 @@
 // the causal mask cuts runs at efficiency x causal_efficiency(block tokens): the
 // masked diagonal tiles cost relatively more on small blocks (FA3 causal/full is
 // 0.83 at 2K and 0.95 at 16K tokens on H100). A merge of B bytes takes B / merge_bytes_per_s +
-// launch. While a transfer touches the GPU, compute runs (1 + comm_slowdown) slower. Optional
+// launch. Communication slows compute (flow_transfer_model.hpp, compute_stretch.hpp): a compute
+// runs (1 + comm_slowdown x s) slower, s in [0, 1] the share of its GPU's transfer rate that
+// transfers of at least comm_slowdown_min_bytes (default 64 KiB; smaller ones are
+// latency-bound) moving through the GPU use; comm_slowdown is thus the slowdown while one
+// large transfer runs at full speed, which the calibration probe measures. Optional
 // `cores` (compute_cores; 0 = absent): the ranks placed on one topology node share that many
 // compute units fairly, so k concurrent compute-stream ops on a node each progress at min(1, cores
 // / k) of their own rate (a CPU host running more ranks than cores). Links: per class, the
@@ -45,6 +49,7 @@ struct CalibrationProfile {
   double launch_overhead_s = 0.0;
   double merge_bytes_per_s = 0.0;
   double comm_slowdown = 0.0;
+  double comm_slowdown_min_bytes = 65536.0;  // messages below it do not slow compute
   double compute_cores = 0.0;  // shared compute units per node; 0 = one per rank (no sharing)
   EfficiencyCurve causal_efficiency;  // factor by block size (tokens)
   // efficiency[pass][head_dim] -> curve

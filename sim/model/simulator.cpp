@@ -7,34 +7,35 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <stdexcept>
-#include <unordered_map>
 
 #include "sim/core/input_error.hpp"
 #include "sim/core/interrupt.hpp"
+#include "sim/model/comm_activity.hpp"
 #include "sim/model/compute_model.hpp"
+#include "sim/model/compute_stretch.hpp"
 #include "sim/model/event_queue.hpp"
 #include "sim/model/exposed_comm.hpp"
-#include "sim/network/flow_network.hpp"
+#include "sim/model/flow_transfer_model.hpp"
+#include "sim/model/link_sampler.hpp"
 #include "sim/plan/plan_tracker.hpp"
 
 namespace tilesim {
 namespace {
 
-enum class EventKind : std::uint8_t { compute_done, flow_start, transfer_done };
+enum class EventKind : std::uint8_t { compute_done, transfer_wake };
 
 struct EventPayload {
   EventKind kind;
   std::int32_t rank;      // compute_done
-  std::int64_t index;     // op index or transfer index
+  std::int64_t index;     // compute_done: op index; transfer_wake: the model's token
   std::uint32_t version;  // compute_done: stale when the compute was rescheduled
 };
 
 // The compute running on a rank's stream. Its remaining work is kept in
-// unslowed picoseconds; it progresses at 1 / stretch, where stretch =
-// (1 + comm_slowdown while a transfer touches the GPU) x (k / cores while k >
-// cores computes share the node's cores), and its completion is rescheduled
-// whenever the stretch changes.
+// unslowed picoseconds; it progresses at 1 / stretch (compute_stretch.hpp), and
+// its completion is rescheduled whenever the stretch changes.
 struct RunningCompute {
   int index = -1;
   double remaining_ps = 0.0;
@@ -43,61 +44,55 @@ struct RunningCompute {
   std::uint32_t version = 0;
 };
 
-// Ranking of link classes for "the slowest class on a route" (alpha).
-int class_rank(LinkClass cls) {
-  switch (cls) {
-    case LinkClass::nvlink:
-      return 0;
-    case LinkClass::pcie:
-      return 1;
-    case LinkClass::upi:
-      return 2;
-    case LinkClass::ethernet:
-      return 3;
-    case LinkClass::ib:
-      return 4;
+std::vector<int> placement_of(const Plan& plan, const Topology& topology,
+                              const SimulationOptions& options) {
+  std::vector<int> placement = options.placement.empty() ? plan.placement : options.placement;
+  if (placement.empty()) {
+    for (int r = 0; r < plan.ranks; ++r) placement.push_back(r);
   }
-  return 0;
+  if (static_cast<int>(placement.size()) != plan.ranks) {
+    throw std::invalid_argument("placement does not name a GPU for every rank");
+  }
+  for (int gpu : placement) {
+    if (gpu < 0 || gpu >= topology.gpu_count()) {
+      throw std::invalid_argument(
+          fmt::format("placement names GPU {}, the topology has {}", gpu, topology.gpu_count()));
+    }
+  }
+  return placement;
 }
 
-class Simulation {
+std::vector<int> nodes_of(const std::vector<int>& placement, const Topology& topology) {
+  std::vector<int> nodes;
+  nodes.reserve(placement.size());
+  for (int gpu : placement) nodes.push_back(std::max(topology.node_of_gpu(gpu), 0));
+  return nodes;
+}
+
+class Simulation final : private TransferCalendar {
  public:
   Simulation(const Plan& plan, const Topology& topology, const CalibrationProfile& profile,
              const SimulationOptions& options)
       : plan_(plan),
-        topology_(topology),
-        profile_(profile),
         options_(options),
         compute_(plan, profile),
         tracker_(plan),
-        router_(topology),
-        network_(link_capacities()) {
-    placement_ = options.placement.empty() ? plan.placement : options.placement;
-    if (placement_.empty()) {
-      for (int r = 0; r < plan.ranks; ++r) placement_.push_back(r);
-    }
-    if (static_cast<int>(placement_.size()) != plan.ranks) {
-      throw std::invalid_argument("placement does not name a GPU for every rank");
-    }
-    for (int gpu : placement_) {
-      if (gpu < 0 || gpu >= topology.gpu_count()) {
-        throw std::invalid_argument(
-            fmt::format("placement names GPU {}, the topology has {}", gpu, topology.gpu_count()));
-      }
-    }
+        network_(std::make_unique<FlowTransferModel>(topology, profile, calendar(),
+                                                     options.record_link_samples)),
+        placement_(placement_of(plan, topology, options)),
+        stretch_(nodes_of(placement_, topology), profile.comm_slowdown, profile.compute_cores),
+        activity_(plan.ranks) {
     result_.ranks.resize(static_cast<std::size_t>(plan.ranks));
     result_.ops.resize(static_cast<std::size_t>(plan.ranks));
     for (int r = 0; r < plan.ranks; ++r) {
       result_.ops[static_cast<std::size_t>(r)].resize(
           plan.programs[static_cast<std::size_t>(r)].size());
     }
-    active_transfers_.assign(static_cast<std::size_t>(plan.ranks), 0);
     running_.assign(static_cast<std::size_t>(plan.ranks), RunningCompute{});
-    active_since_.assign(static_cast<std::size_t>(plan.ranks), 0);
-    for (int gpu : placement_) rank_node_.push_back(std::max(topology.node_of_gpu(gpu), 0));
-    const int nodes =
-        rank_node_.empty() ? 1 : *std::max_element(rank_node_.begin(), rank_node_.end()) + 1;
-    running_on_node_.assign(static_cast<std::size_t>(nodes), 0);
+    ranks_on_gpu_.resize(static_cast<std::size_t>(topology.gpu_count()));
+    for (int r = 0; r < plan.ranks; ++r) {
+      ranks_on_gpu_[static_cast<std::size_t>(placement_[static_cast<std::size_t>(r)])].push_back(r);
+    }
   }
 
   SimulationResult run() {
@@ -114,16 +109,18 @@ class Simulation {
       // Transfers first: a compute that starts with them overlaps them.
       for (const Transfer& t : transfers) post_transfer(t, now);
       for (OpId id : computes) start_compute(id, now);
-      network_.settle(now);
-      if (options_.record_link_samples) sample_links(now);
+      network_->settle(now);
+      follow_traffic(now);
+      if (options_.record_link_samples) sampler_.sample(now, *network_, result_.link_samples);
 
-      const auto net_next = network_.next_finish_ps();
+      const auto net_next = network_->next_change_ps();
       if (queue_.empty() && !net_next) break;
       Picoseconds next = queue_.empty() ? *net_next : queue_.next_time_ps();
       if (net_next && *net_next < next) next = *net_next;
       now = next;
       if (net_next && *net_next == now) {
-        for (FlowId flow : network_.take_finished(now)) finish_flow(flow, now);
+        network_->advance(now);
+        finish_transfers(now);
       }
       while (!queue_.empty() && queue_.next_time_ps() == now) handle(queue_.pop().payload, now);
     }
@@ -140,41 +137,16 @@ class Simulation {
   }
 
  private:
-  std::vector<double> link_capacities() const {
-    std::vector<double> caps(static_cast<std::size_t>(topology_.link_count()));
-    for (int l = 0; l < topology_.link_count(); ++l) {
-      const Link& link = topology_.link(l);
-      const LinkCost& cost = profile_.link(link.cls);
-      if (!cost.defined) {
-        throw InputError(profile_.source, 0, fmt::format("links.{}", to_string(link.cls)),
-                         fmt::format("costs for link class {} (efficiency, alpha, flow_cap): "
-                                     "topology '{}' has such links",
-                                     to_string(link.cls), topology_.name));
-      }
-      caps[static_cast<std::size_t>(l)] = link.bandwidth_bytes_per_s * cost.efficiency;
-    }
-    return caps;
-  }
-
-  double slow_factor(bool slowed) const { return slowed ? 1.0 + profile_.comm_slowdown : 1.0; }
-
-  // Fair sharing of a node's cores: k > cores running computes each get cores / k.
-  double share_stretch(int rank) const {
-    const int node = rank_node_[static_cast<std::size_t>(rank)];
-    const int k = running_on_node_[static_cast<std::size_t>(node)];
-    const double cores = profile_.compute_cores;
-    return cores > 0.0 && k > cores ? static_cast<double>(k) / cores : 1.0;
-  }
-
-  double stretch_of(int rank) const {
-    return slow_factor(active_transfers_[static_cast<std::size_t>(rank)] > 0) * share_stretch(rank);
+  TransferCalendar& calendar() { return *this; }
+  void wake_at(Picoseconds at_ps, std::int64_t token) override {
+    queue_.push(at_ps, {EventKind::transfer_wake, 0, token, 0});
   }
 
   // Re-rates a running compute whose stretch may have changed.
   void restretch(int rank, Picoseconds now) {
     RunningCompute& run = running_[static_cast<std::size_t>(rank)];
     if (run.index < 0) return;
-    const double stretch = stretch_of(rank);
+    const double stretch = stretch_.of(rank);
     if (stretch == run.stretch) return;
     run.remaining_ps -= static_cast<double>(now - run.since_ps) / run.stretch;
     run.remaining_ps = std::max(run.remaining_ps, 0.0);
@@ -185,11 +157,11 @@ class Simulation {
 
   // A compute started or ended on `rank`'s node: re-rate the node's others.
   void node_load_changed(int rank, int delta, Picoseconds now) {
-    const int node = rank_node_[static_cast<std::size_t>(rank)];
-    running_on_node_[static_cast<std::size_t>(node)] += delta;
-    if (profile_.compute_cores <= 0.0) return;
+    stretch_.compute_runs(rank, delta);
+    if (!stretch_.shares_cores()) return;
+    const int node = stretch_.node_of(rank);
     for (int r = 0; r < plan_.ranks; ++r) {
-      if (r != rank && rank_node_[static_cast<std::size_t>(r)] == node) restretch(r, now);
+      if (r != rank && stretch_.node_of(r) == node) restretch(r, now);
     }
   }
 
@@ -207,7 +179,7 @@ class Simulation {
     run.remaining_ps = static_cast<double>(compute_.duration_ps(program, id.index));
     run.since_ps = now;
     node_load_changed(id.rank, +1, now);
-    run.stretch = stretch_of(id.rank);
+    run.stretch = stretch_.of(id.rank);
     result_.ops[static_cast<std::size_t>(id.rank)][static_cast<std::size_t>(id.index)].start_ps =
         now;
     result_.ranks[static_cast<std::size_t>(id.rank)].compute_flops += plan_.compute_flops(id);
@@ -225,17 +197,19 @@ class Simulation {
     tracker_.finish({e.rank, static_cast<int>(e.index)});
   }
 
-  void transfer_touches(int rank, int delta, Picoseconds now) {
-    auto& count = active_transfers_[static_cast<std::size_t>(rank)];
-    const bool was_active = count > 0;
-    if (count == 0 && delta > 0) active_since_[static_cast<std::size_t>(rank)] = now;
-    count += delta;
-    if (count == 0) {
-      result_.ranks[static_cast<std::size_t>(rank)].comm_active_ps +=
-          now - active_since_[static_cast<std::size_t>(rank)];
+  void transfer_touches(int rank, int delta, Picoseconds now) { activity_.touch(rank, delta, now); }
+
+  // Re-rates the computes of GPUs whose traffic changed at this settle.
+  void follow_traffic(Picoseconds now) {
+    network_->take_gpus_with_changed_traffic(changed_gpus_);
+    if (!stretch_.interferes()) return;
+    for (int gpu : changed_gpus_) {
+      const double share = network_->gpu_traffic_share(gpu);
+      for (int rank : ranks_on_gpu_[static_cast<std::size_t>(gpu)]) {
+        stretch_.set_comm_share(rank, share);
+        restretch(rank, now);
+      }
     }
-    if (was_active == (count > 0) || profile_.comm_slowdown <= 0) return;
-    restretch(rank, now);
   }
 
   void post_transfer(const Transfer& t, Picoseconds now) {
@@ -245,55 +219,38 @@ class Simulation {
     rec.object = t.object;
     rec.bytes = plan_.object(t.object).bytes;
     rec.posted_ps = now;
-    const auto index = static_cast<std::int64_t>(result_.transfers.size());
     result_.transfers.push_back(rec);
     transfer_touches(t.send.rank, +1, now);
     transfer_touches(t.recv.rank, +1, now);
-    const Route& route = router_.route(placement_[static_cast<std::size_t>(t.send.rank)],
-                                       placement_[static_cast<std::size_t>(t.recv.rank)]);
-    LinkClass slowest = LinkClass::nvlink;
-    for (LinkId l : route.links) {
-      if (class_rank(topology_.link(l).cls) > class_rank(slowest)) slowest = topology_.link(l).cls;
+    const TransferId id =
+        network_->post({placement_[static_cast<std::size_t>(t.send.rank)],
+                        placement_[static_cast<std::size_t>(t.recv.rank)], rec.bytes},
+                       now);
+    // Transfer ids double as indices of result_.transfers.
+    if (static_cast<std::size_t>(id) + 1 != result_.transfers.size()) {
+      throw std::logic_error("transfer model ids must be 0, 1, 2, ... in post order");
     }
-    const Picoseconds alpha = s_to_ps(profile_.link(slowest).alpha_s);
-    queue_.push(later_ps(now, alpha), {EventKind::flow_start, 0, index, 0});
   }
 
-  void start_flow(std::int64_t index, Picoseconds now) {
-    const TransferRecord& rec = result_.transfers[static_cast<std::size_t>(index)];
-    const Route& route = router_.route(placement_[static_cast<std::size_t>(rec.send.rank)],
-                                       placement_[static_cast<std::size_t>(rec.recv.rank)]);
-    FlowSpec spec;
-    spec.links.assign(route.links.begin(), route.links.end());
-    spec.bytes = rec.bytes;
-    double cap = 0.0;
-    for (LinkId l : route.links) {
-      const double c = profile_.link(topology_.link(l).cls).flow_cap_bytes_per_s;
-      if (c > 0 && (cap == 0.0 || c < cap)) cap = c;
+  // Books the transfers the model reports complete: op times, bytes, comm activity.
+  void finish_transfers(Picoseconds now) {
+    completed_.clear();
+    network_->take_completed(completed_);
+    for (TransferId id : completed_) {
+      TransferRecord& rec = result_.transfers[static_cast<std::size_t>(id)];
+      rec.end_ps = now;
+      for (OpId op : {rec.send, rec.recv}) {
+        auto& timing =
+            result_.ops[static_cast<std::size_t>(op.rank)][static_cast<std::size_t>(op.index)];
+        timing.start_ps = rec.posted_ps;
+        timing.end_ps = now;
+      }
+      result_.ranks[static_cast<std::size_t>(rec.send.rank)].bytes_sent += rec.bytes;
+      result_.ranks[static_cast<std::size_t>(rec.recv.rank)].bytes_received += rec.bytes;
+      transfer_touches(rec.send.rank, -1, now);
+      transfer_touches(rec.recv.rank, -1, now);
+      tracker_.finish_transfer({rec.send, rec.recv, rec.object});
     }
-    spec.rate_cap_bytes_per_s = cap;
-    if (spec.bytes <= 0.0) {
-      queue_.push(later_ps(now, route.latency_ps), {EventKind::transfer_done, 0, index, 0});
-      return;
-    }
-    if (options_.record_link_samples) {
-      for (LinkId l : route.links) touched_links_.push_back(l);
-    }
-    const FlowId flow = network_.start(std::move(spec), now);
-    flow_to_transfer_[flow] = index;
-  }
-
-  void finish_flow(FlowId flow, Picoseconds now) {
-    auto it = flow_to_transfer_.find(flow);
-    const std::int64_t index = it->second;
-    flow_to_transfer_.erase(it);
-    const TransferRecord& rec = result_.transfers[static_cast<std::size_t>(index)];
-    const Route& route = router_.route(placement_[static_cast<std::size_t>(rec.send.rank)],
-                                       placement_[static_cast<std::size_t>(rec.recv.rank)]);
-    if (options_.record_link_samples) {
-      for (LinkId l : route.links) touched_links_.push_back(l);
-    }
-    queue_.push(later_ps(now, route.latency_ps), {EventKind::transfer_done, 0, index, 0});
   }
 
   void handle(const EventPayload& e, Picoseconds now) {
@@ -301,52 +258,11 @@ class Simulation {
       case EventKind::compute_done:
         finish_compute(e, now);
         break;
-      case EventKind::flow_start:
-        start_flow(e.index, now);
+      case EventKind::transfer_wake:
+        network_->wake(e.index, now);
+        finish_transfers(now);
         break;
-      case EventKind::transfer_done: {
-        TransferRecord& rec = result_.transfers[static_cast<std::size_t>(e.index)];
-        rec.end_ps = now;
-        for (OpId id : {rec.send, rec.recv}) {
-          auto& timing =
-              result_.ops[static_cast<std::size_t>(id.rank)][static_cast<std::size_t>(id.index)];
-          timing.start_ps = rec.posted_ps;
-          timing.end_ps = now;
-        }
-        result_.ranks[static_cast<std::size_t>(rec.send.rank)].bytes_sent += rec.bytes;
-        result_.ranks[static_cast<std::size_t>(rec.recv.rank)].bytes_received += rec.bytes;
-        transfer_touches(rec.send.rank, -1, now);
-        transfer_touches(rec.recv.rank, -1, now);
-        tracker_.finish_transfer({rec.send, rec.recv, rec.object});
-        break;
-      }
     }
-  }
-
-  void sample_links(Picoseconds now) {
-    std::sort(touched_links_.begin(), touched_links_.end());
-    touched_links_.erase(std::unique(touched_links_.begin(), touched_links_.end()),
-                         touched_links_.end());
-    // A rate change can ripple through every flow that shares a link with a
-    // touched one, so sample the links of all active flows plus the touched.
-    for (const auto& [flow, index] : flow_to_transfer_) {
-      (void)flow;
-      const TransferRecord& rec = result_.transfers[static_cast<std::size_t>(index)];
-      const Route& route = router_.route(placement_[static_cast<std::size_t>(rec.send.rank)],
-                                         placement_[static_cast<std::size_t>(rec.recv.rank)]);
-      touched_links_.insert(touched_links_.end(), route.links.begin(), route.links.end());
-    }
-    std::sort(touched_links_.begin(), touched_links_.end());
-    touched_links_.erase(std::unique(touched_links_.begin(), touched_links_.end()),
-                         touched_links_.end());
-    for (int l : touched_links_) {
-      const double load = network_.link_load_bytes_per_s(l);
-      auto [it, inserted] = last_link_load_.emplace(l, load);
-      if (!inserted && it->second == load) continue;
-      it->second = load;
-      result_.link_samples.push_back({now, l, load});
-    }
-    touched_links_.clear();
   }
 
   void finalize() {
@@ -355,6 +271,7 @@ class Simulation {
       for (const OpTiming& t : result_.ops[static_cast<std::size_t>(r)]) {
         totals.end_ps = std::max(totals.end_ps, t.end_ps);
       }
+      totals.comm_active_ps = activity_.active_ps(r);
       totals.peak_bytes = tracker_.peak_bytes(r);
       totals.peak_breakdown = tracker_.peak_breakdown(r);
       result_.makespan_ps = std::max(result_.makespan_ps, totals.end_ps);
@@ -364,23 +281,19 @@ class Simulation {
   }
 
   const Plan& plan_;
-  const Topology& topology_;
-  const CalibrationProfile& profile_;
   const SimulationOptions& options_;
   ComputeModel compute_;
   PlanTracker tracker_;
-  Router router_;
-  FlowNetwork network_;
+  std::unique_ptr<TransferModel> network_;
+  std::vector<int> placement_;  // rank -> GPU
+  ComputeStretch stretch_;
+  CommActivity activity_;
   EventQueue<EventPayload> queue_;
-  std::vector<int> placement_;
-  std::vector<int> active_transfers_;
   std::vector<RunningCompute> running_;
-  std::vector<Picoseconds> active_since_;
-  std::vector<int> rank_node_;        // topology node of each rank's GPU
-  std::vector<int> running_on_node_;  // computes running per node (core sharing)
-  std::unordered_map<FlowId, std::int64_t> flow_to_transfer_;
-  std::vector<int> touched_links_;
-  std::map<int, double> last_link_load_;
+  std::vector<TransferId> completed_;
+  std::vector<std::vector<int>> ranks_on_gpu_;
+  std::vector<int> changed_gpus_;
+  LinkSampler sampler_;
   SimulationResult result_;
 };
 

@@ -1,17 +1,15 @@
 // The discrete-event simulator: executes a plan (plan_tracker.hpp semantics)
 // over a topology with the costs of a calibration profile.
 //
-// Time advances from event to event: compute completions, flow starts (a
-// transfer starts moving bytes alpha after both sides are posted; alpha is the
-// software latency of the slowest link class on the route), flow completions
-// from the max-min fair network (link capacity = spec bandwidth x class
-// efficiency, flow cap = the smallest cap of the classes on the route), and
-// transfer completions (flow end + the route's propagation latency). While a
-// transfer touches its GPU, a compute progresses (1 + comm_slowdown) times
-// slower, for exactly the overlapping time. With a profile's `cores` set, the
-// ranks on one topology node share that many compute units: while k > cores
-// computes run there, each progresses at cores / k of its rate (fair sharing, the
-// same rule as a link's flows; a CPU host running more ranks than cores).
+// Time advances from event to event: compute completions, and the transfer
+// model's changes (sim/network/transfer_model.hpp). The simulator owns no
+// network policy: it posts each transfer (source GPU, destination GPU, bytes)
+// when both sides are ready and learns when its last byte arrived; the max-min
+// flow model (flow_transfer_model.hpp: alpha, link capacity x efficiency, flow
+// caps, propagation) is the implementation used here. A compute op's duration
+// comes from the compute model, stretched while communication touches its rank
+// or computes share a node's cores (compute_stretch.hpp), for exactly the
+// overlapping time. Link loads are sampled for traces (link_sampler.hpp).
 // Same inputs give the same result to the picosecond.
 #pragma once
 

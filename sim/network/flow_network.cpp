@@ -86,6 +86,7 @@ void FlowNetwork::settle(Picoseconds now) {
     throw std::invalid_argument("FlowNetwork::settle: time is before the last settle");
   }
   last_settle_ps_ = now;
+  rerated_.clear();
   if (dirty_links_.empty() && pending_routeless_.empty()) return;
   ++epoch_;
   collect_component();
@@ -222,8 +223,8 @@ void FlowNetwork::set_finish(int slot, Picoseconds finish_ps) {
 }
 
 // Max-min fair rates for the collected component. Flows whose rate changes are
-// re-anchored at `now`; a re-anchored flow with (almost) nothing left finishes at
-// `now`, and the allocation is redone without it.
+// re-anchored at `now`; a re-anchored flow that would finish within this picosecond at
+// its new rate finishes at `now`, and the allocation is redone without it.
 void FlowNetwork::allocate_component(Picoseconds now) {
   solved_.clear();
   for (int slot : component_) {
@@ -248,12 +249,15 @@ void FlowNetwork::allocate_component(Picoseconds now) {
       Flow& flow = flows_[solved_[i]];
       const double rate = rates_[i];
       if (rate != flow.rate_bytes_per_s && !std::isinf(rate)) {
+        // Ends now only if at its new rate it would finish within this picosecond: a
+        // byte-count threshold would cut short a flow whose last bytes are slowed down.
         const double remaining = remaining_at(flow, now);
-        if (remaining <= 1e-6 * flow.bytes || remaining < 1.0) {
+        if (remaining * 1e12 < rate) {
           flow.remaining_bytes = 0.0;
           flow.anchor_ps = now;
           flow.rate_bytes_per_s = 0.0;
           set_finish(solved_[i], now);
+          rerated_.push_back(flow.id);
           guard_fired = true;
           continue;
         }
@@ -270,6 +274,7 @@ void FlowNetwork::allocate_component(Picoseconds now) {
     Flow& flow = flows_[slot];
     const double rate = rates_[i];
     if (rate == flow.rate_bytes_per_s && flow.queued) continue;  // same anchor and finish
+    rerated_.push_back(flow.id);
     if (std::isinf(rate)) {
       // Empty route, no cap: the copy is instantaneous, done at its start.
       flow.rate_bytes_per_s = rate;

@@ -19,11 +19,13 @@
 // an anchor (time t0, remaining bytes r0) and a rate x, so
 //   finish_ps = t0 + ceil(r0 * 1e12 / x)
 // and at a settle at time t that changes x, r0 becomes r0 - x * (t - t0) / 1e12
-// and t0 becomes t. Drift guard: a flow whose rate would change at a settle and
-// whose remaining bytes there are <= 1e-6 of its size or < 1 byte is finished at
-// that settle's time (it takes no more bandwidth). Finish times therefore depend
-// only on each flow's rate history, not on how often settle is called. When the
-// guard ends a flow the component is allocated again without it (rare).
+// and t0 becomes t. Drift guard, decided on time: a flow whose rate would change
+// to x' at a settle and whose remaining bytes r there would take under one
+// picosecond at x' (r * 1e12 < x', including r <= 0 from rounding its finish up) is
+// finished at that settle's time (it takes no more bandwidth); a flow with a few
+// bytes left whose rate collapses keeps going at its new rate. Finish times
+// therefore depend only on each flow's rate history, not on how often settle is
+// called. When the guard ends a flow the component is allocated again without it.
 // A started flow moves from the settle that first gives it a rate.
 //
 // Cost of a settle: O(F log F + (F + L + R) log(L + R)) for the F flows, L links
@@ -82,6 +84,9 @@ class FlowNetwork {
   int link_count() const;
   // Sum of current flow rates on a link (for utilisation counters).
   double link_load_bytes_per_s(int link) const;
+  // Flows whose rate changed at the last settle (in the order they were re-rated; a flow
+  // the drift guard ended is there with rate 0), so that a caller can follow loads.
+  const std::vector<FlowId>& rerated_flows() const { return rerated_; }
   // Total number of flow-rate recomputations so far (for benchmarks).
   std::int64_t recomputed_flows() const;
 
@@ -129,6 +134,7 @@ class FlowNetwork {
   std::vector<char> link_dirty_;
   std::vector<int> dirty_links_;
   std::vector<int> pending_routeless_;  // slots of unsettled empty-route flows
+  std::vector<FlowId> rerated_;         // at the last settle
   std::set<FinishKey> finish_queue_;
   FlowId next_id_ = 0;
   Picoseconds last_settle_ps_ = 0;

@@ -1,0 +1,223 @@
+#include "sim/model/flow_transfer_model.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "sim/core/input_error.hpp"
+
+namespace tilesim {
+namespace {
+
+// Ranking of link classes for "the slowest class on a route" (alpha).
+int class_rank(LinkClass cls) {
+  switch (cls) {
+    case LinkClass::nvlink:
+      return 0;
+    case LinkClass::pcie:
+      return 1;
+    case LinkClass::upi:
+      return 2;
+    case LinkClass::ethernet:
+      return 3;
+    case LinkClass::ib:
+      return 4;
+  }
+  return 0;
+}
+
+std::vector<double> link_capacities(const Topology& topology, const CalibrationProfile& profile) {
+  std::vector<double> caps(static_cast<std::size_t>(topology.link_count()));
+  for (int l = 0; l < topology.link_count(); ++l) {
+    const Link& link = topology.link(l);
+    const LinkCost& cost = profile.link(link.cls);
+    if (!cost.defined) {
+      throw InputError(profile.source, 0, fmt::format("links.{}", to_string(link.cls)),
+                       fmt::format("costs for link class {} (efficiency, alpha, flow_cap): "
+                                   "topology '{}' has such links",
+                                   to_string(link.cls), topology.name));
+    }
+    caps[static_cast<std::size_t>(l)] = link.bandwidth_bytes_per_s * cost.efficiency;
+  }
+  return caps;
+}
+
+}  // namespace
+
+FlowTransferModel::FlowTransferModel(const Topology& topology, const CalibrationProfile& profile,
+                                     TransferCalendar& calendar, bool record_link_loads)
+    : topology_(topology),
+      profile_(profile),
+      calendar_(calendar),
+      record_link_loads_(record_link_loads),
+      router_(topology),
+      network_(link_capacities(topology, profile)),
+      traffic_min_bytes_(profile.comm_slowdown_min_bytes),
+      gpu_rate_bytes_per_s_(static_cast<std::size_t>(topology.gpu_count()), 0.0),
+      gpu_traffic_bytes_per_s_(static_cast<std::size_t>(topology.gpu_count()), 0.0),
+      gpu_traffic_flows_(static_cast<std::size_t>(topology.gpu_count()), 0),
+      gpu_changed_(static_cast<std::size_t>(topology.gpu_count()), 0) {
+  for (int l = 0; l < topology.link_count(); ++l) {
+    const Device& from = topology.device(topology.link_source(l));
+    if (from.kind != DeviceKind::gpu || from.gpu_index < 0) continue;
+    const LinkCost& cost = profile.link(topology.link(l).cls);
+    double rate = topology.link(l).bandwidth_bytes_per_s * cost.efficiency;
+    if (cost.flow_cap_bytes_per_s > 0) rate = std::min(rate, cost.flow_cap_bytes_per_s);
+    double& best = gpu_rate_bytes_per_s_[static_cast<std::size_t>(from.gpu_index)];
+    best = std::max(best, rate);
+  }
+}
+
+TransferId FlowTransferModel::post(const TransferRequest& request, Picoseconds now) {
+  const TransferId id = next_id_++;
+  const Route& route = router_.route(request.src_gpu, request.dst_gpu);
+  in_flight_.emplace(id, InFlight{&route, request.src_gpu, request.dst_gpu, request.bytes,
+                                  Phase::software_latency, 0.0});
+  LinkClass slowest = LinkClass::nvlink;
+  for (LinkId l : route.links) {
+    if (class_rank(topology_.link(l).cls) > class_rank(slowest)) slowest = topology_.link(l).cls;
+  }
+  calendar_.wake_at(later_ps(now, s_to_ps(profile_.link(slowest).alpha_s)), id);
+  return id;
+}
+
+void FlowTransferModel::wake(std::int64_t token, Picoseconds now) {
+  const auto it = in_flight_.find(token);
+  if (it == in_flight_.end()) throw std::logic_error("FlowTransferModel: wake of no transfer");
+  if (it->second.phase == Phase::software_latency) {
+    start_flow(token, it->second, now);
+  } else if (it->second.phase == Phase::propagation) {
+    in_flight_.erase(it);
+    completed_.push_back(token);
+  }
+}
+
+void FlowTransferModel::start_flow(TransferId id, InFlight& transfer, Picoseconds now) {
+  if (transfer.bytes <= 0.0) {
+    begin_propagation(id, transfer, now);
+    return;
+  }
+  FlowSpec spec;
+  spec.links.assign(transfer.route->links.begin(), transfer.route->links.end());
+  spec.bytes = transfer.bytes;
+  double cap = 0.0;
+  for (LinkId l : transfer.route->links) {
+    const double c = profile_.link(topology_.link(l).cls).flow_cap_bytes_per_s;
+    if (c > 0 && (cap == 0.0 || c < cap)) cap = c;
+  }
+  spec.rate_cap_bytes_per_s = cap;
+  if (record_link_loads_) {
+    touched_links_.insert(touched_links_.end(), spec.links.begin(), spec.links.end());
+  }
+  transfer.phase = Phase::flowing;
+  transfer_of_flow_[network_.start(std::move(spec), now)] = id;
+}
+
+void FlowTransferModel::begin_propagation(TransferId id, InFlight& transfer, Picoseconds now) {
+  transfer.phase = Phase::propagation;
+  calendar_.wake_at(later_ps(now, transfer.route->latency_ps), id);
+}
+
+void FlowTransferModel::settle(Picoseconds now) {
+  network_.settle(now);
+  for (FlowId flow : network_.rerated_flows()) {
+    InFlight& transfer = in_flight_.at(transfer_of_flow_.at(flow));
+    if (transfer.bytes < traffic_min_bytes_) continue;  // latency-bound: loads nothing
+    const double rate = network_.rate_bytes_per_s(flow);
+    count_traffic(transfer, std::isinf(rate) ? 0.0 : rate);  // an instant copy moves nothing
+  }
+}
+
+void FlowTransferModel::gpus_of(const InFlight& transfer, std::vector<int>& out) const {
+  out.clear();
+  out.push_back(transfer.src_gpu);
+  out.push_back(transfer.dst_gpu);
+  for (LinkId l : transfer.route->links) {
+    const Device& relay = topology_.device(topology_.link_target(l));
+    if (relay.kind == DeviceKind::gpu && relay.gpu_index >= 0) out.push_back(relay.gpu_index);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+}
+
+void FlowTransferModel::count_traffic(InFlight& transfer, double rate_bytes_per_s) {
+  const double old_rate = transfer.counted_rate_bytes_per_s;
+  if (rate_bytes_per_s == old_rate) return;
+  transfer.counted_rate_bytes_per_s = rate_bytes_per_s;
+  gpus_of(transfer, scratch_gpus_);
+  for (int gpu : scratch_gpus_) {
+    const auto g = static_cast<std::size_t>(gpu);
+    gpu_traffic_flows_[g] += (rate_bytes_per_s > 0 ? 1 : 0) - (old_rate > 0 ? 1 : 0);
+    // Exactly 0 when no flow is left, whatever rounding the differences left behind.
+    gpu_traffic_bytes_per_s_[g] = gpu_traffic_flows_[g] == 0
+                                      ? 0.0
+                                      : gpu_traffic_bytes_per_s_[g] + (rate_bytes_per_s - old_rate);
+    if (!gpu_changed_[g]) {
+      gpu_changed_[g] = 1;
+      changed_gpus_.push_back(gpu);
+    }
+  }
+}
+
+double FlowTransferModel::gpu_traffic_share(int gpu) const {
+  const auto g = static_cast<std::size_t>(gpu);
+  const double traffic = gpu_traffic_bytes_per_s_[g];
+  if (!(traffic > 0.0)) return 0.0;
+  const double rate = gpu_rate_bytes_per_s_[g];
+  return rate > 0.0 ? std::min(1.0, traffic / rate) : 1.0;
+}
+
+void FlowTransferModel::take_gpus_with_changed_traffic(std::vector<int>& out) {
+  out = std::move(changed_gpus_);
+  changed_gpus_.clear();
+  for (int gpu : out) gpu_changed_[static_cast<std::size_t>(gpu)] = 0;
+  std::sort(out.begin(), out.end());
+}
+
+std::optional<Picoseconds> FlowTransferModel::next_change_ps() const {
+  return network_.next_finish_ps();
+}
+
+void FlowTransferModel::advance(Picoseconds now) {
+  for (FlowId flow : network_.take_finished(now)) {
+    const auto it = transfer_of_flow_.find(flow);
+    const TransferId id = it->second;
+    transfer_of_flow_.erase(it);
+    InFlight& transfer = in_flight_.at(id);
+    count_traffic(transfer, 0.0);
+    if (record_link_loads_) {
+      touched_links_.insert(touched_links_.end(), transfer.route->links.begin(),
+                            transfer.route->links.end());
+    }
+    begin_propagation(id, transfer, now);
+  }
+}
+
+void FlowTransferModel::take_completed(std::vector<TransferId>& out) {
+  out.insert(out.end(), completed_.begin(), completed_.end());
+  completed_.clear();
+}
+
+int FlowTransferModel::link_count() const { return topology_.link_count(); }
+
+void FlowTransferModel::take_links_to_sample(std::vector<int>& out) {
+  // A rate change can ripple through every flow that shares a link with a touched one, so
+  // the links of all active flows may have changed too.
+  out = std::move(touched_links_);
+  touched_links_.clear();
+  for (const auto& [flow, id] : transfer_of_flow_) {
+    (void)flow;
+    const Route& route = *in_flight_.at(id).route;
+    out.insert(out.end(), route.links.begin(), route.links.end());
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+}
+
+double FlowTransferModel::link_load_bytes_per_s(int link) const {
+  return network_.link_load_bytes_per_s(link);
+}
+
+}  // namespace tilesim

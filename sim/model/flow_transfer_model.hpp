@@ -1,0 +1,94 @@
+// The max-min flow model behind the TransferModel seam (sim/network/transfer_model.hpp).
+//
+// A transfer from GPU s to GPU d follows the router's route (sim/topology) and goes through
+// three phases:
+//   1. software latency: bytes start to move alpha after the post, alpha = the profile's
+//      alpha of the slowest link class on the route (nvlink < pcie < upi < ethernet < ib);
+//   2. a flow in the max-min fair FlowNetwork (sim/network/flow_network.hpp) over the
+//      route's links, each of capacity C_l = spec bandwidth x the class's efficiency, the
+//      flow itself capped at the smallest flow_cap of the classes on its route (one NCCL
+//      pair cannot fill a link; 0 = no cap);
+//   3. propagation: the transfer completes the route's latency after its last byte left.
+// A transfer of 0 bytes skips phase 2; one between ranks on the same GPU has an empty route
+// (no links, no cap: it moves instantly after alpha). Phases 1 and 3 are calendar wake-ups,
+// phase 2's end is next_change_ps().
+//
+// GPU traffic (compute interference): a flow of at least the profile's
+// comm_slowdown_min_bytes loads every GPU it moves through (sender, receiver and any GPU
+// relaying on its route) with its current rate; smaller messages are latency-bound and
+// load nothing, nor does a transfer in phase 1 or 3. A GPU's share is
+//   min(1, sum of those rates / R_gpu),  R_gpu = max over the GPU's out-links l of
+//   min(C_l, flow cap of l's class),
+// the rate one transfer alone moves out of the GPU (what the calibration probe, one pair
+// exchanging large messages, drives: share 1). Sums are exact 0 when no flow is left.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "sim/model/calibration_profile.hpp"
+#include "sim/network/flow_network.hpp"
+#include "sim/network/transfer_model.hpp"
+#include "sim/topology/topology.hpp"
+
+namespace tilesim {
+
+class FlowTransferModel final : public TransferModel {
+ public:
+  // Throws InputError (the profile's file, key links.<class>) when the topology has a link
+  // class the profile gives no costs for. The topology must outlive the model.
+  FlowTransferModel(const Topology& topology, const CalibrationProfile& profile,
+                    TransferCalendar& calendar, bool record_link_loads);
+
+  TransferId post(const TransferRequest& request, Picoseconds now) override;
+  void wake(std::int64_t token, Picoseconds now) override;
+  void settle(Picoseconds now) override;
+  std::optional<Picoseconds> next_change_ps() const override;
+  void advance(Picoseconds now) override;
+  void take_completed(std::vector<TransferId>& out) override;
+
+  int link_count() const override;
+  void take_links_to_sample(std::vector<int>& out) override;
+  double link_load_bytes_per_s(int link) const override;
+  double gpu_traffic_share(int gpu) const override;
+  void take_gpus_with_changed_traffic(std::vector<int>& out) override;
+
+ private:
+  enum class Phase : std::uint8_t { software_latency, flowing, propagation };
+  struct InFlight {
+    const Route* route = nullptr;
+    int src_gpu = 0;
+    int dst_gpu = 0;
+    double bytes = 0.0;
+    Phase phase = Phase::software_latency;
+    double counted_rate_bytes_per_s = 0.0;  // its share of the GPUs' traffic now
+  };
+
+  void start_flow(TransferId id, InFlight& transfer, Picoseconds now);
+  void begin_propagation(TransferId id, InFlight& transfer, Picoseconds now);
+  // Moves a transfer's contribution to its GPUs' traffic to `rate` (0 when it stops).
+  void count_traffic(InFlight& transfer, double rate_bytes_per_s);
+  void gpus_of(const InFlight& transfer, std::vector<int>& out) const;
+
+  const Topology& topology_;
+  const CalibrationProfile& profile_;
+  TransferCalendar& calendar_;
+  bool record_link_loads_;
+  Router router_;
+  FlowNetwork network_;
+  TransferId next_id_ = 0;
+  std::unordered_map<TransferId, InFlight> in_flight_;  // posted, not yet completed
+  std::unordered_map<FlowId, TransferId> transfer_of_flow_;
+  std::vector<TransferId> completed_;
+  std::vector<int> touched_links_;  // flows started or ended since the last sample
+  double traffic_min_bytes_;
+  std::vector<double> gpu_rate_bytes_per_s_;  // R_gpu
+  std::vector<double> gpu_traffic_bytes_per_s_;
+  std::vector<int> gpu_traffic_flows_;  // flows counted on the GPU
+  std::vector<char> gpu_changed_;
+  std::vector<int> changed_gpus_;
+  std::vector<int> scratch_gpus_;
+};
+
+}  // namespace tilesim
