@@ -35,12 +35,13 @@ inline ChunkBytes chunk_bytes(const AttentionShape& s, int ranks) {
 }
 
 inline Plan plan_of(const std::string& kind, const AttentionShape& shape, int gpus, int ulysses = 0,
-                    int inner = 0) {
+                    int inner = 0, Correction correction = Correction::separate) {
   ScheduleSpec spec;
   spec.kind = kind;
   spec.gpus = gpus;
   spec.ulysses_degree = ulysses;
   spec.inner_ring = inner;
+  spec.correction = correction;
   return make_plan(shape, spec);
 }
 

@@ -18,6 +18,7 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <stdexcept>
 #include <vector>
 
@@ -62,6 +63,16 @@ class PlanTracker {
   bool is_done(OpId op) const;
   // The first unfinished op of each rank that has one (for deadlock reports).
   std::vector<OpId> first_blocked(std::size_t limit) const;
+
+  // The objects op allocates when it starts (a compute, merge or recv that
+  // creates its rank's copy; for a free, the objects it releases). A compute
+  // that allocates an accumulator starts it empty, even if an earlier copy was
+  // freed.
+  std::span<const std::int32_t> allocated_by(OpId op) const {
+    const RankState& rs = ranks_[static_cast<std::size_t>(op.rank)];
+    const auto i = static_cast<std::size_t>(op.index);
+    return {rs.mem.data() + rs.op[i].mem_begin, rs.op[i + 1].mem_begin - rs.op[i].mem_begin};
+  }
 
   double live_bytes(int rank) const { return ranks_[static_cast<std::size_t>(rank)].live_bytes; }
   double peak_bytes(int rank) const { return ranks_[static_cast<std::size_t>(rank)].peak_bytes; }

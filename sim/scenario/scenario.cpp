@@ -129,6 +129,11 @@ ScheduleSpec read_schedule(const YamlMap& m) {
   }
   if (m.has("ulysses")) spec.ulysses_degree = positive_int(m, "ulysses");
   if (m.has("inner")) spec.inner_ring = positive_int(m, "inner");
+  if (m.has("correction")) {
+    spec.correction = m.choice("correction", {"separate", "fused"}) == "separate"
+                          ? Correction::separate
+                          : Correction::fused;
+  }
   if (m.has("memory_budget")) {
     spec.memory_budget_bytes = m.bytes("memory_budget");
     // 0 would read as "no budget": say so by leaving the key out instead.
@@ -240,7 +245,8 @@ Scenario read_scenario(const std::string& path, const std::vector<std::string>& 
   }
 
   const YamlMap sched = root.map("schedule");
-  sched.allow_only({"kind", "gpus", "tile", "placement", "ulysses", "inner", "memory_budget"});
+  sched.allow_only(
+      {"kind", "gpus", "tile", "placement", "ulysses", "inner", "memory_budget", "correction"});
   s.schedule = read_schedule(sched);
   s.document = doc;
   return s;

@@ -59,9 +59,9 @@ void add_ring_forward(Plan& plan, const std::vector<RingMember>& ring, CommGroup
           build.compute({q.chunk, key.chunk}, Pass::fwd, reads, writes);
         }
       }
+      build.flush();  // one call per step, even where no comm op follows
       if (s > 0) last_frees = free_all(build, bundle(ring, j), &RingKey::kv);
     }
-    build.flush();
   }
 }
 
@@ -86,6 +86,7 @@ void add_ring_backward(Plan& plan, const std::vector<RingMember>& ring, CommGrou
           build.compute({q.chunk, key.chunk}, Pass::bwd, reads, writes);
         }
       }
+      build.flush();
       if (m > 1) {
         exchange(build, groups, n, bundle(ring, j), bundle(ring, j - 1), &RingKey::dkv,
                  last_dkv_frees);
@@ -93,7 +94,6 @@ void add_ring_backward(Plan& plan, const std::vector<RingMember>& ring, CommGrou
       }
       if (s > 0) last_kv_frees = free_all(build, bundle(ring, j), &RingKey::kv);
     }
-    build.flush();
   }
 }
 
