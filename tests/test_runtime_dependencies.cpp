@@ -25,6 +25,7 @@ TEST_CASE("runtime: ring dependencies follow the plan semantics", "[runtime]") {
   shape.head_dim = 16;
   ScheduleSpec spec;
   spec.gpus = 4;
+  spec.correction = Correction::fused;  // the generated ring, no correction ops
   const Plan plan = make_plan(shape, spec);
   const int rank = 1;
   const RankProgram& program = plan.programs[rank];
@@ -62,4 +63,32 @@ TEST_CASE("runtime: ring dependencies follow the plan semantics", "[runtime]") {
   for (std::size_t i = 0; i < deps.size(); ++i) {
     for (int p : deps.prerequisites(static_cast<int>(i))) CHECK(p < static_cast<int>(i));
   }
+}
+
+TEST_CASE("runtime: the separate correction's merge follows its call, the partial's free the merge",
+          "[runtime]") {
+  AttentionShape shape;
+  shape.seq_len = 64;
+  shape.heads = 2;
+  shape.kv_heads = 2;
+  shape.head_dim = 16;
+  ScheduleSpec spec;
+  spec.gpus = 4;
+  const Plan plan = make_plan(shape, spec);
+  const RankProgram& program = plan.programs[1];
+  const RankDependencies deps(plan, 1);
+  // Four calls and three corrections on the compute stream; three KV frees and one free of the
+  // O and LSE block partials after each correction.
+  CHECK(deps.compute_ops().size() == 4 + 3);
+  CHECK(deps.free_ops().size() == 3 + 2 * 3);
+  int merges = 0;
+  for (int i = 0; i < static_cast<int>(program.size()); ++i) {
+    if (program.op(i).kind != OpKind::merge) continue;
+    ++merges;
+    REQUIRE(program.op(i - 1).kind == OpKind::compute);
+    CHECK(waits_for(deps, i, i - 1));  // reads the partials the call wrote
+    CHECK(program.op(i + 1).kind == OpKind::free);
+    CHECK(waits_for(deps, i + 1, i));  // the partial is dropped once merged
+  }
+  CHECK(merges == 3);
 }
