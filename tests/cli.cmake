@@ -40,7 +40,7 @@ tilesim_cli_test(compute_beyond_range 2 "timeline passes the simulator's range"
                  simulate scenarios/ring-256k.yaml --set attention.seq_len=4400M)
 # A budget ring cannot meet is an error for simulate and a left-out candidate for tune.
 tilesim_cli_test(budget_exceeded 2
-                 "\\(--set schedule\\.memory_budget=1GiB\\): key 'schedule\\.memory_budget': a budget this plan fits in: the plan's simulated peak, 2\\.25 GiB"
+                 "\\(--set schedule\\.memory_budget=1GiB\\): key 'schedule\\.memory_budget': a budget this plan fits in: the plan's simulated peak, 2\\.51 GiB"
                  simulate scenarios/ring-256k.yaml --set schedule.memory_budget=1GiB)
 tilesim_cli_test(budget_zero 2 "key 'schedule\\.memory_budget': a positive size"
                  simulate scenarios/ring-256k.yaml --set schedule.memory_budget=0)
@@ -58,7 +58,7 @@ tilesim_cli_test(trace_into_missing_directory 2 "--trace: directory /nonexistent
 tilesim_cli_test(negative_seed 2 "--seed: expected a non-negative integer"
                  run scenarios/ring-256k.yaml --seed -1)
 tilesim_cli_test(validate_run_without_op_times 2
-                 "run-without-op-times\\.json: key 'op_times': a time for every op of the plan but the frees; 8 have none"
+                 "run-without-op-times\\.json: key 'op_times': a time for every op of the plan but the frees; 10 have none"
                  validate scenarios/cpu/ring-cpu.yaml --set schedule.gpus=2 --set attention.seq_len=1K
                  --measured ${bad}/run-without-op-times.json)
 tilesim_cli_test(profile_without_link_class 2
@@ -98,3 +98,11 @@ if(NOT TILESIM_HAVE_CUDNN)
                    "--kernels cudnn: this tilesim was built without the cuDNN kernels.*install-deps"
                    run scenarios/ring-256k.yaml --backend cuda --kernels cudnn)
 endif()
+
+# The implementation-style keys (docs/schedules.md): bad values name their key.
+tilesim_cli_test(bad_correction 2
+                 "key 'schedule\\.correction': expected one of separate, fused, got 'lazy'"
+                 simulate scenarios/ring-256k.yaml --set schedule.correction=lazy)
+tilesim_cli_test(bad_partial_dtype 2
+                 "key 'attention\\.partial_dtype': expected one of bf16, fp16, fp32, got 'fp8'"
+                 simulate scenarios/ring-256k.yaml --set attention.partial_dtype=fp8)

@@ -18,26 +18,30 @@ inline AttentionShape shape_with(bool gqa, bool causal, PassSelection pass,
   return s;
 }
 
-// Byte sizes of one chunk of c = S/P tokens: q (= dO), kv, o (fp32, = dQ),
-// lse (fp32), dkv (fp32).
+// Byte sizes of one chunk of c = S/P tokens with the default dtypes (bf16
+// activations, fp32 partials, outputs in the activation dtype): q (= dO), kv,
+// o (fp32 partial O or dQ), lse (fp32), dkv (fp32 partial), of (a finished O
+// or dQ, bf16), dkvf (a finished dK+dV, bf16).
 struct ChunkBytes {
-  double q, kv, o, lse, dkv;
+  double q, kv, o, lse, dkv, of, dkvf;
 };
 
 inline ChunkBytes chunk_bytes(const AttentionShape& s, int ranks) {
   const double c = static_cast<double>(s.seq_len) / ranks;
   const double b = s.batch, h = s.heads, hkv = s.kv_heads, d = s.head_dim, e = 2.0;
-  return {b * c * h * d * e, 2.0 * b * c * hkv * d * e, b * c * h * d * 4.0, b * c * h * 4.0,
-          2.0 * b * c * hkv * d * 4.0};
+  return {b * c * h * d * e,        2.0 * b * c * hkv * d * e,   b * c * h * d * 4.0,
+          b * c * h * 4.0,          2.0 * b * c * hkv * d * 4.0, b * c * h * d * e,
+          2.0 * b * c * hkv * d * e};
 }
 
 inline Plan plan_of(const std::string& kind, const AttentionShape& shape, int gpus, int ulysses = 0,
-                    int inner = 0) {
+                    int inner = 0, Correction correction = Correction::separate) {
   ScheduleSpec spec;
   spec.kind = kind;
   spec.gpus = gpus;
   spec.ulysses_degree = ulysses;
   spec.inner_ring = inner;
+  spec.correction = correction;
   return make_plan(shape, spec);
 }
 

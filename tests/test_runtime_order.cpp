@@ -8,6 +8,7 @@
 // "j before i" means i cannot finish before j has finished; the test compares the transitive
 // closures, so the tracker's folded compute stream and the executor's full prerequisite lists
 // must imply the same order.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <string>
@@ -207,4 +208,38 @@ TEST_CASE("runtime: the executor enforces the tracker's order for every schedule
   CHECK(kinds_seen.size() == std::size(kScheduleKinds));
   CHECK(counts.plans == 184);  // 22 x 4 + 18 + 18 + 6 + 54 plans listed above
   CHECK(counts.ordered_pairs > 1000);
+}
+
+TEST_CASE("runtime: the separate correction's merge follows its call, the partial's free the merge",
+          "[runtime]") {
+  AttentionShape shape;
+  shape.seq_len = 64;
+  shape.heads = 2;
+  shape.kv_heads = 2;
+  shape.head_dim = 16;
+  ScheduleSpec spec;
+  spec.gpus = 4;
+  const Plan plan = make_plan(shape, spec);
+  const RankProgram& program = plan.programs[1];
+  const runtime::IssueOrder issue(plan, 1);
+  const RankSemantics& sem = issue.semantics();
+  // Four calls and three corrections on the compute stream; three KV frees and one free of the
+  // O and LSE block partials after each correction.
+  CHECK(sem.compute_ops().size() == 4 + 3);
+  CHECK(sem.free_ops().size() == 3 + 2 * 3);
+  const auto waits = [&](int op, int on) {
+    std::vector<int> w;
+    issue.waits_for(op, w);
+    return std::find(w.begin(), w.end(), on) != w.end();
+  };
+  int merges = 0;
+  for (int i = 0; i < static_cast<int>(program.size()); ++i) {
+    if (program.op(i).kind != OpKind::merge) continue;
+    ++merges;
+    REQUIRE(program.op(i - 1).kind == OpKind::compute);
+    CHECK(waits(i, i - 1));  // reads the partials the call wrote
+    CHECK(program.op(i + 1).kind == OpKind::free);
+    CHECK(waits(i + 1, i));  // the partial is dropped once merged
+  }
+  CHECK(merges == 3);
 }

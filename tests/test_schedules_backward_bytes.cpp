@@ -56,10 +56,11 @@ TEST_CASE("schedules: ulysses backward moves (P-1)/P of dO in and of dQ, dKV out
       const double f = (p - 1.0) / p;
       const AttentionShape bwd = shape_with(gqa, true, PassSelection::backward);
       const ChunkBytes b = chunk_bytes(bwd, p);
-      check_every_rank(validate_plan(plan_of("ulysses", bwd, p)), f * (b.q + b.o + b.dkv));
+      // dQ and dKV go back finished, in the activation dtype (of, dkvf).
+      check_every_rank(validate_plan(plan_of("ulysses", bwd, p)), f * (b.q + b.of + b.dkvf));
       const AttentionShape both = shape_with(gqa, true, PassSelection::both);
       check_every_rank(validate_plan(plan_of("ulysses", both, p)),
-                       f * (b.q + b.kv + b.o) + f * (b.q + b.o + b.dkv));
+                       f * (b.q + b.kv + b.of) + f * (b.q + b.of + b.dkvf));
     }
   }
 }
@@ -73,10 +74,13 @@ TEST_CASE("schedules: usp backward adds the ring's (r-1) kv + r dkv") {
       const double dkv_hops = r > 1 ? r : 0;
       const AttentionShape bwd = shape_with(gqa, true, PassSelection::backward);
       const ChunkBytes b = chunk_bytes(bwd, p);
-      const double backward = f * (b.q + b.o + b.dkv) + (r - 1) * b.kv + dkv_hops * b.dkv;
+      // dQ returns finished (of); dKV is one object that travels the ring
+      // unfinished when r > 1 (fp32 partial on both legs), finished when r = 1.
+      const double dkv = r > 1 ? b.dkv : b.dkvf;
+      const double backward = f * (b.q + b.of + dkv) + (r - 1) * b.kv + dkv_hops * b.dkv;
       check_every_rank(validate_plan(plan_of("usp", bwd, p, u)), backward);
       const AttentionShape both = shape_with(gqa, true, PassSelection::both);
-      const double forward = f * (b.q + b.kv + b.o) + (r - 1) * b.kv;
+      const double forward = f * (b.q + b.kv + b.of) + (r - 1) * b.kv;
       check_every_rank(validate_plan(plan_of("usp", both, p, u)), forward + backward);
     }
   }

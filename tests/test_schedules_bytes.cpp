@@ -83,20 +83,25 @@ TEST_CASE("schedules: pass_q receives (P-1) q plus (P-1) returning O, LSE partia
   }
 }
 
-TEST_CASE("schedules: ulysses moves (P-1)/P of Q, K, V in and of O out") {
+TEST_CASE("schedules: ulysses moves (P-1)/P of Q, K, V in and of the finished O (bf16) out") {
   for (int p : {2, 4, 8}) {
     for (bool gqa : {false, true}) {
       const AttentionShape shape = shape_with(gqa, false, PassSelection::forward);
       const ChunkBytes b = chunk_bytes(shape, p);
       INFO("P = " << p << (gqa ? " GQA" : " MHA"));
       const double f = (p - 1.0) / p;
-      const double want = f * (b.q + b.kv + b.o);
+      const double want = f * (b.q + b.kv + b.of);
       check_every_rank(validate_plan(plan_of("ulysses", shape, p)), want, want);
+      // An fp32 output rule moves the O leg at 4 bytes per element.
+      AttentionShape fp32_out = shape;
+      fp32_out.output_dtype = DType::fp32;
+      const double want32 = f * (b.q + b.kv + b.o);
+      check_every_rank(validate_plan(plan_of("ulysses", fp32_out, p)), want32, want32);
     }
   }
 }
 
-TEST_CASE("schedules: usp u x r moves (u-1)/u of Q, KV, O plus (r-1) kv on the ring") {
+TEST_CASE("schedules: usp u x r moves (u-1)/u of Q, KV, finished O plus (r-1) kv on the ring") {
   for (int u : {1, 2, 4, 8}) {
     for (bool gqa : {false, true}) {
       for (bool causal : {false, true}) {
@@ -104,7 +109,7 @@ TEST_CASE("schedules: usp u x r moves (u-1)/u of Q, KV, O plus (r-1) kv on the r
         const int p = 8, r = p / u;
         const ChunkBytes b = chunk_bytes(shape, p);
         INFO("u = " << u << (gqa ? " GQA" : " MHA") << (causal ? " causal" : ""));
-        const double want = (u - 1.0) / u * (b.q + b.kv + b.o) + (r - 1) * b.kv;
+        const double want = (u - 1.0) / u * (b.q + b.kv + b.of) + (r - 1) * b.kv;
         check_every_rank(validate_plan(plan_of("usp", shape, p, u)), want, want);
       }
     }

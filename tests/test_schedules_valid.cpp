@@ -82,10 +82,11 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("schedules: plans use only compute/send/recv/merge/free, merges only in pass_q") {
+TEST_CASE("schedules: with a fused correction, only pass_q merges") {
   for (const char* kind :
        {"ring", "zigzag", "striped", "pass_q", "allgather_kv", "ulysses", "usp", "double_ring"}) {
-    const Plan plan = plan_of(kind, shape_with(false, false, PassSelection::forward), 4);
+    const Plan plan =
+        plan_of(kind, shape_with(false, false, PassSelection::forward), 4, 0, 0, Correction::fused);
     int merges = 0;
     for (const RankProgram& program : plan.programs) {
       for (const Op& op : program.ops()) merges += op.kind == OpKind::merge ? 1 : 0;

@@ -92,42 +92,55 @@ void CpuBackend::launch_compute(const ComputeTask& task, std::span<const int> /*
 }
 
 void CpuBackend::launch_merge(const MergeTask& task, std::span<const int> /*pending*/) {
-  if (task.sum_target >= 0) {
+  struct Sum {
     std::vector<std::span<const float>> addends;
-    for (int obj : task.addends) addends.emplace_back(data(obj));
-    std::span<float> target = data(task.sum_target);
-    worker_.submit(task.op, [addends, target, op = task.op] {
-      for (std::span<const float> part : addends) {
-        if (part.size() != target.size()) {
-          throw std::runtime_error(
-              fmt::format("merge op {}: partial and target cover different chunks", op));
-        }
-        for (std::size_t i = 0; i < target.size(); ++i) target[i] += part[i];
-      }
-    });
-    return;
+    std::span<float> target;
+  };
+  struct Softmax {
+    std::vector<std::pair<std::span<const float>, std::span<const float>>> parts;
+    std::span<float> o, lse;
+  };
+  std::vector<Sum> sums;
+  for (const SumMerge& m : task.sums) {
+    Sum sum{{}, data(m.target)};
+    for (int obj : m.addends) sum.addends.emplace_back(data(obj));
+    sums.push_back(std::move(sum));
   }
-  std::vector<std::pair<std::span<const float>, std::span<const float>>> parts;
-  for (const PartialPair& p : task.partials) parts.emplace_back(data(p.o), data(p.lse));
-  std::span<float> o = data(task.target.o);
-  std::span<float> lse = data(task.target.lse);
-  worker_.submit(task.op, [this, parts, o, lse, op = task.op] {
-    const kernels::RowsShape rows = block_rows(plan_);
-    const auto o_size = static_cast<std::size_t>(rows.o_elements());
-    const auto lse_size = static_cast<std::size_t>(rows.lse_elements());
-    const std::size_t blocks = o.size() / o_size;
-    for (const auto& [po, pl] : parts) {
-      if (po.size() != o.size() || pl.size() != lse.size()) {
-        throw std::runtime_error(
-            fmt::format("merge op {}: partial and target cover different chunks", op));
-      }
-      for (std::size_t k = 0; k < blocks; ++k) {
-        kernels::accumulate_partial_cpu(
-            rows, po.subspan(k * o_size, o_size), pl.subspan(k * lse_size, lse_size),
-            o.subspan(k * o_size, o_size), lse.subspan(k * lse_size, lse_size));
-      }
-    }
-  });
+  std::vector<Softmax> softmax;
+  for (const SoftmaxMerge& m : task.softmax) {
+    Softmax merge{{}, data(m.target.o), data(m.target.lse)};
+    for (const PartialPair& p : m.partials) merge.parts.emplace_back(data(p.o), data(p.lse));
+    softmax.push_back(std::move(merge));
+  }
+  worker_.submit(
+      task.op, [this, sums = std::move(sums), softmax = std::move(softmax), op = task.op] {
+        for (const Sum& sum : sums) {
+          for (std::span<const float> part : sum.addends) {
+            if (part.size() != sum.target.size()) {
+              throw std::runtime_error(
+                  fmt::format("merge op {}: partial and target cover different chunks", op));
+            }
+            for (std::size_t i = 0; i < sum.target.size(); ++i) sum.target[i] += part[i];
+          }
+        }
+        const kernels::RowsShape rows = block_rows(plan_);
+        const auto o_size = static_cast<std::size_t>(rows.o_elements());
+        const auto lse_size = static_cast<std::size_t>(rows.lse_elements());
+        for (const Softmax& m : softmax) {
+          const std::size_t blocks = m.o.size() / o_size;
+          for (const auto& [po, pl] : m.parts) {
+            if (po.size() != m.o.size() || pl.size() != m.lse.size()) {
+              throw std::runtime_error(
+                  fmt::format("merge op {}: partial and target cover different chunks", op));
+            }
+            for (std::size_t k = 0; k < blocks; ++k) {
+              kernels::accumulate_partial_cpu(
+                  rows, po.subspan(k * o_size, o_size), pl.subspan(k * lse_size, lse_size),
+                  m.o.subspan(k * o_size, o_size), m.lse.subspan(k * lse_size, lse_size));
+            }
+          }
+        }
+      });
 }
 
 void CpuBackend::post_group(std::span<const CommTask> tasks, std::span<const int> /*pending*/) {

@@ -191,28 +191,28 @@ void CudaBackend::launch_merge(const MergeTask& task, std::span<const int> pendi
     cudaStream_t s = compute_->get();
     const int e = begin_timed(s, pending, false);
     const kernels::RowsShape rows = block_rows(plan_);
-    if (task.sum_target >= 0) {
-      const std::int64_t n = object_extent(plan_, task.sum_target).elements();
-      for (int part : task.addends) {
+    for (const SumMerge& m : task.sums) {
+      const std::int64_t n = object_extent(plan_, m.target).elements();
+      for (int part : m.addends) {
         if (object_extent(plan_, part).elements() != n) {
           throw std::runtime_error("partial and target cover different chunks");
         }
-        kernels::add_f32_cuda(floats_of(part), floats_of(task.sum_target), n, s);
+        kernels::add_f32_cuda(floats_of(part), floats_of(m.target), n, s);
       }
     }
     const auto o_size = static_cast<std::size_t>(rows.o_elements());
     const auto lse_size = static_cast<std::size_t>(rows.lse_elements());
-    const std::size_t blocks =
-        task.sum_target >= 0 ? 0
-                             : static_cast<std::size_t>(object_extent(plan_, task.target.o).blocks);
-    for (const PartialPair& p : task.partials) {
-      if (object_extent(plan_, p.o).blocks != static_cast<int>(blocks)) {
-        throw std::runtime_error("partial and target cover different chunks");
-      }
-      for (std::size_t k = 0; k < blocks; ++k) {
-        kernels::accumulate_partial_cuda(
-            rows, floats_of(p.o) + k * o_size, floats_of(p.lse) + k * lse_size,
-            floats_of(task.target.o) + k * o_size, floats_of(task.target.lse) + k * lse_size, s);
+    for (const SoftmaxMerge& m : task.softmax) {
+      const auto blocks = static_cast<std::size_t>(object_extent(plan_, m.target.o).blocks);
+      for (const PartialPair& p : m.partials) {
+        if (object_extent(plan_, p.o).blocks != static_cast<int>(blocks)) {
+          throw std::runtime_error("partial and target cover different chunks");
+        }
+        for (std::size_t k = 0; k < blocks; ++k) {
+          kernels::accumulate_partial_cuda(
+              rows, floats_of(p.o) + k * o_size, floats_of(p.lse) + k * lse_size,
+              floats_of(m.target.o) + k * o_size, floats_of(m.target.lse) + k * lse_size, s);
+        }
       }
     }
     const int ops[] = {task.op};

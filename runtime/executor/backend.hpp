@@ -52,14 +52,24 @@ struct PartialPair {
   int lse = -1;
 };
 
-// Either an O/LSE softmax merge (partials into target) or, for dQ/dKV partials, a plain
-// elementwise sum (addends into sum_target; then partials is empty and target unset).
+// An O/LSE softmax merge: partials into target (its current contents take part).
+struct SoftmaxMerge {
+  std::vector<PartialPair> partials;  // merged in this order
+  PartialPair target;
+};
+
+// A dQ or dKV merge: an elementwise sum of addends into target (its contents take part).
+struct SumMerge {
+  std::vector<int> addends;  // added in this order
+  int target = -1;
+};
+
+// One merge op: one task (one timed launch) over every accumulator it writes, as the output
+// correction after a fused kernel call folds all of that call's block partials.
 struct MergeTask {
   int op = -1;
-  std::vector<PartialPair> partials;  // merged in this order
-  PartialPair target;                 // accumulator (its current contents take part)
-  std::vector<int> addends;           // dQ or dKV partials, added in this order
-  int sum_target = -1;                // dQ or dKV accumulator (its contents take part)
+  std::vector<SoftmaxMerge> softmax;
+  std::vector<SumMerge> sums;
 };
 
 struct CommTask {

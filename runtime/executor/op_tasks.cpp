@@ -7,13 +7,6 @@
 namespace tilesim::runtime {
 namespace {
 
-int find_tensor(const Plan& plan, std::span<const int> objects, Tensor tensor) {
-  for (int obj : objects) {
-    if (plan.object(obj).tensor == tensor) return obj;
-  }
-  return -1;
-}
-
 int find_object(const Plan& plan, std::span<const int> objects, Tensor tensor, int chunk) {
   for (int obj : objects) {
     const DataObject& o = plan.object(obj);
@@ -70,40 +63,51 @@ MergeTask merge_task(const Plan& plan, int rank, int op) {
   const auto writes = program.writes(op);
   MergeTask task;
   task.op = op;
-  for (Tensor sum : {Tensor::dq, Tensor::dkv}) {
-    const int target = find_tensor(plan, writes, sum);
-    if (target < 0) continue;
-    task.sum_target = target;
-    for (int r : reads) {
-      const DataObject& part = plan.object(r);
-      if (r != target && part.tensor == sum && part.chunk == plan.object(target).chunk) {
-        task.addends.push_back(r);
+  std::size_t used_reads = 0;
+  for (int target : writes) {
+    const DataObject& t = plan.object(target);
+    if (t.tensor == Tensor::dq || t.tensor == Tensor::dkv) {
+      SumMerge sum;
+      sum.target = target;
+      for (int r : reads) {
+        const DataObject& part = plan.object(r);
+        if (r != target && part.tensor == t.tensor && part.chunk == t.chunk)
+          sum.addends.push_back(r);
       }
-    }
-    if (writes.size() != 1 || task.addends.size() != reads.size()) {
-      throw RankFailure(rank, op,
-                        "a dQ/dKV merge must read partials of its target's chunk and write only "
-                        "the target");
-    }
-    return task;
-  }
-  task.target = {find_tensor(plan, writes, Tensor::o), find_tensor(plan, writes, Tensor::lse)};
-  for (int r : reads) {
-    const DataObject& po = plan.object(r);
-    if (po.tensor != Tensor::o) continue;
-    int lse = -1;
-    for (int l : reads) {
-      const DataObject& pl = plan.object(l);
-      if (pl.tensor == Tensor::lse && pl.chunk == po.chunk && pl.home_rank == po.home_rank) {
-        lse = l;
+      if (sum.addends.empty()) {
+        throw RankFailure(rank, op, "a dQ/dKV merge must read partials of each target's chunk");
       }
+      used_reads += sum.addends.size();
+      task.sums.push_back(std::move(sum));
+    } else if (t.tensor == Tensor::o) {
+      SoftmaxMerge merge;
+      merge.target = {target, find_object(plan, writes, Tensor::lse, t.chunk)};
+      for (int r : reads) {
+        const DataObject& po = plan.object(r);
+        if (po.tensor != Tensor::o || po.chunk != t.chunk || r == target) continue;
+        int lse = -1;
+        for (int l : reads) {
+          const DataObject& pl = plan.object(l);
+          if (pl.tensor == Tensor::lse && pl.chunk == po.chunk && pl.home_rank == po.home_rank) {
+            lse = l;
+          }
+        }
+        merge.partials.push_back({r, lse});
+      }
+      const bool paired = std::all_of(merge.partials.begin(), merge.partials.end(),
+                                      [](const PartialPair& p) { return p.lse >= 0; });
+      if (merge.target.lse < 0 || merge.partials.empty() || !paired) {
+        throw RankFailure(
+            rank, op, "a merge must read O/LSE partial pairs and write each target's O and LSE");
+      }
+      used_reads += 2 * merge.partials.size();
+      task.softmax.push_back(std::move(merge));
+    } else if (t.tensor != Tensor::lse) {
+      throw RankFailure(rank, op, "a merge writes only O/LSE, dQ or dKV accumulators");
     }
-    task.partials.push_back({r, lse});
   }
-  const bool paired = std::all_of(task.partials.begin(), task.partials.end(),
-                                  [](const PartialPair& p) { return p.lse >= 0; });
-  if (task.target.o < 0 || task.target.lse < 0 || task.partials.empty() || !paired) {
-    throw RankFailure(rank, op, "a merge must read O/LSE partial pairs and write O and LSE");
+  if (used_reads != reads.size() || (task.softmax.empty() && task.sums.empty())) {
+    throw RankFailure(rank, op, "a merge must read only partials of the accumulators it writes");
   }
   return task;
 }

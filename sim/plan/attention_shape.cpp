@@ -37,12 +37,29 @@ double AttentionShape::kv_bytes(std::int64_t tokens) const {
   return 2.0 * batch * static_cast<double>(tokens) * kv_heads * head_dim * element_bytes(dtype);
 }
 
+namespace {
+double o_elements(const AttentionShape& s, std::int64_t tokens) {
+  return static_cast<double>(s.batch) * static_cast<double>(tokens) * s.heads * s.head_dim;
+}
+double dkv_elements(const AttentionShape& s, std::int64_t tokens) {
+  return 2.0 * s.batch * static_cast<double>(tokens) * s.kv_heads * s.head_dim;
+}
+}  // namespace
+
 double AttentionShape::o_accumulator_bytes(std::int64_t tokens) const {
-  return static_cast<double>(batch) * static_cast<double>(tokens) * heads * head_dim * 4.0;
+  return o_elements(*this, tokens) * element_bytes(partial_dtype);
+}
+
+double AttentionShape::o_output_bytes(std::int64_t tokens) const {
+  return o_elements(*this, tokens) * element_bytes(finished_dtype());
 }
 
 double AttentionShape::dkv_accumulator_bytes(std::int64_t tokens) const {
-  return 2.0 * batch * static_cast<double>(tokens) * kv_heads * head_dim * 4.0;
+  return dkv_elements(*this, tokens) * element_bytes(partial_dtype);
+}
+
+double AttentionShape::dkv_output_bytes(std::int64_t tokens) const {
+  return dkv_elements(*this, tokens) * element_bytes(finished_dtype());
 }
 
 double AttentionShape::lse_bytes(std::int64_t tokens) const {

@@ -1,17 +1,25 @@
 // The attention problem being distributed and the byte sizes of its pieces.
 //
-// Notation (docs/schedules.md): S tokens, b batch, H heads,
-// Hkv kv heads, d head dim, e bytes per element. For a chunk of c tokens:
+// Notation (docs/schedules.md): S tokens, b batch, H heads, Hkv kv heads, d
+// head dim, e bytes per element of the activation dtype, ep of the partial
+// dtype (attention.partial_dtype, default fp32), ef of the output dtype
+// (attention.output_dtype, default the activation dtype). For c tokens:
 //   q   = b*c*H*d*e          (one Q chunk, also one dO chunk)
-//   kv  = 2*b*c*Hkv*d*e      (one K+V chunk, also one dK+dV chunk in the input dtype)
-//   o   = b*c*H*d*4          (an O or dQ accumulator, fp32)
-//   lse = b*c*H*4            (log-sum-exp or D = rowsum(dO*O), fp32)
-//   dkv = 2*b*c*Hkv*d*4      (a dK+dV accumulator, fp32)
+//   kv  = 2*b*c*Hkv*d*e      (one K+V chunk)
+//   o   = b*c*H*d*ep         (an O or dQ accumulator still being summed)
+//   of  = b*c*H*d*ef         (a finished O or dQ)
+//   lse = b*c*H*4            (log-sum-exp or D = rowsum(dO*O), always fp32)
+//   dkv = 2*b*c*Hkv*d*ep     (a dK+dV accumulator still being summed)
+//   dkvf = 2*b*c*Hkv*d*ef    (a finished dK+dV)
+// FlashAttention-based implementations keep running accumulators and the
+// partials they send in fp32 and cast the finished output once (ring-flash-
+// attention utils.py keeps `out` fp32 and returns out.to(q.dtype)).
 // FLOPs of attention between nq query and nk key tokens that see each other:
 //   forward 4*b*H*d per (query, key) pair; backward 2.5x forward.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 namespace tilesim {
@@ -30,6 +38,8 @@ struct AttentionShape {
   int kv_heads = 0;
   int head_dim = 0;
   DType dtype = DType::bf16;
+  DType partial_dtype = DType::fp32;  // accumulators while they are summed
+  std::optional<DType> output_dtype;  // finished O, dQ, dKV; unset = dtype
   bool causal = false;
   PassSelection pass = PassSelection::forward;
 
@@ -38,9 +48,12 @@ struct AttentionShape {
 
   double q_bytes(std::int64_t tokens) const;
   double kv_bytes(std::int64_t tokens) const;
-  double o_accumulator_bytes(std::int64_t tokens) const;
+  DType finished_dtype() const { return output_dtype.value_or(dtype); }
+  double o_accumulator_bytes(std::int64_t tokens) const;  // partial dtype
+  double o_output_bytes(std::int64_t tokens) const;       // output dtype
   double lse_bytes(std::int64_t tokens) const;
-  double dkv_accumulator_bytes(std::int64_t tokens) const;
+  double dkv_accumulator_bytes(std::int64_t tokens) const;  // partial dtype
+  double dkv_output_bytes(std::int64_t tokens) const;       // output dtype
   double flops_per_pair_forward() const { return 4.0 * batch * heads * head_dim; }
   double flops_per_pair_backward() const { return 2.5 * flops_per_pair_forward(); }
 };

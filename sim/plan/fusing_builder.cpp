@@ -23,7 +23,8 @@ void FusingBuilder::list(std::vector<int>& into, std::vector<std::uint32_t>& sta
 
 void FusingBuilder::compute(ChunkPair pair, Pass pass, std::span<const int> reads,
                             std::span<const int> writes) {
-  if (!pairs_.empty() && pass != pass_) flush();
+  // Op::pair_count is 16 bits: a call over more pairs is split in two ops.
+  if (!pairs_.empty() && (pass != pass_ || pairs_.size() == 0xffff)) flush();
   pass_ = pass;
   pairs_.push_back(pair);
   list(reads_, scratch_->read_stamp, reads);

@@ -16,6 +16,7 @@
 #include <array>
 #include <cstdint>
 #include <span>
+#include <stdexcept>
 #include <vector>
 
 #include "sim/plan/plan.hpp"
@@ -61,6 +62,16 @@ class PlanTracker {
   }
   int comm_group_index(OpId op) const {
     return ranks_[static_cast<std::size_t>(op.rank)].op[static_cast<std::size_t>(op.index)].group;
+  }
+
+  // The objects op allocates when it starts (a compute, merge or recv that
+  // creates its rank's copy; for a free, the objects it releases). A compute
+  // that allocates an accumulator starts it empty, even if an earlier copy was
+  // freed.
+  std::span<const std::int32_t> allocated_by(OpId op) const {
+    const RankState& rs = ranks_[static_cast<std::size_t>(op.rank)];
+    const auto i = static_cast<std::size_t>(op.index);
+    return {rs.mem.data() + rs.op[i].mem_begin, rs.op[i + 1].mem_begin - rs.op[i].mem_begin};
   }
 
   double live_bytes(int rank) const { return ranks_[static_cast<std::size_t>(rank)].live_bytes; }

@@ -440,6 +440,9 @@ class Validator {
           const RankProgram& program = plan_.programs[static_cast<std::size_t>(id.rank)];
           const Op& op = program.op(id.index);
           if (op.kind == OpKind::compute) {
+            // A copy the compute creates starts empty: a block partial re-made
+            // each step after its free (output_correction.hpp).
+            for (int obj : tracker.allocated_by(id)) held.at(id.rank, obj) = Contribution{};
             add_compute_contributions(id, held);
           } else {  // merge: every partial adds into every target of the same kind
             for (int target : program.writes(id.index)) {

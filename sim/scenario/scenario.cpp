@@ -56,8 +56,8 @@ void apply_override(YAML::Node root, const std::string& text) {
   chain.back()[parts.back()] = value;
 }
 
-DType read_dtype(const YamlMap& m) {
-  const std::string d = m.choice("dtype", {"bf16", "fp16", "fp32"});
+DType read_dtype(const YamlMap& m, const char* key = "dtype") {
+  const std::string d = m.choice(key, {"bf16", "fp16", "fp32"});
   if (d == "bf16") return DType::bf16;
   if (d == "fp16") return DType::fp16;
   return DType::fp32;
@@ -132,6 +132,11 @@ ScheduleSpec read_schedule(const YamlMap& m) {
   }
   if (m.has("ulysses")) spec.ulysses_degree = positive_int(m, "ulysses");
   if (m.has("inner")) spec.inner_ring = positive_int(m, "inner");
+  if (m.has("correction")) {
+    spec.correction = m.choice("correction", {"separate", "fused"}) == "separate"
+                          ? Correction::separate
+                          : Correction::fused;
+  }
   if (m.has("memory_budget")) {
     spec.memory_budget_bytes = m.bytes("memory_budget");
     // 0 would read as "no budget": say so by leaving the key out instead.
@@ -224,7 +229,8 @@ Scenario read_scenario(const std::string& path, const std::vector<std::string>& 
   if (root.has("calibration")) s.calibration_path = resolve(path, root.string("calibration"));
 
   const YamlMap att = root.map("attention");
-  att.allow_only({"seq_len", "batch", "heads", "kv_heads", "head_dim", "dtype", "causal", "pass"});
+  att.allow_only({"seq_len", "batch", "heads", "kv_heads", "head_dim", "dtype", "partial_dtype",
+                  "output_dtype", "causal", "pass"});
   AttentionShape& a = s.attention;
   a.seq_len = att.tokens("seq_len");
   if (a.seq_len < 1) att.fail("seq_len", "expected at least 1 token");
@@ -233,6 +239,8 @@ Scenario read_scenario(const std::string& path, const std::vector<std::string>& 
   a.kv_heads = att.has("kv_heads") ? positive_int(att, "kv_heads") : a.heads;
   a.head_dim = positive_int(att, "head_dim");
   a.dtype = read_dtype(att);
+  if (att.has("partial_dtype")) a.partial_dtype = read_dtype(att, "partial_dtype");
+  if (att.has("output_dtype")) a.output_dtype = read_dtype(att, "output_dtype");
   a.causal = att.boolean("causal");
   a.pass = read_pass(att);
   if (a.heads % a.kv_heads != 0) {
@@ -240,7 +248,8 @@ Scenario read_scenario(const std::string& path, const std::vector<std::string>& 
   }
 
   const YamlMap sched = root.map("schedule");
-  sched.allow_only({"kind", "gpus", "tile", "placement", "ulysses", "inner", "memory_budget"});
+  sched.allow_only(
+      {"kind", "gpus", "tile", "placement", "ulysses", "inner", "memory_budget", "correction"});
   s.schedule = read_schedule(sched);
   s.document = doc;
   return s;

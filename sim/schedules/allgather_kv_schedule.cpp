@@ -2,7 +2,7 @@
 
 #include <numeric>
 
-#include "sim/plan/program_builder.hpp"
+#include "sim/plan/fusing_builder.hpp"
 #include "sim/schedules/attention_objects.hpp"
 #include "sim/schedules/chunk_layouts.hpp"
 #include "sim/schedules/pairwise_exchange.hpp"
@@ -21,17 +21,20 @@ Plan make_allgather_kv_plan(const AttentionShape& shape, int ranks) {
   std::iota(members.begin(), members.end(), 0);
   add_pairwise_exchange(plan, groups, members,
                         [&](int from, int) { return std::vector<int>{at(objs.kv, from)}; });
-  ProgramBuilder build(plan);
+  FusingScratch scratch;
   for (int r = 0; r < ranks; ++r) {
+    // One attention call of the local Q against the gathered KV (pairs in
+    // arrival order), then the gathered chunks are dropped.
+    FusingBuilder build(plan, scratch, r, true);
     for (int t = 0; t < ranks; ++t) {
       const int j = (r - t + ranks) % ranks;
-      if (plan.unmasked_pairs(r, j) > 0) {
-        const int reads[] = {at(objs.q, r), at(objs.kv, j)};
-        const int writes[] = {at(objs.o, r), at(objs.lse, r)};
-        build.compute(r, r, j, Pass::fwd, reads, writes);
-      }
-      if (t > 0) build.free(r, at(objs.kv, j));
+      if (plan.unmasked_pairs(r, j) <= 0) continue;
+      const int reads[] = {at(objs.q, r), at(objs.kv, j)};
+      const int writes[] = {at(objs.o, r), at(objs.lse, r)};
+      build.compute({r, j}, Pass::fwd, reads, writes);
     }
+    for (int t = 1; t < ranks; ++t) build.free(at(objs.kv, (r - t + ranks) % ranks));
+    build.flush();
   }
   return plan;
 }

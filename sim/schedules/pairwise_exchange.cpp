@@ -8,14 +8,17 @@ void add_pairwise_exchange(Plan& plan, CommGroups& groups, const std::vector<int
                            const ExchangeObjects& objects) {
   ProgramBuilder build(plan);
   const int n = static_cast<int>(members.size());
+  if (n < 2) return;  // nothing to exchange, and no empty comm group
   for (int i = 0; i < n; ++i) {
     const int rank = members[static_cast<std::size_t>(i)];
+    const int g = groups.take(rank);
     for (int t = 1; t < n; ++t) {
       const int to = (i + t) % n;
-      const int from = (i - t + n) % n;
-      const int g = groups.take(rank);
       for (int obj : objects(i, to))
         build.send(rank, obj, members[static_cast<std::size_t>(to)], g);
+    }
+    for (int t = 1; t < n; ++t) {
+      const int from = (i - t + n) % n;
       for (int obj : objects(from, i)) {
         build.recv(rank, obj, members[static_cast<std::size_t>(from)], g);
       }

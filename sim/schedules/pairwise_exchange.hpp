@@ -1,13 +1,16 @@
-// All-to-all and all-gather as point-to-point ops: the pairwise exchange.
+// All-to-all and all-gather as point-to-point ops, posted as NCCL runs them.
 //
-// Over n members (ranks), in step t = 1..n-1 member i sends to member
-// (i + t) mod n and receives from member (i - t) mod n, one comm group per
-// step. Every rank posts the same sequence of groups and each group pairs one
-// send with one receive per peer, so the order is deadlock-free under NCCL
-// group semantics, and a member's send and receive links are each used by one
-// transfer at a time. objects(from, to) lists the objects member `from` sends
-// to member `to`; the receiver receives the same list in the same order.
-// Each member receives sum over the n-1 other members of their lists.
+// Over n members (ranks), every member posts, in ONE comm group, a send to each
+// other member and a receive from each other member, the way
+// `ncclGroupStart(); for peers: ncclSend; ncclRecv; ncclGroupEnd()` does (torch's
+// all_to_all_single; an all-gather as a set of grouped send/recv). The n-1
+// transfers of a member then share its links under max-min and pay alpha once
+// each, concurrently, instead of n-1 rounds in sequence. Sends and receives are
+// listed in the pairwise order (send to i+t, receive from i-t, t = 1..n-1), so
+// the k-th send a->b still matches the k-th receive b<-a. objects(from, to) lists
+// the objects member `from` sends to member `to`; the receiver receives the same
+// list in the same order. Each member receives sum over the n-1 other members
+// of their lists (bytes unchanged from a round-by-round exchange).
 #pragma once
 
 #include <functional>

@@ -1,6 +1,6 @@
 #include "sim/schedules/ring_passes.hpp"
 
-#include "sim/plan/program_builder.hpp"
+#include "sim/plan/fusing_builder.hpp"
 
 namespace tilesim {
 namespace {
@@ -22,28 +22,29 @@ const std::vector<RingKey>& bundle(const std::vector<RingMember>& ring, int j) {
 
 // Sends one object of every key in `out` and receives the same object of every
 // key in `in`, in one comm group; receives wait for `after`.
-void exchange(ProgramBuilder& build, CommGroups& groups, const Neighbours& n,
+void exchange(FusingBuilder& build, CommGroups& groups, const Neighbours& n,
               const std::vector<RingKey>& out, const std::vector<RingKey>& in, int RingKey::*field,
               const std::vector<int>& after) {
   const int g = groups.take(n.rank);
-  for (const RingKey& key : out) build.send(n.rank, key.*field, n.next, g);
-  for (const RingKey& key : in) build.recv(n.rank, key.*field, n.prev, g, after);
+  for (const RingKey& key : out) build.send(key.*field, n.next, g);
+  for (const RingKey& key : in) build.recv(key.*field, n.prev, g, after);
 }
 
-std::vector<int> free_all(ProgramBuilder& build, int rank, const std::vector<RingKey>& keys,
+std::vector<int> free_all(FusingBuilder& build, const std::vector<RingKey>& keys,
                           int RingKey::*field) {
   std::vector<int> frees;
-  for (const RingKey& key : keys) frees.push_back(build.free(rank, key.*field));
+  for (const RingKey& key : keys) frees.push_back(build.free(key.*field));
   return frees;
 }
 
 }  // namespace
 
 void add_ring_forward(Plan& plan, const std::vector<RingMember>& ring, CommGroups& groups) {
-  ProgramBuilder build(plan);
+  FusingScratch scratch;
   const int m = static_cast<int>(ring.size());
   for (int k = 0; k < m; ++k) {
     const Neighbours n = neighbours(ring, k);
+    FusingBuilder build(plan, scratch, n.rank, true);
     const RingMember& self = ring[static_cast<std::size_t>(k)];
     std::vector<int> last_frees;
     for (int s = 0; s < m; ++s) {
@@ -55,19 +56,21 @@ void add_ring_forward(Plan& plan, const std::vector<RingMember>& ring, CommGroup
           if (plan.unmasked_pairs(q.chunk, key.chunk) <= 0) continue;
           const int reads[] = {q.q, key.kv};
           const int writes[] = {q.o, q.lse};
-          build.compute(n.rank, q.chunk, key.chunk, Pass::fwd, reads, writes);
+          build.compute({q.chunk, key.chunk}, Pass::fwd, reads, writes);
         }
       }
-      if (s > 0) last_frees = free_all(build, n.rank, bundle(ring, j), &RingKey::kv);
+      build.flush();  // one call per step, even where no comm op follows
+      if (s > 0) last_frees = free_all(build, bundle(ring, j), &RingKey::kv);
     }
   }
 }
 
 void add_ring_backward(Plan& plan, const std::vector<RingMember>& ring, CommGroups& groups) {
-  ProgramBuilder build(plan);
+  FusingScratch scratch;
   const int m = static_cast<int>(ring.size());
   for (int k = 0; k < m; ++k) {
     const Neighbours n = neighbours(ring, k);
+    FusingBuilder build(plan, scratch, n.rank, true);
     const RingMember& self = ring[static_cast<std::size_t>(k)];
     std::vector<int> last_kv_frees, last_dkv_frees;
     for (int s = 0; s < m; ++s) {
@@ -80,15 +83,16 @@ void add_ring_backward(Plan& plan, const std::vector<RingMember>& ring, CommGrou
           if (plan.unmasked_pairs(q.chunk, key.chunk) <= 0) continue;
           const int reads[] = {q.q, key.kv, q.d_o, q.o, q.lse};
           const int writes[] = {q.dq, key.dkv};
-          build.compute(n.rank, q.chunk, key.chunk, Pass::bwd, reads, writes);
+          build.compute({q.chunk, key.chunk}, Pass::bwd, reads, writes);
         }
       }
+      build.flush();
       if (m > 1) {
         exchange(build, groups, n, bundle(ring, j), bundle(ring, j - 1), &RingKey::dkv,
                  last_dkv_frees);
-        last_dkv_frees = free_all(build, n.rank, bundle(ring, j), &RingKey::dkv);
+        last_dkv_frees = free_all(build, bundle(ring, j), &RingKey::dkv);
       }
-      if (s > 0) last_kv_frees = free_all(build, n.rank, bundle(ring, j), &RingKey::kv);
+      if (s > 0) last_kv_frees = free_all(build, bundle(ring, j), &RingKey::kv);
     }
   }
 }

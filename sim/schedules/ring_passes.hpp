@@ -7,14 +7,18 @@
 // in step s = 0..m-1 member k works on bundle j = (k - s) mod m.
 //
 // Forward, step s: one comm group sends bundle j's KV to member k+1 and
-// receives bundle j-1 from member k-1 (not in the last step); computes
-// Q x KV for every query item and key item with unmasked pairs, into O, LSE;
-// then frees bundle j unless it is its own. A receive waits for the previous
+// receives bundle j-1 from member k-1 (not in the last step); ONE compute op
+// over every (query item, key item) pair with unmasked tokens, into O, LSE, as
+// an implementation launches one attention call per ring step on its local Q
+// and the received KV (ring-flash-attention ring_flash_attn.py; yunchang's USP
+// ring over the Ulysses-gathered S/r tokens); then frees bundle j unless it is
+// its own. A receive waits for the previous
 // step's frees, so at most two foreign bundles are live (double buffering).
 //   Bytes received per member: (m-1) * bundle KV bytes.
 //
 // Backward (FlashAttention-2 style), step s: group A sends/receives the KV
-// bundles as in forward (prefetch); computes dQ (kept), dKV[j] (travelling)
+// bundles as in forward (prefetch); one compute op (one backward call) makes dQ
+// (kept), dKV[j] (travelling)
 // from Q, KV[j], dO, O, LSE; then, when m > 1, group B sends the dKV of bundle
 // j to member k+1 and receives dKV of bundle j-1 from member k-1, and the sent
 // dKV is freed. dKV makes m hops where KV makes m-1: in the last step every

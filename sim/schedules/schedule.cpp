@@ -14,10 +14,16 @@ Plan make_plan(const AttentionShape& shape, const ScheduleSpec& spec) {
     throw ScheduleError("attention.kv_heads", fmt::format("kv_heads {} must divide heads {}",
                                                           shape.kv_heads, shape.heads));
   }
-  if (Plan plan; make_standard_plan(shape, spec, plan)) return plan;
-  if (spec.kind == "mesh") return make_mesh_plan(shape, spec);
-  throw ScheduleError("schedule.kind",
-                      fmt::format("schedule '{}' has no generator in this build", spec.kind));
+  Plan plan;
+  if (!make_standard_plan(shape, spec, plan)) {
+    if (spec.kind != "mesh") {
+      throw ScheduleError("schedule.kind",
+                          fmt::format("schedule '{}' has no generator in this build", spec.kind));
+    }
+    plan = make_mesh_plan(shape, spec);
+  }
+  if (spec.correction == Correction::separate) separate_output_corrections(plan);
+  return plan;
 }
 
 }  // namespace tilesim

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "sim/plan/attention_shape.hpp"
+#include "sim/plan/output_correction.hpp"
 #include "sim/plan/plan.hpp"
 
 namespace tilesim {
@@ -46,8 +47,12 @@ struct ScheduleSpec {
   int ulysses_degree = 0;  // usp: u ranks of all-to-all inside each ring group (0 = not set)
   int inner_ring = 0;      // double_ring: ranks per inner ring (0 = gpus_per_node)
   double memory_budget_bytes = 0.0;  // 0 = no budget
+  // How a step's kernel output joins the running accumulators (output_correction.hpp):
+  // separate (FlashAttention-based rings, the default) or fused.
+  Correction correction = Correction::separate;
 };
 
+// The generator's plan, with the output correction of spec.correction applied.
 Plan make_plan(const AttentionShape& shape, const ScheduleSpec& spec);
 
 }  // namespace tilesim

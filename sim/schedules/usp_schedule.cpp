@@ -96,17 +96,20 @@ HeadObjects add_head_objects(Plan& plan, const Grid& grid) {
           plan.add_object({Tensor::q, i, in_home, s.q_bytes(c) / u, true, false, name("Q")}));
       objs.kv.push_back(
           plan.add_object({Tensor::kv, i, in_home, s.kv_bytes(c) / u, true, false, name("KV")}));
+      // O and dQ travel only finished (the all-to-all back): output dtype. dKV
+      // also travels the ring unfinished when r > 1: then the partial dtype.
       objs.o.push_back(plan.add_object(
-          {Tensor::o, i, fwd ? p : x, s.o_accumulator_bytes(c) / u, !fwd, fwd, name("O")}));
+          {Tensor::o, i, fwd ? p : x, s.o_output_bytes(c) / u, !fwd, fwd, name("O")}));
       objs.lse.push_back(
           plan.add_object({Tensor::lse, i, x, s.lse_bytes(c) / u, !fwd, fwd, name("LSE")}));
       if (!bwd) continue;
       objs.d_o.push_back(
           plan.add_object({Tensor::d_o, i, p, s.q_bytes(c) / u, true, false, name("dO")}));
-      objs.dq.push_back(plan.add_object(
-          {Tensor::dq, i, p, s.o_accumulator_bytes(c) / u, false, true, name("dQ")}));
-      objs.dkv.push_back(plan.add_object(
-          {Tensor::dkv, i, p, s.dkv_accumulator_bytes(c) / u, false, true, name("dKV")}));
+      objs.dq.push_back(
+          plan.add_object({Tensor::dq, i, p, s.o_output_bytes(c) / u, false, true, name("dQ")}));
+      const double dkv_bytes = grid.r > 1 ? s.dkv_accumulator_bytes(c) : s.dkv_output_bytes(c);
+      objs.dkv.push_back(
+          plan.add_object({Tensor::dkv, i, p, dkv_bytes / u, false, true, name("dKV")}));
     }
   }
   return objs;

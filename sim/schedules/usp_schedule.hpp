@@ -24,11 +24,13 @@
 // head layout on x, dO at the owner):
 //   1. all-to-all of dO; 2. the backward ring (dKV travels with KV, r hops);
 //   3. all-to-all back of dQ[p, h] and dKV[p, h] to their owners p.
-// Accumulators (O, dQ, dKV) are fp32 objects wherever they move.
-// Bytes received per rank, with q, kv, o (fp32), dkv (fp32) of c = S/P tokens:
-//   forward  (u-1)/u * (q + kv + o) + (r-1) * kv
-//   backward (u-1)/u * (q + o + dkv) + (r-1) * kv + [r > 1] * r * dkv
-//   (backward: dO in, dQ and dKV back; dQ has o's size.)
+// Dtypes (attention_shape.hpp): O and dQ move only finished, in the output
+// dtype (of); dKV too when r = 1 (dkvf); with r > 1 it travels the ring
+// unfinished and is one object, so it is a partial (dkv) on both legs.
+// Bytes received per rank, with q, kv, of, dkv of c = S/P tokens:
+//   forward  (u-1)/u * (q + kv + of) + (r-1) * kv
+//   backward (u-1)/u * (q + of + D) + (r-1) * kv + [r > 1] * r * dkv,
+//   D = dkvf when r = 1, dkv when r > 1 (dO in, dQ and dKV back).
 // Ulysses needs heads and kv_heads divisible by u (ScheduleError otherwise).
 #pragma once
 

@@ -1,0 +1,41 @@
+// The output correction as its own op: how FlashAttention-based
+// implementations combine the kernel calls of successive comm steps.
+//
+// A flash-attention call returns the output of the block it was given (in the
+// activation dtype) with its LSE (fp32); the ring then folds it into the running
+// fp32 accumulator in a separate, memory-bound step,
+//   O <- O - sigmoid(lse_b - lse) (O - O_b),   lse <- lse - logsigmoid(lse - lse_b)
+// (ring-flash-attention ring_flash_attn/utils.py, _update_out_and_lse), and its
+// backward adds each call's block dQ, dK, dV into the running (or travelling)
+// fp32 sums the same way. The first call writes the accumulator directly.
+//
+// Correction::separate rewrites each rank's program in order: a compute op that
+// writes an accumulator the rank already holds (written by an earlier compute
+// or merge, or received, and not freed since) writes a block partial of it
+// instead, and is followed by ONE merge op that reads all of the op's block
+// partials and writes those accumulators, then by the frees of the partials.
+// A block partial is one object per (accumulator, rank), re-created by every
+// step that needs it; O, dQ and dKV partials are sized in the activation dtype
+// (what the kernel writes), LSE partials in fp32. The simulator costs the merge
+// by its bytes (compute_model.hpp): partials read + 2 x accumulators (read and
+// written), at the profile's merge_bandwidth, plus one launch. Accumulators the
+// schedule already merges (pass-Q, mesh partials) are untouched: their computes
+// write fresh partials.
+// Correction::fused leaves the plan as generated: a kernel that rescales and
+// accumulates into its output in place (a fused CP kernel; tilesim's own CPU
+// and CUDA block kernels do this).
+#pragma once
+
+#include <string_view>
+
+#include "sim/plan/plan.hpp"
+
+namespace tilesim {
+
+enum class Correction { separate, fused };
+
+std::string_view to_string(Correction correction);
+
+void separate_output_corrections(Plan& plan);
+
+}  // namespace tilesim

@@ -1,0 +1,165 @@
+// Closed-form makespans for every schedule besides the ring (test_simulator_ring.cpp), on
+// contention-free ideal profiles: every block at peak (no launch overhead, efficiency 1), a star
+// topology whose GPU links carry L bytes/s each way with zero latency and alpha, no interference.
+// Notation (docs/schedules.md), MHA bf16, c = S/P tokens, H = 32, d = 128, b = 1:
+//   B = 4 c^2 H d / F       one c x c block at peak F (a chunk pair with 1/u of the heads: B/u)
+//   q = 2 c H d, kv = 2q, o = 4 c H d (fp32 partial), of = 2 c H d (finished, bf16),
+//   lse = 4 c H; transfers of X bytes over one link take X / L.
+// On a star, every transfer a GPU makes crosses its own uplink and the receiver's downlink, so k
+// transfers posted together share the uplink and finish together after (sum of bytes) / L.
+#include <catch2/catch.hpp>
+
+#include "sim/model/simulator.hpp"
+#include "tests/schedule_fixtures.hpp"
+#include "tests/sim_fixtures.hpp"
+
+using namespace tilesim;
+using namespace tilesim::testing;
+
+namespace {
+
+struct Sizes {
+  double block_s, q, kv, o, of, lse;
+};
+
+Sizes sizes(const AttentionShape& s, int p, double peak) {
+  const double c = static_cast<double>(s.seq_len / p);
+  const double hd = static_cast<double>(s.heads) * s.head_dim;
+  return {4.0 * c * c * hd / peak, 2 * c * hd, 4 * c * hd, 4 * c * hd, 2 * c * hd, 4 * c * s.heads};
+}
+
+double makespan_s(const Plan& plan, double link, const CalibrationProfile& profile) {
+  return ps_to_s(simulate(plan, star_topology(plan.ranks, link), profile).makespan_ps);
+}
+
+Plan mesh_plan(const AttentionShape& shape, int a, int b) {
+  ScheduleSpec spec;
+  spec.kind = "mesh";
+  spec.gpus = a * b;
+  spec.tile_a = a;
+  spec.tile_b = b;
+  return make_plan(shape, spec);
+}
+
+constexpr double kPeak = 1e12;  // B = 0.275 s at c = 4096
+constexpr double kLink = 1e9;   // q / L = 33.6 ms at c = 4096
+
+}  // namespace
+
+TEST_CASE("closed form: ulysses is all-to-all in, one call of u blocks, all-to-all out") {
+  // P = u = 4, S = 16K: the Q+KV all-to-all moves (u-1)/u (q + kv) through each uplink, the one
+  // call covers u^2 chunk pairs of 1/u of the heads (u B), the finished O goes back in bf16:
+  //   T = (u-1)/u (q + kv) / L + u B + (u-1)/u of / L = 75.5 ms + 1.100 s + 25.2 ms.
+  const AttentionShape shape = shape_with(false, false, PassSelection::forward, 16 * 1024);
+  const int u = 4;
+  const Sizes z = sizes(shape, u, kPeak);
+  const double f = (u - 1.0) / u;
+  const double want = f * (z.q + z.kv) / kLink + u * z.block_s + f * z.of / kLink;
+  CHECK(makespan_s(plan_of("ulysses", shape, u), kLink, ideal_profile(kPeak)) ==
+        Approx(want).epsilon(1e-3));
+}
+
+TEST_CASE("closed form: usp is the all-to-all, a compute-bound ring of r calls, the return") {
+  // P = 4, u = r = 2, S = 16K: all-to-all (u-1)/u (q + kv) / L, then r ring steps of one call of
+  // u^2 pairs at 1/u heads (u B each; the bundle kv / L = 67 ms hides under u B = 0.55 s), then
+  // (u-1)/u of / L:  T = 50.3 ms + 1.100 s + 16.8 ms.
+  const AttentionShape shape = shape_with(false, false, PassSelection::forward, 16 * 1024);
+  const int u = 2, r = 2;
+  const Sizes z = sizes(shape, u * r, kPeak);
+  REQUIRE(z.kv / kLink < u * z.block_s);
+  const double f = (u - 1.0) / u;
+  const double want = f * (z.q + z.kv) / kLink + r * u * z.block_s + f * z.of / kLink;
+  CHECK(makespan_s(plan_of("usp", shape, u * r, u, 0, Correction::fused), kLink,
+                   ideal_profile(kPeak)) == Approx(want).epsilon(1e-3));
+}
+
+TEST_CASE("closed form: pass-q computes P blocks back to back, then the last partial returns") {
+  // P = 4, S = 16K. Step s computes Q[r-s] x KV[r] (B); its Q came one step earlier, and the
+  // partial (o + lse) of step s-1 has left by then (B > (q + o + lse) / L). Only the partial of
+  // the last step is exposed:  T = P B + (o + lse) / L = 1.100 s + 67.6 ms (merges at 1e15 B/s).
+  const AttentionShape shape = shape_with(false, false, PassSelection::forward, 16 * 1024);
+  const int p = 4;
+  const Sizes z = sizes(shape, p, kPeak);
+  REQUIRE(z.block_s > (z.q + z.o + z.lse) / kLink);
+  const double want = p * z.block_s + (z.o + z.lse) / kLink;
+  CHECK(makespan_s(plan_of("pass_q", shape, p), kLink, ideal_profile(kPeak)) ==
+        Approx(want).epsilon(1e-3));
+}
+
+TEST_CASE("closed form: all-gather kv is one grouped gather, then one call of P blocks") {
+  // The P-1 sends of a rank share its uplink: (P-1) kv / L; then one call of P blocks.
+  //   P = 4, S = 16K:  T = 3 kv / L + 4 B = 201 ms + 1.100 s.
+  const AttentionShape shape = shape_with(false, false, PassSelection::forward, 16 * 1024);
+  for (int p : {2, 4}) {
+    const Sizes z = sizes(shape, p, kPeak);
+    INFO("P = " << p);
+    const double want = (p - 1) * z.kv / kLink + p * z.block_s;
+    CHECK(makespan_s(plan_of("allgather_kv", shape, p), kLink, ideal_profile(kPeak)) ==
+          Approx(want).epsilon(1e-3));
+  }
+}
+
+TEST_CASE("closed form: double ring is compute-bound P calls plus P-1 separate corrections") {
+  // P = 8 = 2 nodes x 4, S = 32K (c = 4096). The heaviest comm group (inner + outer KV, 2 kv / L
+  // = 134 ms) hides under B = 0.275 s. Each step after the first folds the call's bf16 block O
+  // and its LSE into the fp32 O, LSE on the compute stream: M = (q + lse + 2 (o + lse)) / W at
+  // W = 10 GB/s = 16.9 ms.  T = P B + (P-1) M = 2.199 s + 118 ms.
+  const AttentionShape shape = shape_with(false, false, PassSelection::forward, 32 * 1024);
+  const int p = 8;
+  const Sizes z = sizes(shape, p, kPeak);
+  REQUIRE(2 * z.kv / kLink < z.block_s);
+  CalibrationProfile profile = ideal_profile(kPeak);
+  profile.merge_bytes_per_s = 1e10;
+  const double merge_s = (z.q + z.lse + 2 * (z.o + z.lse)) / 1e10;
+  CHECK(makespan_s(plan_of("double_ring", shape, p, 0, 4), kLink, profile) ==
+        Approx(p * z.block_s + (p - 1) * merge_s).epsilon(1e-3));
+  // The fused style has no correction ops: P B.
+  CHECK(makespan_s(plan_of("double_ring", shape, p, 0, 4, Correction::fused), kLink, profile) ==
+        Approx(p * z.block_s).epsilon(1e-3));
+}
+
+TEST_CASE("closed form: the ring's separate correction costs its bytes on the compute stream") {
+  // Compute-bound ring, P = 4, S = 16K: T = P B + (P-1) M, M as in the double ring test.
+  const AttentionShape shape = shape_with(false, false, PassSelection::forward, 16 * 1024);
+  const int p = 4;
+  const Sizes z = sizes(shape, p, kPeak);
+  CalibrationProfile profile = ideal_profile(kPeak);
+  profile.merge_bytes_per_s = 1e10;
+  const double merge_s = (z.q + z.lse + 2 * (z.o + z.lse)) / 1e10;
+  CHECK(makespan_s(plan_of("ring", shape, p), kLink, profile) ==
+        Approx(p * z.block_s + (p - 1) * merge_s).epsilon(1e-3));
+}
+
+TEST_CASE("closed form: mesh keeps the compute stream busy when links are free") {
+  // a x b = 2 x 4, S = 32K: a rank computes a b = P blocks, the first (own Q x own KV) at once;
+  // with L = 1e15 B/s every transfer takes ~0.1 us, so T = P B = 2.199 s.
+  const AttentionShape shape = shape_with(false, false, PassSelection::forward, 32 * 1024);
+  const Sizes z = sizes(shape, 8, kPeak);
+  CHECK(makespan_s(mesh_plan(shape, 2, 4), 1e15, ideal_profile(kPeak)) ==
+        Approx(8 * z.block_s).epsilon(1e-3));
+}
+
+TEST_CASE("closed form: a 1 x P mesh is a KV ring bound by its P-1 hops") {
+  // a = 1: no Q or partial moves; KV chunks are relayed round the KV-group ring, one kv / L per
+  // hop, and each block computes as its KV arrives (B = 2.75 ms at F = 1e14, under kv / L =
+  // 67 ms). The last block starts when the last KV arrives:  T = (P-1) kv / L + B = 201 ms +
+  // 2.75 ms at P = 4, S = 16K.
+  const AttentionShape shape = shape_with(false, false, PassSelection::forward, 16 * 1024);
+  const int p = 4;
+  const Sizes z = sizes(shape, p, 1e14);
+  CHECK(makespan_s(mesh_plan(shape, 1, p), kLink, ideal_profile(1e14)) ==
+        Approx((p - 1) * z.kv / kLink + z.block_s).epsilon(1e-3));
+}
+
+TEST_CASE("closed form: a grouped all-gather pays alpha once, concurrently, not per round") {
+  // alpha = 5 ms per message. The P-1 messages of the one group start together, each after its
+  // alpha, and share the uplink: T = alpha + (P-1) kv / L + P B (P = 4: 5 ms + 201 ms + 1.100 s).
+  // P-1 serial rounds would take (P-1) (alpha + kv / L) + P B, 10 ms (0.8%) more.
+  const AttentionShape shape = shape_with(false, false, PassSelection::forward, 16 * 1024);
+  const int p = 4;
+  const Sizes z = sizes(shape, p, kPeak);
+  CalibrationProfile profile = ideal_profile(kPeak);
+  profile.links[static_cast<std::size_t>(LinkClass::nvlink)].alpha_s = 5e-3;
+  CHECK(makespan_s(plan_of("allgather_kv", shape, p), kLink, profile) ==
+        Approx(5e-3 + (p - 1) * z.kv / kLink + p * z.block_s).epsilon(1e-3));
+}
