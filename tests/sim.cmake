@@ -1,2 +1,2 @@
 tilesim_test(test_sim SOURCES test_simulator_ring.cpp test_simulator_determinism.cpp
-             test_calibration_profile.cpp LIBS tilesim_model tilesim_scenario)
+             test_calibration_profile.cpp test_compute_efficiency.cpp LIBS tilesim_model tilesim_scenario)

@@ -46,6 +46,7 @@ int run_simulate(const SimulateArgs& args) {
   options.record_link_samples = !args.trace.empty();
   const SimulationResult result = simulate(plan, p.topology, p.profile, options);
   check_memory_budget(p.scenario, summarize(result).peak_memory_bytes_max);
+  for (const std::string& w : result.warnings) fmt::print(stderr, "warning: {}\n", w);
   if (!args.trace.empty()) {
     std::ofstream out(args.trace);
     if (!out) throw InputError(args.trace, 0, "--trace", "cannot write this file");
