@@ -64,6 +64,9 @@ tilesim_cli_test(validate_run_without_op_times 2
 tilesim_cli_test(profile_without_link_class 2
                  "h100\\.calib\\.yaml: key 'links\\.ethernet': costs for link class ethernet"
                  simulate ${bad}/ethernet.yaml)
+tilesim_cli_test(published_source_not_structured 2
+                 "plain-source\\.yaml:2: key 'source': expected \\{id: SOURCE-ID, cite:"
+                 validate --published ${bad}/published-bad)
 tilesim_cli_test(validate_measured_and_published 2 "--measured excludes --published"
                  validate scenarios/cpu/ring-cpu.yaml --measured ${bad}/run-of-1k.json
                  --published validation/)

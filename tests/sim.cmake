@@ -1,3 +1,3 @@
 tilesim_test(test_sim SOURCES test_simulator_ring.cpp test_simulator_determinism.cpp test_flow_transfer_model.cpp
-             test_simulator_schedules.cpp
-             test_calibration_profile.cpp LIBS tilesim_model tilesim_scenario)
+             test_simulator_schedules.cpp test_calibration_profile.cpp test_compute_efficiency.cpp
+             LIBS tilesim_model tilesim_scenario)

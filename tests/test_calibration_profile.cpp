@@ -6,14 +6,6 @@
 
 using namespace tilesim;
 
-TEST_CASE("efficiency interpolates in log2 of the block size and clamps at the ends") {
-  EfficiencyCurve curve;
-  curve.points = {{1024, 0.4}, {4096, 0.6}};
-  CHECK(curve.at(512) == 0.4);
-  CHECK(curve.at(8192) == 0.6);
-  CHECK(curve.at(2048) == Approx(0.5));  // halfway in log2
-}
-
 TEST_CASE("shipped profiles load and carry their datasheet figures") {
   const CalibrationProfile h100 =
       load_calibration(std::string(TILESIM_SOURCE_DIR) + "/topologies/h100.calib.yaml");

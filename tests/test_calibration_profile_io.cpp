@@ -32,6 +32,7 @@ TEST_CASE("calibration: a written profile loads back to 1e-5") {
   p.causal_efficiency.points = {{128, 0.61}, {1024, 0.83}};
   p.forward[64].points = {{128, 0.52}, {512, 0.97}, {1024, 1.0}};
   p.backward[64].points = {{128, 0.3}, {1024, 0.41}};
+  p.occupancy = OccupancyModel{132, 2, 64, 1024};
   LinkCost& shm = p.links[static_cast<std::size_t>(LinkClass::nvlink)];
   shm = LinkCost{1.0, 23.4e-6, 5.67e9, true};
   std::ostringstream text;
@@ -44,6 +45,10 @@ TEST_CASE("calibration: a written profile loads back to 1e-5") {
   CHECK(q.comm_slowdown == Approx(0.137));
   CHECK(q.comm_slowdown_min_bytes == 32768);
   CHECK(q.compute_cores == Approx(1.93));
+  CHECK(q.occupancy.sms == 132);
+  CHECK(q.occupancy.ctas_per_sm == 2);
+  CHECK(q.occupancy.tile_tokens == 64);
+  CHECK(q.occupancy.reference_ctas == 1024);
   CHECK(q.causal_efficiency.at(1024) == Approx(0.83));
   CHECK(q.efficiency(Pass::fwd, 64, 512) == Approx(0.97));
   CHECK(q.efficiency(Pass::bwd, 64, 1024) == Approx(0.41));

@@ -43,6 +43,12 @@ void write_profile(std::ostream& out, const CalibrationProfile& p, const std::st
   out << fmt::format("  comm_slowdown: {:.6g}\n", p.comm_slowdown);
   if (p.compute_cores > 0) out << fmt::format("  cores: {:.6g}\n", p.compute_cores);
   out << fmt::format("  comm_slowdown_min_bytes: {:.0f}B\n", p.comm_slowdown_min_bytes);
+  if (p.occupancy.enabled()) {
+    out << fmt::format(
+        "  occupancy: {{sms: {}, ctas_per_sm: {}, tile: {}, reference_ctas: {:.0f}}}\n",
+        p.occupancy.sms, p.occupancy.ctas_per_sm, p.occupancy.tile_tokens,
+        p.occupancy.reference_ctas);
+  }
   out << "  causal_efficiency: " << curve_yaml(p.causal_efficiency) << "\n";
   write_table(out, "forward", p.forward);
   write_table(out, "backward", p.backward);

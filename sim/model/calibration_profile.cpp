@@ -10,22 +10,11 @@
 
 namespace tilesim {
 
-double EfficiencyCurve::at(double tokens) const {
-  if (points.empty()) return 1.0;
-  if (tokens <= points.front().first) return points.front().second;
-  if (tokens >= points.back().first) return points.back().second;
-  auto hi = std::upper_bound(points.begin(), points.end(), tokens,
-                             [](double t, const auto& p) { return t < p.first; });
-  auto lo = hi - 1;
-  const double x = std::log2(tokens);
-  const double x0 = std::log2(lo->first);
-  const double x1 = std::log2(hi->first);
-  return lo->second + (hi->second - lo->second) * (x - x0) / (x1 - x0);
-}
+namespace {
 
-double CalibrationProfile::efficiency(Pass pass, int head_dim, double block_tokens) const {
-  const auto& table = pass == Pass::fwd ? forward : backward;
-  // The nearest head_dim row; ties go to the larger one.
+// The nearest head_dim row; ties go to the larger one. Null for an empty table.
+const EfficiencyCurve* nearest_row(const std::map<int, EfficiencyCurve>& table, int head_dim,
+                                   int* row_dim) {
   const EfficiencyCurve* best = nullptr;
   int best_distance = 0;
   for (const auto& [d, curve] : table) {
@@ -33,9 +22,46 @@ double CalibrationProfile::efficiency(Pass pass, int head_dim, double block_toke
     if (best == nullptr || distance <= best_distance) {
       best = &curve;
       best_distance = distance;
+      *row_dim = d;
     }
   }
-  return best ? best->at(block_tokens) : 1.0;
+  return best;
+}
+
+}  // namespace
+
+double CalibrationProfile::efficiency(Pass pass, int head_dim, double block_tokens) const {
+  int row_dim = 0;
+  const EfficiencyCurve* row =
+      nearest_row(pass == Pass::fwd ? forward : backward, head_dim, &row_dim);
+  return row ? row->at(block_tokens) : 1.0;
+}
+
+double CalibrationProfile::call_efficiency(const AttentionCall& call, TableRangeLog* log) const {
+  int row_dim = 0;
+  const EfficiencyCurve* row =
+      nearest_row(call.pass == Pass::fwd ? forward : backward, call.head_dim, &row_dim);
+  double e = 1.0;
+  if (row != nullptr) {
+    const double size = std::sqrt(call.q_tokens * call.kv_tokens);
+    const CurveLookup found = row->lookup(size);
+    if (log != nullptr) {
+      log->note(fmt::format("{} d{} efficiency", call.pass == Pass::fwd ? "forward" : "backward",
+                            row_dim),
+                found, size);
+    }
+    e = found.value;
+  }
+  // The forward kernel tiles queries, the backward's dK/dV pass tiles keys.
+  const double tiled = call.pass == Pass::fwd ? call.q_tokens : call.kv_tokens;
+  e *= occupancy.factor(occupancy.ctas(call.batch, call.heads, tiled));
+  return std::min(1.0, e);
+}
+
+double CalibrationProfile::causal_factor(double block_tokens, TableRangeLog* log) const {
+  const CurveLookup found = causal_efficiency.lookup(block_tokens);
+  if (log != nullptr) log->note("causal_efficiency", found, block_tokens);
+  return found.value;
 }
 
 namespace {
@@ -95,6 +121,24 @@ EfficiencyCurve read_causal(const YamlMap& compute) {
   return curve;
 }
 
+// compute.occupancy: {sms, ctas_per_sm, tile, reference_ctas} (occupancy.hpp).
+OccupancyModel read_occupancy(const YamlMap& m) {
+  m.allow_only({"sms", "ctas_per_sm", "tile", "reference_ctas"});
+  const auto count = [&](std::string_view key, double hi) {
+    const double v = m.number(key);
+    if (!(v >= 1.0 && v <= hi && v == std::floor(v))) {
+      m.fail(key, fmt::format("expected a whole number between 1 and {}", hi));
+    }
+    return v;
+  };
+  OccupancyModel o;
+  o.sms = static_cast<int>(count("sms", 100000));
+  o.ctas_per_sm = static_cast<int>(count("ctas_per_sm", 64));
+  o.tile_tokens = static_cast<int>(count("tile", 65536));
+  o.reference_ctas = count("reference_ctas", 1e9);
+  return o;
+}
+
 }  // namespace
 
 CalibrationProfile load_calibration(const std::string& path) {
@@ -107,7 +151,7 @@ CalibrationProfile load_calibration(const std::string& path) {
   const YamlMap compute = root.map("compute");
   compute.allow_only({"peak", "launch_overhead", "merge_bandwidth", "comm_slowdown",
                       "comm_slowdown_min_bytes", "causal_efficiency", "forward", "backward",
-                      "cores"});
+                      "cores", "occupancy"});
   p.peak_flops = compute.flop_rate("peak");
   if (!(p.peak_flops >= 1e6)) compute.fail("peak", "expected at least 1MFLOP/s (e.g. 989TFLOP/s)");
   p.launch_overhead_s = compute.time_s("launch_overhead");
@@ -126,6 +170,7 @@ CalibrationProfile load_calibration(const std::string& path) {
       compute.fail("cores", "expected a number of cores between 1 and 1000000");
     }
   }
+  if (compute.has("occupancy")) p.occupancy = read_occupancy(compute.map("occupancy"));
   p.causal_efficiency = read_causal(compute);
   p.forward = read_efficiency(compute.map("forward"));
   p.backward = read_efficiency(compute.map("backward"));

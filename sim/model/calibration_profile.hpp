@@ -1,10 +1,14 @@
 // The cost parameters the simulator uses, loaded from a calibration YAML.
 //
-// Compute: a block of nq x nk tokens with F FLOPs takes
-//   F / (peak_flops * efficiency(pass, head_dim, sqrt(nq*nk))) + launch_overhead
-// where efficiency is a table over block size (tokens), interpolated linearly
-// in log2(size) and clamped at its ends. Within a compute op, each block pair
-// the causal mask cuts runs at efficiency x causal_efficiency(block tokens): the
+// Compute: one attention call (q_tokens x kv_tokens, `heads` heads, batch b) with F FLOPs takes
+//   F / (peak_flops * e) + launch_overhead,
+//   e = min(1, efficiency(pass, head_dim, sqrt(q_tokens * kv_tokens)) * occupancy factor)
+// where efficiency is a table over block size (tokens), interpolated linearly in log2(size) and
+// extrapolated past its ends by the rule in efficiency_curve.hpp (callers warn), and the optional
+// occupancy factor (compute.occupancy: sms, ctas_per_sm, tile, reference_ctas) charges the idle
+// SMs of a call with few CTAs (occupancy.hpp): CTAs = b x heads x ceil(tokens / tile), so a
+// Ulysses call with heads / u heads or a small chunk runs below the table. Within a compute op,
+// each block pair the causal mask cuts runs at e x causal_efficiency(block tokens): the
 // masked diagonal tiles cost relatively more on small blocks (FA3 causal/full is
 // 0.83 at 2K and 0.95 at 16K tokens on H100). A merge of B bytes takes B / merge_bytes_per_s +
 // launch. Communication slows compute (flow_transfer_model.hpp, compute_stretch.hpp): a compute
@@ -25,14 +29,22 @@
 #include <vector>
 
 #include "sim/core/units.hpp"
+#include "sim/model/efficiency_curve.hpp"
+#include "sim/model/occupancy.hpp"
+#include "sim/model/table_range_log.hpp"
 #include "sim/plan/plan.hpp"
 #include "sim/topology/topology.hpp"
 
 namespace tilesim {
 
-struct EfficiencyCurve {
-  std::vector<std::pair<double, double>> points;  // (block tokens, fraction of peak), sorted
-  double at(double tokens) const;
+// One attention kernel call: the tokens it tiles, the heads it covers, the batch.
+struct AttentionCall {
+  Pass pass = Pass::fwd;
+  int head_dim = 0;
+  double q_tokens = 0.0;
+  double kv_tokens = 0.0;
+  int heads = 0;
+  int batch = 1;
 };
 
 struct LinkCost {
@@ -55,9 +67,15 @@ struct CalibrationProfile {
   // efficiency[pass][head_dim] -> curve
   std::map<int, EfficiencyCurve> forward;
   std::map<int, EfficiencyCurve> backward;
+  OccupancyModel occupancy;  // disabled (sms 0) unless the profile has compute.occupancy
   std::array<LinkCost, kLinkClassCount> links{};
 
+  // The table value alone (nearest head_dim row, ties to the larger one).
   double efficiency(Pass pass, int head_dim, double block_tokens) const;
+  // e of the header for one call; a lookup that leaves the table is noted in `log` (if given).
+  double call_efficiency(const AttentionCall& call, TableRangeLog* log) const;
+  // causal_efficiency at `block_tokens`, noted in `log` when it leaves the table.
+  double causal_factor(double block_tokens, TableRangeLog* log) const;
   const LinkCost& link(LinkClass cls) const { return links[static_cast<std::size_t>(cls)]; }
 };
 

@@ -1,25 +1,54 @@
 #include "sim/model/compute_model.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <utility>
+#include <vector>
 
 namespace tilesim {
 
-double ComputeModel::pair_time_s(Pass pass, ChunkPair pair) const {
+AttentionCall ComputeModel::call_of(Pass pass, std::span<const ChunkPair> pairs) const {
+  // Distinct chunks: a fused op over a x b pairs is one call over a q chunks and b kv chunks.
+  std::vector<int> q_chunks;
+  std::vector<int> kv_chunks;
+  q_chunks.reserve(pairs.size());
+  kv_chunks.reserve(pairs.size());
+  for (ChunkPair pair : pairs) {
+    q_chunks.push_back(pair.q_chunk);
+    kv_chunks.push_back(pair.kv_chunk);
+  }
+  const auto tokens = [&](std::vector<int>& ids) {
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    double sum = 0.0;
+    for (int id : ids)
+      sum += static_cast<double>(plan_->chunks[static_cast<std::size_t>(id)].tokens);
+    return sum;
+  };
+  const AttentionShape& shape = plan_->shape;
+  return {pass,
+          shape.head_dim,
+          tokens(q_chunks),
+          tokens(kv_chunks),
+          shape.heads / plan_->head_groups,
+          shape.batch};
+}
+
+double ComputeModel::pair_time_s(Pass pass, ChunkPair pair, double e) const {
   const Chunk& q = plan_->chunks[static_cast<std::size_t>(pair.q_chunk)];
   const Chunk& kv = plan_->chunks[static_cast<std::size_t>(pair.kv_chunk)];
-  const double size = std::sqrt(static_cast<double>(q.tokens) * static_cast<double>(kv.tokens));
-  const double e = profile_->efficiency(pass, plan_->shape.head_dim, size);
   const double per_pair = (pass == Pass::fwd ? plan_->shape.flops_per_pair_forward()
                                              : plan_->shape.flops_per_pair_backward()) /
                           static_cast<double>(plan_->head_groups);
   const auto block = static_cast<double>(plan_->layout.block_tokens());
-  const double cut_e = e * profile_->causal_efficiency.at(block);
   double time_s = 0.0;
   for (int qb : q.blocks) {
     for (int kb : kv.blocks) {
       const double pairs = plan_->layout.unmasked_pairs(qb, kb, plan_->shape.causal);
       if (pairs <= 0) continue;
-      time_s += pairs * per_pair / (profile_->peak_flops * (pairs < block * block ? cut_e : e));
+      const bool cut = pairs < block * block;
+      const double block_e = cut ? e * profile_->causal_factor(block, &log_) : e;
+      time_s += pairs * per_pair / (profile_->peak_flops * block_e);
     }
   }
   return time_s;
@@ -27,8 +56,10 @@ double ComputeModel::pair_time_s(Pass pass, ChunkPair pair) const {
 
 double ComputeModel::compute_time_s(const RankProgram& program, int index) const {
   const Pass pass = program.op(index).pass;
+  const std::span<const ChunkPair> pairs = program.pairs(index);
+  const double e = profile_->call_efficiency(call_of(pass, pairs), &log_);
   double time_s = 0.0;
-  for (ChunkPair pair : program.pairs(index)) time_s += pair_time_s(pass, pair);
+  for (ChunkPair pair : pairs) time_s += pair_time_s(pass, pair, e);
   return time_s + profile_->launch_overhead_s;
 }
 
@@ -51,13 +82,23 @@ double ComputeModel::single_gpu_time_s() const {
   double total = 0.0;
   for (Pass pass : {Pass::fwd, Pass::bwd}) {
     if (pass == Pass::fwd ? !plan_->shape.has_forward() : !plan_->shape.has_backward()) continue;
-    double e = profile_->efficiency(pass, plan_->shape.head_dim, s);
-    if (plan_->shape.causal) e *= profile_->causal_efficiency.at(s);
+    const AttentionShape& shape = plan_->shape;
+    const AttentionCall call{pass, shape.head_dim, s, s, shape.heads, shape.batch};
+    double e = profile_->call_efficiency(call, &single_gpu_log_);
+    if (shape.causal) e *= profile_->causal_factor(s, &single_gpu_log_);
     const double per_pair = pass == Pass::fwd ? plan_->shape.flops_per_pair_forward()
                                               : plan_->shape.flops_per_pair_backward();
     total += pairs * per_pair / (profile_->peak_flops * e) + profile_->launch_overhead_s;
   }
   return total;
+}
+
+std::vector<std::string> ComputeModel::warnings() const {
+  std::vector<std::string> out = log_.warnings(profile_->source);
+  for (std::string& line : single_gpu_log_.warnings(profile_->source + " (one-GPU reference)")) {
+    out.push_back(std::move(line));
+  }
+  return out;
 }
 
 }  // namespace tilesim

@@ -1,8 +1,23 @@
 // Durations of compute-stream ops (see calibration_profile.hpp for the model).
+//
+// One compute op is one kernel call (the runtime launches one per op): its q_tokens and kv_tokens
+// are the tokens of the distinct q and kv chunks among its pairs (a fused op over a x b pairs is
+// one call over a q chunks and b kv chunks), heads = heads / plan.head_groups (a head-split chunk
+// holds that share of the heads), batch = the shape's batch. The call's efficiency
+// (CalibrationProfile::call_efficiency: table by size, occupancy by CTAs) applies to every
+// block of the op; causally cut blocks also pay the causal factor at the block size.
+// Lookups that leave a profile table are collected (TableRangeLog) and reported once per table
+// end by warnings(): the one-GPU reference is logged under its own name, because its single
+// S-token block is usually far past the tables and affects only the speedup figure.
 #pragma once
+
+#include <span>
+#include <string>
+#include <vector>
 
 #include "sim/core/units.hpp"
 #include "sim/model/calibration_profile.hpp"
+#include "sim/model/table_range_log.hpp"
 #include "sim/plan/plan.hpp"
 
 namespace tilesim {
@@ -17,15 +32,23 @@ class ComputeModel {
   // A compute op: its block pairs' times summed plus one launch overhead (a
   // fused op runs its pairs back to back in one launch).
   double compute_time_s(const RankProgram& program, int index) const;
-  // One (q chunk, kv chunk) pair: its token blocks at the pair's efficiency
-  // (by its size sqrt(nq * nk)), causally cut blocks also at the causal factor.
-  double pair_time_s(Pass pass, ChunkPair pair) const;
+  // The kernel call of an op over `pairs`.
+  AttentionCall call_of(Pass pass, std::span<const ChunkPair> pairs) const;
+  // One (q chunk, kv chunk) pair's token blocks at call efficiency e, causally cut blocks also
+  // at the causal factor.
+  double pair_time_s(Pass pass, ChunkPair pair, double e) const;
   // The same attention on one GPU: the whole sequence as one block per pass.
   double single_gpu_time_s() const;
+  // One line per profile table end that lookups left so far (deterministic order).
+  std::vector<std::string> warnings() const;
 
  private:
   const Plan* plan_;
   const CalibrationProfile* profile_;
+  // Lookups outside the tables: a record of what the const cost queries saw, not state
+  // that changes a cost.
+  mutable TableRangeLog log_;
+  mutable TableRangeLog single_gpu_log_;
 };
 
 }  // namespace tilesim

@@ -44,6 +44,7 @@ nlohmann::ordered_json result_to_json(const Plan& plan, const SimulationResult& 
   j["ops"] = plan.op_count();
   j["events"] = result.events;
   j["sim_wall_s"] = context.include_wall_clock ? result.sim_wall_s : 0.0;
+  j["warnings"] = result.warnings;
   return j;
 }
 

@@ -51,6 +51,7 @@ struct SimulationResult {
   std::vector<std::vector<OpTiming>> ops;  // [rank][op index]
   std::vector<TransferRecord> transfers;
   std::vector<LinkSample> link_samples;  // only when asked for (traces)
+  std::vector<std::string> warnings;     // profile lookups past a table end, one per end
   std::uint64_t events = 0;
   double sim_wall_s = 0.0;
 };

@@ -277,6 +277,7 @@ class Simulation final : private TransferCalendar {
       result_.makespan_ps = std::max(result_.makespan_ps, totals.end_ps);
     }
     result_.single_gpu_s = compute_.single_gpu_time_s();
+    result_.warnings = compute_.warnings();
     fill_exposed_comm(plan_, result_);
   }
 

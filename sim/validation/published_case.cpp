@@ -1,7 +1,5 @@
 #include "sim/validation/published_case.hpp"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -9,18 +7,14 @@
 #include "sim/core/yaml_reader.hpp"
 #include "sim/model/simulator.hpp"
 #include "sim/scenario/prepared_scenario.hpp"
-#include "sim/validation/error_stats.hpp"
 #include "sim/validation/regress_case.hpp"
 
 namespace tilesim::validation {
 namespace {
 
-double predict(const std::string& metric, const std::string& scenario,
-               const std::vector<std::string>& sets) {
-  const PreparedScenario p = prepare_scenario(scenario, sets);
-  const Plan plan = build_valid_plan(p.scenario);
-  const SimulationResult result = simulate(plan, p.topology, p.profile);
+double predict(const std::string& metric, const Plan& plan, const SimulationResult& result) {
   if (metric == "makespan_s") return ps_to_s(result.makespan_ps);
+  if (metric == "iterations_per_s") return 1.0 / ps_to_s(result.makespan_ps);
   if (metric == "p2p_bandwidth_gb_s") {
     double best = 0.0;
     for (const TransferRecord& t : result.transfers) {
@@ -37,17 +31,44 @@ double predict(const std::string& metric, const std::string& scenario,
   return flops / result.single_gpu_s / 1e12;
 }
 
+PublishedCase read_case(const std::string& file) {
+  PublishedCase c = load_published_case(file);
+  const PreparedScenario p = prepare_scenario(c.scenario, c.sets);
+  const Plan plan = build_valid_plan(p.scenario);
+  const SimulationResult result = simulate(plan, p.topology, p.profile);
+  c.gpus = plan.ranks;
+  c.schedule = plan.schedule;
+  c.predicted = predict(c.metric, plan, result);
+  c.warnings = result.warnings;
+  return c;
+}
+
 }  // namespace
 
 PublishedCase load_published_case(const std::string& file) {
   const YamlMap root(load_yaml_file(file), file, "");
-  root.allow_only({"source", "scenario", "set", "metric", "reported"});
+  root.allow_only(
+      {"source", "role", "scenario", "set", "metric", "reported", "tolerance", "order_group"});
   PublishedCase c;
   c.file = file;
-  c.source = root.string("source");
-  c.metric = root.choice("metric", {"single_gpu_tflops", "p2p_bandwidth_gb_s", "makespan_s"});
+  c.name = std::filesystem::path(file).stem().string();
+  if (!root.node("source").IsMap()) {
+    root.fail("source", "expected {id: SOURCE-ID, cite: \"where the figure is printed\"}");
+  }
+  const YamlMap source = root.map("source");
+  source.allow_only({"id", "cite"});
+  c.source_id = source.string("id");
+  c.cite = source.string("cite");
+  c.role = root.choice("role", {"fit", "held-out"}) == "fit" ? CaseRole::fit : CaseRole::held_out;
+  c.metric = root.choice(
+      "metric", {"single_gpu_tflops", "p2p_bandwidth_gb_s", "makespan_s", "iterations_per_s"});
   c.reported = root.number("reported");
   if (!(c.reported > 0.0)) root.fail("reported", "expected a positive figure");
+  c.tolerance = root.number("tolerance");
+  if (!(c.tolerance > 0.0 && c.tolerance < 10.0)) {
+    root.fail("tolerance", "expected a relative tolerance in (0, 10), e.g. 0.25");
+  }
+  if (root.has("order_group")) c.order_group = root.string("order_group");
   if (root.has("set")) {
     if (!root.node("set").IsSequence()) root.fail("set", "expected a list of key.path=value");
     for (const YAML::Node& n : root.node("set")) {
@@ -61,41 +82,16 @@ PublishedCase load_published_case(const std::string& file) {
   return c;
 }
 
-std::vector<PublishedCase> run_published_cases(const std::string& directory) {
+bool PublishedCase::within_tolerance() const { return std::abs(rel_error()) <= tolerance; }
+
+std::string_view to_string(CaseRole role) { return role == CaseRole::fit ? "fit" : "held-out"; }
+
+std::vector<PublishedCase> run_published_cases(const std::string& cases_directory) {
   std::vector<PublishedCase> cases;
-  for (const std::string& file : regress_case_files(directory)) {
-    PublishedCase c = load_published_case(file);
-    c.predicted = predict(c.metric, c.scenario, c.sets);
-    cases.push_back(c);
+  for (const std::string& file : regress_case_files(cases_directory)) {
+    cases.push_back(read_case(file));
   }
   return cases;
-}
-
-void print_published(std::ostream& out, const std::vector<PublishedCase>& cases) {
-  std::vector<double> errors;
-  for (const PublishedCase& c : cases) {
-    out << fmt::format("{}\n  {}: reported {:.4g}, predicted {:.4g}, error {:+.1f}%\n",
-                       std::filesystem::path(c.file).filename().string(), c.metric, c.reported,
-                       c.predicted, 100.0 * c.rel_error());
-    out << fmt::format("  source: {}\n", c.source);
-    errors.push_back(c.rel_error());
-  }
-  const ErrorSummary s = summarize_errors(errors);
-  out << fmt::format("{} published figures: |error| median {:.1f}%, max {:.1f}%\n", s.count,
-                     100.0 * s.median_abs, 100.0 * s.max_abs);
-}
-
-nlohmann::ordered_json published_to_json(const std::vector<PublishedCase>& cases) {
-  nlohmann::ordered_json list = nlohmann::ordered_json::array();
-  for (const PublishedCase& c : cases) {
-    list.push_back({{"file", c.file},
-                    {"source", c.source},
-                    {"metric", c.metric},
-                    {"reported", c.reported},
-                    {"predicted", c.predicted},
-                    {"rel_error", c.rel_error()}});
-  }
-  return list;
 }
 
 }  // namespace tilesim::validation

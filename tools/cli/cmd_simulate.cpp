@@ -51,6 +51,7 @@ int run_simulate(const SimulateArgs& args) {
   options.record_link_samples = !args.trace.empty();
   const SimulationResult result = simulate(plan, p.topology, p.profile, options);
   check_memory_budget(p.scenario, summarize(result).peak_memory_bytes_max);
+  for (const std::string& w : result.warnings) fmt::print(stderr, "warning: {}\n", w);
   // Both files or neither: an interrupt or a full disk leaves the previous ones.
   AtomicFileSet files;
   if (!args.trace.empty()) {
