@@ -81,3 +81,6 @@ tilesim_cli_test(plan_dump 0 "rank 0 op 0: send KV\\[0\\] to rank 1 \\[group 0\\
                  plan scenarios/ring-256k.yaml --dump)
 tilesim_cli_test(topo_cluster 0 "h100-cluster" topo topologies/h100-cluster.yaml --gpus 64)
 tilesim_cli_test(topo_dot 0 "graph" topo topologies/dgx-h100.yaml --dot)
+# Found by fuzz_regress_case: a `set:` entry that is a map, not a key.path=value string.
+tilesim_cli_test(regress_set_entry_not_a_string 2 "set-entry-is-a-map\\.yaml:[0-9]+: key 'set': expected a list of key\\.path=value strings"
+                 regress fuzz/regressions/regress_case)
