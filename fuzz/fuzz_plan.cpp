@@ -27,11 +27,11 @@ struct Bytes {
 int wild(std::uint8_t b, int range) {
   switch (b % 4) {
     case 0:
-      return (b >> 2) % std::max(1, range);
+      return range > 0 ? (b >> 2) % range : 0;
     case 1:
       return -1 - (b >> 2);
-    case 2:
-      return range + (b >> 2);
+    case 2:  // just past the range (not past INT_MAX: a corrupted count can be that)
+      return range > std::numeric_limits<int>::max() - 64 ? range : range + (b >> 2);
     default:
       return b & 0x80 ? std::numeric_limits<int>::max() : std::numeric_limits<int>::min();
   }

@@ -109,3 +109,7 @@ tilesim_cli_test(bad_correction 2
 tilesim_cli_test(bad_partial_dtype 2
                  "key 'attention\\.partial_dtype': expected one of bf16, fp16, fp32, got 'fp8'"
                  simulate scenarios/ring-256k.yaml --set attention.partial_dtype=fp8)
+
+# Found by fuzz_regress_case: a `set:` entry that is a map, not a key.path=value string.
+tilesim_cli_test(regress_set_entry_not_a_string 2 "set-entry-is-a-map\\.yaml:[0-9]+: key 'set': expected a list of key\\.path=value strings"
+                 regress fuzz/regressions/regress_case)

@@ -69,7 +69,8 @@ for stage in "${stages[@]}"; do
       install_fuzz_deps
       CC=clang CXX=clang++ cmake -S . -B build-fuzz "${common[@]}" "${launcher[@]}" \
         -DTILESIM_FUZZ=ON -DTILESIM_MPI=OFF
-      cmake --build build-fuzz -j"$jobs"
+      cmake --build build-fuzz -j"$jobs" --target fuzz_scenario fuzz_topology fuzz_calibration \
+        fuzz_regress_case fuzz_published_case fuzz_measured_run fuzz_plan
       ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-fuzz --output-on-failure -R "fuzz replay"
       for target in build-fuzz/fuzz/fuzz_*; do
         name=$(basename "$target")

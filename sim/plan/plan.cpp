@@ -56,6 +56,14 @@ std::uint16_t narrow_count(std::size_t n) {
 
 int RankProgram::add(Op op, std::span<const int> reads, std::span<const int> writes,
                      std::span<const int> after) {
+  // An op added without pairs has none, whatever the copied Op says (remove() re-adds an op
+  // whose kind was edited; a stale pair_count would point past the pair pool: found by
+  // fuzz_plan, fuzz/regressions/plan/).
+  if (op.kind != OpKind::compute || pairs_.empty() ||
+      op.pairs_begin + op.pair_count > pairs_.size()) {
+    op.pair_count = 0;
+    op.pairs_begin = 0;
+  }
   op.refs_begin = static_cast<std::uint32_t>(refs_.size());
   op.read_count = narrow_count(reads.size());
   op.write_count = narrow_count(writes.size());
@@ -98,7 +106,7 @@ void RankProgram::remove(int index) {
       if (a == index) continue;
       after_shifted.push_back(a > index ? a - 1 : a);
     }
-    if (op(i).kind == OpKind::compute) {
+    if (op(i).pair_count > 0) {
       rebuilt.add_compute(op(i), pairs(i), reads(i), writes(i), after_shifted);
     } else {
       rebuilt.add(op(i), reads(i), writes(i), after_shifted);

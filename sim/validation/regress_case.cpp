@@ -41,6 +41,8 @@ RegressCase load_regress_case(const std::string& path) {
     const YAML::Node sets = root.node("set");
     if (!sets.IsSequence()) root.fail("set", "expected a list of key.path=value strings");
     for (const YAML::Node& s : sets) {
+      // A map or list entry has no string value (yaml-cpp would throw its own exception).
+      if (!s.IsScalar()) root.fail("set", "expected a list of key.path=value strings");
       const std::string text = s.as<std::string>();
       if (text.find('=') == std::string::npos) root.fail("set", "expected key.path=value");
       c.sets.push_back(text);
