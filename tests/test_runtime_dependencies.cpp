@@ -80,7 +80,7 @@ TEST_CASE("runtime: the separate correction's merge follows its call, the partia
   // Four calls and three corrections on the compute stream; three KV frees and one free of the
   // O and LSE block partials after each correction.
   CHECK(deps.compute_ops().size() == 4 + 3);
-  CHECK(deps.free_ops().size() == 3 + 2 * 3);
+  CHECK(deps.free_ops().size() == 3 + 3);
   int merges = 0;
   for (int i = 0; i < static_cast<int>(program.size()); ++i) {
     if (program.op(i).kind != OpKind::merge) continue;

@@ -183,7 +183,7 @@ RankRun Executor::run() {
         continue;
       }
       maybe_inject(*it);
-      drop(plan_.programs[static_cast<std::size_t>(rank_)].writes(*it)[0]);
+      for (int object : plan_.programs[static_cast<std::size_t>(rank_)].writes(*it)) drop(object);
       finish(*it);
       it = pending_frees.erase(it);
       progress = true;
