@@ -74,9 +74,9 @@ class Rewriter {
             Op merge;
             merge.kind = OpKind::merge;
             out.add(merge, partials, targets, {});
-            Op drop;
+            Op drop;  // one free of all the call's partials (a free may name several objects)
             drop.kind = OpKind::free;
-            for (int part : partials) out.add(drop, {}, std::span<const int>(&part, 1), {});
+            out.add(drop, {}, partials, {});
           }
           break;
         }

@@ -13,7 +13,7 @@
 // writes an accumulator the rank already holds (written by an earlier compute
 // or merge, or received, and not freed since) writes a block partial of it
 // instead, and is followed by ONE merge op that reads all of the op's block
-// partials and writes those accumulators, then by the frees of the partials.
+// partials and writes those accumulators, then by one free of all of them.
 // A block partial is one object per (accumulator, rank), re-created by every
 // step that needs it; O, dQ and dKV partials are sized in the activation dtype
 // (what the kernel writes), LSE partials in fp32. The simulator costs the merge

@@ -6,7 +6,7 @@
 //   compute(q chunk x kv chunk, pass)  reads Q/KV (and dO, D... for backward),
 //                                      accumulates into its writes (O+LSE, dQ, dKV)
 //   send(X, to) reads X; recv(X, from) writes X; merge reads partials and writes
-//   the target accumulator; free(X) drops this rank's copy of X.
+//   the target accumulator; free(X, ...) drops this rank's copies of X, ...
 // Execution semantics (derived once, in plan_semantics.hpp, for the validator,
 // the simulator and the runtime):
 //   * compute and merge run in program order on the rank's compute stream;
