@@ -60,12 +60,14 @@ TEST_CASE("mesh: greedy order is within 5% of the best order the rings allow") {
       INFO(t.a << "x" << t.b << " at " << seq << ": greedy " << g << " s, best " << best << " s ("
                << best_order << ")");
       // At 9216 tokens (1K-token chunks, communication-bound) the greedy is up
-      // to 6.2% off on 4x2: the best order there runs a KV step before the
+      // to 6.5% off on 4x2: the best order there runs a KV step before the
       // second Q step (QKQRQRR), which the bytes-per-block rule does not pick
       // (a tie the rule breaks towards the smaller transfer). Breaking the tie
       // towards more unlocked blocks instead fixes 4x2 there but costs 16-36%
-      // on 3x2 and 4x2 elsewhere, so the rule stays.
-      CHECK(g <= (std::string(seq) == "9216" ? 1.065 : 1.05) * best);
+      // on 3x2 and 4x2 elsewhere, so the rule stays. The bound was 1.065 (6.2%
+      // off) while interference was a flat comm_slowdown; scaled by the traffic
+      // through each GPU, the best order gains 0.3 points more: 1.07.
+      CHECK(g <= (std::string(seq) == "9216" ? 1.07 : 1.05) * best);
     }
   }
 }

@@ -7,9 +7,10 @@
 // when both sides are ready and learns when its last byte arrived; the max-min
 // flow model (flow_transfer_model.hpp: alpha, link capacity x efficiency, flow
 // caps, propagation) is the implementation used here. A compute op's duration
-// comes from the compute model, stretched while communication touches its rank
-// or computes share a node's cores (compute_stretch.hpp), for exactly the
-// overlapping time. Link loads are sampled for traces (link_sampler.hpp).
+// comes from the compute model, stretched by the traffic through its GPU (the
+// model's gpu_traffic_share) and while computes share a node's cores
+// (compute_stretch.hpp), for exactly the time each holds. Link loads are sampled
+// for traces (link_sampler.hpp).
 // Same inputs give the same result to the picosecond.
 #pragma once
 
