@@ -11,7 +11,7 @@ add_test(NAME "cli guard: ring on 65536 GPUs is refused within 2 s"
           -P ${CMAKE_CURRENT_SOURCE_DIR}/reliability/guard_refuses_fast.cmake
   WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 tilesim_cli_test(guard_max_ops 2
-  "key 'schedule\\.gpus': a plan this machine can hold: ring on 64 GPUs is about 1\\.64e\\+04 ops.*--max-ops 1e\\+04; at most 50 GPUs would fit"
+  "key 'schedule\\.gpus': a plan this machine can hold: ring on 64 GPUs is about 2\\.43e\\+04 ops.*--max-ops 1e\\+04; at most 41 GPUs would fit"
   simulate scenarios/ring-256k.yaml --set schedule.gpus=64 --max-ops 1e4)
 tilesim_cli_test(guard_bad_max_memory 2 "--max-memory.*a positive byte size"
   simulate scenarios/ring-256k.yaml --max-memory lots)

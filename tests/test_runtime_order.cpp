@@ -223,10 +223,10 @@ TEST_CASE("runtime: the separate correction's merge follows its call, the partia
   const RankProgram& program = plan.programs[1];
   const runtime::IssueOrder issue(plan, 1);
   const RankSemantics& sem = issue.semantics();
-  // Four calls and three corrections on the compute stream; three KV frees and one free of the
-  // O and LSE block partials after each correction.
+  // Four calls and three corrections on the compute stream; three KV frees and, after each
+  // correction, one free that drops both the O and the LSE block partial.
   CHECK(sem.compute_ops().size() == 4 + 3);
-  CHECK(sem.free_ops().size() == 3 + 2 * 3);
+  CHECK(sem.free_ops().size() == 3 + 3);
   const auto waits = [&](int op, int on) {
     std::vector<int> w;
     issue.waits_for(op, w);

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "sim/core/units.hpp"
+#include "sim/schedules/schedule_kinds.hpp"
 
 namespace tilesim {
 namespace {
@@ -15,9 +16,9 @@ namespace {
 // The squarest factorisations are not always cheapest (a costs more than b); try them all.
 double mesh_ops(double p, int a, int b, bool forward, bool backward) {
   const double fa = a, fb = b;
-  if (forward && backward) return p * std::max(1.0, 32 * fa + 13 * fb - 44);
-  if (backward) return p * std::max(1.0, 17 * fa + 9 * fb - 25);
-  return p * std::max(1.0, 15 * fa + 4 * fb - 19);
+  if (forward && backward) return p * std::max(1.0, 36 * fa + 17 * fb - 54);
+  if (backward) return p * std::max(1.0, 19 * fa + 11 * fb - 29);
+  return p * std::max(1.0, 18 * fa + 7 * fb - 27);
 }
 
 double estimate_ops(const AttentionShape& shape, const ScheduleSpec& spec) {
@@ -35,12 +36,28 @@ double estimate_ops(const AttentionShape& shape, const ScheduleSpec& spec) {
     }
     return best;
   }
-  double f = 4 * p * p;
-  if (spec.kind == "pass_q") f = 13 * p * p;
-  if (spec.kind == "ulysses") f = p * p * p + 9 * p * p;
-  if (spec.kind == "usp") f = (std::max(1, spec.ulysses_degree) + 4) * p * p;
-  if (forward && backward) return 2.75 * f;
-  if (backward) return 1.75 * f;
+  const bool ring_family = spec.kind == "ring" || spec.kind == "zigzag" ||
+                           spec.kind == "striped" || spec.kind == "double_ring";
+  if (ring_family && forward && backward) return 15 * p * p - 10 * p;
+  if (ring_family && backward) return 9 * p * p - 5 * p;
+  double f = 6 * p * p - 5 * p;
+  if (spec.kind == "allgather_kv") f = 3 * p * p - 2 * p;
+  if (spec.kind == "pass_q") f = 13 * p * p - 12 * p;
+  if (spec.kind == "ulysses") f = 9 * p * p - 8 * p;
+  if (spec.kind == "usp") {
+    int u = spec.ulysses_degree;
+    if (u < 1) {
+      try {
+        u = usp_ulysses_degree(shape, spec);
+      } catch (const std::exception&) {
+        u = 1;  // the generator reports the bad shape; u = 1 bounds every degree from above
+      }
+    }
+    const double fu = std::max(1, u);
+    f = p * ((3 * fu + 3) * p / fu + 6 * fu - 11);
+  }
+  if (forward && backward) return 2.5 * f;  // the ring family's both / forward
+  if (backward) return 1.5 * f;             // and backward / forward
   return f;
 }
 

@@ -1,15 +1,20 @@
 // How big a plan will be, from the shape alone, so that a request too large for this machine
 // fails in milliseconds with its estimate instead of growing until the machine runs out.
 //
-// Ops (P ranks, non-causal: the causal mask only removes computes, so this is an upper bound;
-// the forward pass F, backward ~1.75 F and both ~2.75 F, the ring's measured ratios):
-//   ring, zigzag, striped, allgather_kv, double_ring  F = 4 P^2        (P^2 computes, 3P(P-1)
-//   comm+free) pass_q                                            F = 13 P^2 ulysses F = P^3 + 9 P^2
-//   (P^2 computes per rank) usp (u ranks of all-to-all)                       F = (u + 4) P^2 mesh
-//   a x b                                        P (15a + 4b - 19) forward,
-//                                                     P (32a + 13b - 44) both, P (17a + 9b - 25)
-//                                                     backward
-// fitted exactly to `tilesim plan --json` op counts (tests/test_resource_guard.cpp checks them).
+// Ops (P ranks, non-causal, the default separate output correction: the causal mask only
+// removes computes and a fused correction removes merges, so these are upper bounds):
+//   ring, zigzag, striped, double_ring   forward 6 P^2 - 5 P, backward 9 P^2 - 5 P, both
+//                                        15 P^2 - 10 P (per rank and step: one call, one
+//                                        correction, one free of its partials, comm, KV free)
+//   allgather_kv                         3 P^2 - 2 P
+//   pass_q                               13 P^2 - 12 P
+//   usp (u ranks of all-to-all, r = P/u) P ((3u + 3) r + 6u - 11); ulysses (u = P) 9 P^2 - 8 P
+//   other schedules' backward / both     1.5 / 2.5 x forward (the ring family's ratios)
+//   mesh a x b                           P (18a + 7b - 27) forward, P (36a + 17b - 54) both,
+//                                        P (19a + 11b - 29) backward
+// The non-mesh forms are exact for the generated plans (tests/test_resource_guard.cpp); mesh's
+// count depends on its greedy step order, so its form is the smallest linear upper bound of
+// seven fixed tiles (2x4 .. 8x8), within 14% of each.
 // Memory = 10 MB + 113 bytes per op; time = 5.6 us per op: measured RSS and wall time of
 // `simulate` ring 1M tokens at 64..1024 GPUs (16K..4.2M ops) with /usr/bin/time -v on a 2-core
 // host (docs/resource-guards.md). A mesh with an automatic tile is estimated with the tile that
