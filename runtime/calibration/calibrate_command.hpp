@@ -20,7 +20,9 @@
 // profile of that GPU), and the written header says so.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -34,6 +36,8 @@ struct CalibrateOptions {
   bool quick = false;
   int heads = 4;
   std::vector<int> head_dims{64};
+  // Called on rank 0 after each measurement stage with (stages done, stages in total).
+  std::function<void(std::size_t, std::size_t)> progress;
 };
 
 int calibrate_command(const CalibrateOptions& options);

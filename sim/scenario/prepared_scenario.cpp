@@ -14,9 +14,14 @@ namespace tilesim {
 
 PreparedScenario prepare_scenario(const std::string& path,
                                   const std::vector<std::string>& overrides) {
+  return prepare_scenario(load_scenario(path, overrides));
+}
+
+PreparedScenario prepare_scenario(Scenario scenario) {
   PreparedScenario p;
-  p.scenario = load_scenario(path, overrides);
+  p.scenario = std::move(scenario);
   const Scenario& s = p.scenario;
+  const std::string& path = s.file;
   if (!std::filesystem::exists(s.topology_path)) {
     throw s.error_at("topology", fmt::format("file '{}' does not exist", s.topology_path));
   }

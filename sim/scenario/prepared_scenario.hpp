@@ -23,6 +23,8 @@ struct PreparedScenario {
 // including more GPUs than a fixed-size topology has.
 PreparedScenario prepare_scenario(const std::string& path,
                                   const std::vector<std::string>& overrides);
+// The same for a scenario already loaded (load_scenario_text).
+PreparedScenario prepare_scenario(Scenario scenario);
 
 // Generates the schedule's plan; a shape the schedule cannot split is an
 // InputError at the scenario key that causes it.

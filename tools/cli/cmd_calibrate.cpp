@@ -7,11 +7,13 @@
 #include "runtime/calibration/calibrate_command.hpp"
 #include "tools/cli/cli_errors.hpp"
 #include "tools/cli/commands.hpp"
+#include "tools/cli/progress.hpp"
 
 namespace tilesim::cli {
 
 void add_calibrate(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<runtime::CalibrateOptions>();
+  auto quiet = std::make_shared<bool>(false);
   CLI::App* verb = app.add_subcommand(
       "calibrate",
       "Measure block kernels, point-to-point transfers and contention on this machine "
@@ -34,8 +36,12 @@ void add_calibrate(CLI::App& app, int& exit_code) {
   verb->add_option("--head-dims", args->head_dims, "Head dims to benchmark, e.g. 64,128")
       ->delimiter(',')
       ->check(CLI::Range(1, 1024));
-  verb->callback([args, &exit_code] {
+  add_quiet_option(*verb, *quiet);
+  verb->callback([args, quiet, &exit_code] {
+    TerminalProgress progress("measurement stages", *quiet);
+    args->progress = [&](std::size_t done, std::size_t total) { progress.update(done, total); };
     exit_code = run_guarded([&] { return runtime::calibrate_command(*args); });
+    args->progress = nullptr;
   });
 }
 

@@ -5,9 +5,7 @@
 
 #include "sim/core/input_error.hpp"
 #include "sim/model/chrome_trace.hpp"
-#include "sim/model/result_json.hpp"
-#include "sim/model/simulator.hpp"
-#include "sim/scenario/prepared_scenario.hpp"
+#include "sim/verbs/simulate_verb.hpp"
 #include "tools/cli/cli_errors.hpp"
 #include "tools/cli/commands.hpp"
 
@@ -40,21 +38,18 @@ void print_summary(const PreparedScenario& p, const Plan& plan, const Simulation
 }
 
 int run_simulate(const SimulateArgs& args) {
-  const PreparedScenario p = prepare_scenario(args.scenario.path, args.scenario.sets);
-  const Plan plan = build_valid_plan(p.scenario);
-  SimulationOptions options;
-  options.record_link_samples = !args.trace.empty();
-  const SimulationResult result = simulate(plan, p.topology, p.profile, options);
-  check_memory_budget(p.scenario, summarize(result).peak_memory_bytes_max);
+  const SimulationRun run =
+      run_simulation(source_of(args.scenario), /*record_link_samples=*/!args.trace.empty());
+  const PreparedScenario& p = run.prepared;
+  const Plan& plan = run.plan;
+  const SimulationResult& result = run.result;
   if (!args.trace.empty()) {
     std::ofstream out(args.trace);
     if (!out) throw InputError(args.trace, 0, "--trace", "cannot write this file");
     write_chrome_trace(out, plan, result, plan.placement, &p.topology);
   }
   if (args.scenario.json) {
-    ResultContext context{p.scenario.name, p.scenario.topology_path, p.scenario.calibration_path,
-                          !args.scenario.no_wall_clock};
-    fmt::print("{}\n", result_to_json(plan, result, context).dump(2));
+    fmt::print("{}\n", simulation_document(run, !args.scenario.no_wall_clock).dump(2));
   } else {
     print_summary(p, plan, result);
   }

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/verbs/scenario_source.hpp"
+
 namespace tilesim::cli {
 
 // Options shared by every verb that reads a scenario.
@@ -14,10 +16,14 @@ struct ScenarioArgs {
   std::vector<std::string> sets;  // --set key.path=value
   bool json = false;
   bool no_wall_clock = false;  // report sim_wall_s as 0: byte-identical JSON across runs
+  bool quiet = false;          // no progress on stderr (progress.hpp)
 };
 void add_scenario_options(CLI::App& verb, ScenarioArgs& args);
+ScenarioSource source_of(const ScenarioArgs& args);
 // --no-wall-clock, for verbs whose JSON reports simulator wall time.
 void add_no_wall_clock_option(CLI::App& verb, ScenarioArgs& args);
+// --quiet, for verbs that show progress on a terminal.
+void add_quiet_option(CLI::App& verb, bool& quiet);
 
 // A CLI11 check for a file the verb will write: a non-empty path, not a directory, in a
 // directory that exists; so that a bad path fails before the work, not after it.
@@ -33,5 +39,6 @@ void add_run(CLI::App& app, int& exit_code);
 void add_calibrate(CLI::App& app, int& exit_code);
 void add_validate(CLI::App& app, int& exit_code);
 void add_regress(CLI::App& app, int& exit_code);
+void add_report(CLI::App& app, int& exit_code);
 
 }  // namespace tilesim::cli

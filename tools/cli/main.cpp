@@ -23,6 +23,12 @@ void add_no_wall_clock_option(CLI::App& verb, ScenarioArgs& args) {
                 "Report sim_wall_s as 0 so that the JSON is byte-identical across runs");
 }
 
+void add_quiet_option(CLI::App& verb, bool& quiet) {
+  verb.add_flag("--quiet", quiet, "No progress on stderr (shown only when stderr is a terminal)");
+}
+
+ScenarioSource source_of(const ScenarioArgs& args) { return {args.path, std::nullopt, args.sets}; }
+
 CLI::Validator output_file_check() {
   return CLI::Validator(
       [](std::string& path) -> std::string {
@@ -58,6 +64,7 @@ int main(int argc, char** argv) {
   add_calibrate(app, exit_code);
   add_validate(app, exit_code);
   add_regress(app, exit_code);
+  add_report(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The README's second command, and what CI runs (.ci/run): installs what is missing (with the
+# test extras: Chromium for the report test), builds, and runs every test. The one place that
+# builds and tests: add a test step here, not in .ci/run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash tools/build.sh --test
+ctest --test-dir build --output-on-failure -j"${TILESIM_JOBS:-2}"
