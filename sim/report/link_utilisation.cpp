@@ -25,7 +25,9 @@ std::vector<ClassUtilisation> link_utilisation(const Topology& topology,
   auto advance = [&](double to_ps) {  // the class loads stay constant over [now, to)
     to_ps = std::min(to_ps, span_ps);
     while (now_ps < to_ps) {
-      const auto bin = std::min(bins - 1, static_cast<std::size_t>(now_ps / bin_ps));
+      auto bin = std::min(bins - 1, static_cast<std::size_t>(now_ps / bin_ps));
+      // now_ps / bin_ps can round just below a bin's start that now_ps reached exactly.
+      while (bin + 1 < bins && static_cast<double>(bin + 1) * bin_ps <= now_ps) ++bin;
       // The last bin runs to the end: bins x bin_ps may round below span_ps.
       const double end_ps =
           bin + 1 == bins ? to_ps : std::min(to_ps, static_cast<double>(bin + 1) * bin_ps);
