@@ -47,7 +47,7 @@ TEST_CASE("calibration: a written profile loads back to 1e-5") {
   CHECK(q.compute_cores == Approx(1.93));
   CHECK(q.occupancy.sms == 132);
   CHECK(q.occupancy.ctas_per_sm == 2);
-  CHECK(q.occupancy.tile_tokens == 64);
+  CHECK(q.occupancy.cta_tokens == 64);
   CHECK(q.occupancy.reference_ctas == 1024);
   CHECK(q.causal_efficiency.at(1024) == Approx(0.83));
   CHECK(q.efficiency(Pass::fwd, 64, 512) == Approx(0.97));

@@ -69,7 +69,7 @@ TEST_CASE("occupancy: CTAs in waves over the SM slots, relative to the reference
   CHECK(o.factor(1) == 1.0);  // disabled without SMs
   o.sms = 132;
   o.ctas_per_sm = 1;
-  o.tile_tokens = 128;
+  o.cta_tokens = 128;
   o.reference_ctas = 2048;
   CHECK(o.ctas(1, 32, 8192) == 2048);                       // 32 heads x 64 tiles
   CHECK(o.ctas(2, 3, 300) == 18);                           // 300 tokens round up to 3 tiles
@@ -84,7 +84,7 @@ TEST_CASE("occupancy: CTAs in waves over the SM slots, relative to the reference
 TEST_CASE("call efficiency: table by size times occupancy by batch x heads x tiles") {
   const CalibrationProfile p = load_calibration(
       temp_profile("tilesim-occupancy.calib.yaml",
-                   "  occupancy: {sms: 100, ctas_per_sm: 2, tile: 128, reference_ctas: 2000}\n"));
+                   "  occupancy: {sms: 100, ctas_per_sm: 2, cta_tokens: 128, reference_ctas: 2000}\n"));
   REQUIRE(p.occupancy.enabled());
   CHECK(p.occupancy.occupancy(2000) == Approx(1.0));  // 10 full waves of 200 slots
   // 4K x 4K, 32 heads: table 0.6; 1024 CTAs in 6 waves of 200 -> 1024/1200.
@@ -119,7 +119,7 @@ TEST_CASE("call efficiency: old profiles without occupancy keep the table value"
 TEST_CASE("call efficiency: a malformed occupancy names its key") {
   const std::string path =
       temp_profile("tilesim-bad-occupancy.calib.yaml",
-                   "  occupancy: {sms: 0, ctas_per_sm: 1, tile: 128, reference_ctas: 2048}\n");
+                   "  occupancy: {sms: 0, ctas_per_sm: 1, cta_tokens: 128, reference_ctas: 2048}\n");
   try {
     load_calibration(path);
     FAIL("expected an InputError");

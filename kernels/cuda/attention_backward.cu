@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "kernels/cuda/attention_cuda.hpp"
-#include "kernels/cuda/tile_common.cuh"
+#include "kernels/cuda/cta_tile.cuh"
 
 namespace tilesim::kernels {
 namespace cuda_detail {
@@ -15,13 +15,13 @@ using namespace nvcuda;
 template <int D>
 struct BackwardSmem {
   static constexpr int kLdHalf = D + kHalfPad;        // K, V, Q, dO tiles
-  static constexpr int kLdP = kTileCols + kHalfPad;   // P, dS (16-bit) [query][key]
-  static constexpr int kLdS = kTileCols + kFloatPad;  // S, dP (fp32) [query][key]
-  static constexpr int kHalfTile = kTileRows * kLdHalf;
+  static constexpr int kLdP = kCtaCols + kHalfPad;   // P, dS (16-bit) [query][key]
+  static constexpr int kLdS = kCtaCols + kFloatPad;  // S, dP (fp32) [query][key]
+  static constexpr int kHalfTile = kCtaRows * kLdHalf;
   static constexpr int kStage = 16 * 16;  // per-warp fp32 staging tile
-  static constexpr size_t kBytes = 4 * kHalfTile * 2 + 2 * kTileCols * kLdP * 2 +
-                                   2 * kTileCols * kLdS * 4 + kWarps * kStage * 4 +
-                                   2 * kTileCols * 4;
+  static constexpr size_t kBytes = 4 * kHalfTile * 2 + 2 * kCtaCols * kLdP * 2 +
+                                   2 * kCtaCols * kLdS * 4 + kWarps * kStage * 4 +
+                                   2 * kCtaCols * 4;
 };
 
 // Grid: x = key tile of 64 keys, y = (batch, kv_head). Tiles: K/V rows are keys; the query
@@ -39,12 +39,12 @@ __global__ void __launch_bounds__(kThreads)
   T* q_s = v_s + Smem::kHalfTile;
   T* do_s = q_s + Smem::kHalfTile;
   T* p_t = do_s + Smem::kHalfTile;
-  T* ds_t = p_t + kTileCols * Smem::kLdP;
-  float* s_s = reinterpret_cast<float*>(ds_t + kTileCols * Smem::kLdP);
-  float* dp_s = s_s + kTileCols * Smem::kLdS;
-  float* stage_all = dp_s + kTileCols * Smem::kLdS;
+  T* ds_t = p_t + kCtaCols * Smem::kLdP;
+  float* s_s = reinterpret_cast<float*>(ds_t + kCtaCols * Smem::kLdP);
+  float* dp_s = s_s + kCtaCols * Smem::kLdS;
+  float* stage_all = dp_s + kCtaCols * Smem::kLdS;
   float* lse_s = stage_all + kWarps * Smem::kStage;
-  float* drow_s = lse_s + kTileCols;
+  float* drow_s = lse_s + kCtaCols;
 
   const int warp = static_cast<int>(threadIdx.x) / 32;
   const int lane = static_cast<int>(threadIdx.x) % 32;
@@ -52,7 +52,7 @@ __global__ void __launch_bounds__(kThreads)
   const int b = static_cast<int>(blockIdx.y) / p.kv_heads;
   const int g = static_cast<int>(blockIdx.y) % p.kv_heads;
   const int group = p.heads / p.kv_heads;
-  const int n0 = static_cast<int>(blockIdx.x) * kTileRows;
+  const int n0 = static_cast<int>(blockIdx.x) * kCtaRows;
   const int row0 = warp * 16;  // this warp's keys (dK, dV) and query rows (S, dP, dQ)
   const float scale_log2 = p.scale * kLog2e;
   const long long first_key_position = kv_position(p, n0);
@@ -70,15 +70,15 @@ __global__ void __launch_bounds__(kThreads)
 
   for (int h = g * group; h < (g + 1) * group; ++h) {
     const long long row_base = (static_cast<long long>(b) * p.heads + h) * p.q_tokens;
-    for (int m0 = 0; m0 < p.q_tokens; m0 += kTileCols) {
+    for (int m0 = 0; m0 < p.q_tokens; m0 += kCtaCols) {
       if (p.causal) {  // the whole query tile precedes this key tile: nothing visible
-        const int last_q = min(m0 + kTileCols, p.q_tokens) - 1;
+        const int last_q = min(m0 + kCtaCols, p.q_tokens) - 1;
         if (q_position(p, last_q) < first_key_position) continue;
       }
       __syncthreads();  // previous tile's Q, dO, P, dS are no longer read
       load_tile<D>(q_s, q, b, p.q_tokens, p.heads, h, m0);
       load_tile<D>(do_s, d_o, b, p.q_tokens, p.heads, h, m0);
-      for (int r = static_cast<int>(threadIdx.x); r < kTileCols; r += kThreads) {
+      for (int r = static_cast<int>(threadIdx.x); r < kCtaCols; r += kThreads) {
         const bool real = m0 + r < p.q_tokens;
         lse_s[r] = real ? lse[row_base + m0 + r] : -INFINITY;
         drow_s[r] = real ? d_rowsum[row_base + m0 + r] : 0.0F;
@@ -87,7 +87,7 @@ __global__ void __launch_bounds__(kThreads)
 
       // S = Q K^T and dP = dO V^T for this warp's 16 query rows x 64 keys.
 #pragma unroll
-      for (int nt = 0; nt < kTileRows / 16; ++nt) {
+      for (int nt = 0; nt < kCtaRows / 16; ++nt) {
         wmma::fragment<wmma::accumulator, 16, 16, 16, float> s_acc;
         wmma::fragment<wmma::accumulator, 16, 16, 16, float> dp_acc;
         wmma::fill_fragment(s_acc, 0.0F);
@@ -115,7 +115,7 @@ __global__ void __launch_bounds__(kThreads)
         const int row = row0 + r;
         const int qi = m0 + row;
         const float row_lse2 = lse_s[row] * kLog2e;
-        for (int c = lane; c < kTileRows; c += 32) {
+        for (int c = lane; c < kCtaRows; c += 32) {
           float prob = 0.0F;
           if (row_lse2 != -INFINITY && visible(p, qi, n0 + c)) {
             prob = exp2f(s_s[row * Smem::kLdS + c] * scale_log2 - row_lse2);
@@ -131,7 +131,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
       for (int dt = 0; dt < D / 16; ++dt) {
 #pragma unroll
-        for (int kk = 0; kk < kTileCols / 16; ++kk) {
+        for (int kk = 0; kk < kCtaCols / 16; ++kk) {
           wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::col_major> at;
           wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::row_major> bm;
           wmma::load_matrix_sync(at, p_t + kk * 16 * Smem::kLdP + row0, Smem::kLdP);
@@ -149,7 +149,7 @@ __global__ void __launch_bounds__(kThreads)
         wmma::fragment<wmma::accumulator, 16, 16, 16, float> dq_acc;
         wmma::fill_fragment(dq_acc, 0.0F);
 #pragma unroll
-        for (int kk = 0; kk < kTileRows / 16; ++kk) {
+        for (int kk = 0; kk < kCtaRows / 16; ++kk) {
           wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> a;
           wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::row_major> bm;
           wmma::load_matrix_sync(a, ds_t + row0 * Smem::kLdP + kk * 16, Smem::kLdP);
@@ -222,7 +222,7 @@ void launch_backward(const BlockParams& p, const void* q, const void* k, const v
   auto kernel = backward_kernel<D, T>;
   cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                        static_cast<int>(kBytes));
-  const dim3 grid(static_cast<unsigned>((p.kv_tokens + kTileRows - 1) / kTileRows),
+  const dim3 grid(static_cast<unsigned>((p.kv_tokens + kCtaRows - 1) / kCtaRows),
                   static_cast<unsigned>(p.batch * p.kv_heads));
   kernel<<<grid, kThreads, kBytes, stream>>>(p, static_cast<const T*>(q), static_cast<const T*>(k),
                                              static_cast<const T*>(v), static_cast<const T*>(d_o),

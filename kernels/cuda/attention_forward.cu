@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "kernels/cuda/attention_cuda.hpp"
-#include "kernels/cuda/tile_common.cuh"
+#include "kernels/cuda/cta_tile.cuh"
 
 namespace tilesim::kernels {
 namespace cuda_detail {
@@ -15,12 +15,12 @@ using namespace nvcuda;
 template <int D>
 struct ForwardSmem {
   static constexpr int kLdHalf = D + kHalfPad;           // Q, K, V tiles
-  static constexpr int kLdP = kTileCols + kHalfPad;      // P tile (16-bit)
-  static constexpr int kLdS = kTileCols + kFloatPad;     // S tile (fp32)
+  static constexpr int kLdP = kCtaCols + kHalfPad;      // P tile (16-bit)
+  static constexpr int kLdS = kCtaCols + kFloatPad;     // S tile (fp32)
   static constexpr int kLdO = D + kFloatPad;             // O accumulator (fp32)
-  static constexpr int kHalfTile = kTileRows * kLdHalf;  // elements
+  static constexpr int kHalfTile = kCtaRows * kLdHalf;  // elements
   static constexpr size_t kBytes =
-      3 * kHalfTile * 2 + kTileRows * kLdP * 2 + kTileRows * kLdS * 4 + kTileRows * kLdO * 4;
+      3 * kHalfTile * 2 + kCtaRows * kLdP * 2 + kCtaRows * kLdS * 4 + kCtaRows * kLdO * 4;
 };
 
 template <int D, typename T>
@@ -33,20 +33,20 @@ __global__ void __launch_bounds__(kThreads)
   T* k_s = q_s + Smem::kHalfTile;
   T* v_s = k_s + Smem::kHalfTile;
   T* p_s = v_s + Smem::kHalfTile;
-  float* s_s = reinterpret_cast<float*>(p_s + kTileRows * Smem::kLdP);
-  float* o_s = s_s + kTileRows * Smem::kLdS;
+  float* s_s = reinterpret_cast<float*>(p_s + kCtaRows * Smem::kLdP);
+  float* o_s = s_s + kCtaRows * Smem::kLdS;
 
   const int warp = static_cast<int>(threadIdx.x) / 32;
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int b = static_cast<int>(blockIdx.y) / p.heads;
   const int h = static_cast<int>(blockIdx.y) % p.heads;
   const int g = h / (p.heads / p.kv_heads);
-  const int m0 = static_cast<int>(blockIdx.x) * kTileRows;
+  const int m0 = static_cast<int>(blockIdx.x) * kCtaRows;
   const int row0 = warp * 16;  // this warp's rows within the tile
   const float scale_log2 = p.scale * kLog2e;
 
   load_tile<D>(q_s, q, b, p.q_tokens, p.heads, h, m0);
-  for (int e = static_cast<int>(threadIdx.x); e < kTileRows * Smem::kLdO; e += kThreads) {
+  for (int e = static_cast<int>(threadIdx.x); e < kCtaRows * Smem::kLdO; e += kThreads) {
     o_s[e] = 0.0F;
   }
   float row_max[16];  // log2 domain; identical in every lane of the warp
@@ -60,11 +60,11 @@ __global__ void __launch_bounds__(kThreads)
   // Keys past the causal frontier of the tile's last query are never visible.
   int key_end = p.kv_tokens;
   if (p.causal) {
-    const int last_q = min(m0 + kTileRows, p.q_tokens) - 1;
+    const int last_q = min(m0 + kCtaRows, p.q_tokens) - 1;
     key_end = visible_prefix(q_position(p, last_q), p.kv_start, p.kv_stride, p.kv_tokens);
   }
 
-  for (int n0 = 0; n0 < key_end; n0 += kTileCols) {
+  for (int n0 = 0; n0 < key_end; n0 += kCtaCols) {
     __syncthreads();  // every warp is done with the previous K/V tiles (and Q/O are ready)
     load_tile<D>(k_s, k, b, p.kv_tokens, p.kv_heads, g, n0);
     load_tile<D>(v_s, v, b, p.kv_tokens, p.kv_heads, g, n0);
@@ -72,7 +72,7 @@ __global__ void __launch_bounds__(kThreads)
 
     // S = Q K^T for this warp's 16 rows x 64 keys.
 #pragma unroll
-    for (int nt = 0; nt < kTileCols / 16; ++nt) {
+    for (int nt = 0; nt < kCtaCols / 16; ++nt) {
       wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
       wmma::fill_fragment(acc, 0.0F);
 #pragma unroll
@@ -122,7 +122,7 @@ __global__ void __launch_bounds__(kThreads)
       float* o_tile = o_s + row0 * Smem::kLdO + dt * 16;
       wmma::load_matrix_sync(acc, o_tile, Smem::kLdO, wmma::mem_row_major);
 #pragma unroll
-      for (int kk = 0; kk < kTileCols / 16; ++kk) {
+      for (int kk = 0; kk < kCtaCols / 16; ++kk) {
         wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> a;
         wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::row_major> bv;
         wmma::load_matrix_sync(a, p_s + row0 * Smem::kLdP + kk * 16, Smem::kLdP);
@@ -159,7 +159,7 @@ void launch_forward(const BlockParams& p, const void* q, const void* k, const vo
   auto kernel = forward_kernel<D, T>;
   cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                        static_cast<int>(kBytes));
-  const dim3 grid(static_cast<unsigned>((p.q_tokens + kTileRows - 1) / kTileRows),
+  const dim3 grid(static_cast<unsigned>((p.q_tokens + kCtaRows - 1) / kCtaRows),
                   static_cast<unsigned>(p.batch * p.heads));
   kernel<<<grid, kThreads, kBytes, stream>>>(p, static_cast<const T*>(q), static_cast<const T*>(k),
                                              static_cast<const T*>(v), o, lse);

@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "kernels/cuda/attention_cuda.hpp"
-#include "kernels/cuda/tile_common.cuh"
+#include "kernels/cuda/cta_tile.cuh"
 
 namespace tilesim::kernels {
 namespace cuda_detail {

@@ -45,8 +45,8 @@ void write_profile(std::ostream& out, const CalibrationProfile& p, const std::st
   out << fmt::format("  comm_slowdown_min_bytes: {:.0f}B\n", p.comm_slowdown_min_bytes);
   if (p.occupancy.enabled()) {
     out << fmt::format(
-        "  occupancy: {{sms: {}, ctas_per_sm: {}, tile: {}, reference_ctas: {:.0f}}}\n",
-        p.occupancy.sms, p.occupancy.ctas_per_sm, p.occupancy.tile_tokens,
+        "  occupancy: {{sms: {}, ctas_per_sm: {}, cta_tokens: {}, reference_ctas: {:.0f}}}\n",
+        p.occupancy.sms, p.occupancy.ctas_per_sm, p.occupancy.cta_tokens,
         p.occupancy.reference_ctas);
   }
   out << "  causal_efficiency: " << curve_yaml(p.causal_efficiency) << "\n";

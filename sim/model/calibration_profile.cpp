@@ -123,7 +123,7 @@ EfficiencyCurve read_causal(const YamlMap& compute) {
 
 // compute.occupancy: {sms, ctas_per_sm, tile, reference_ctas} (occupancy.hpp).
 OccupancyModel read_occupancy(const YamlMap& m) {
-  m.allow_only({"sms", "ctas_per_sm", "tile", "reference_ctas"});
+  m.allow_only({"sms", "ctas_per_sm", "cta_tokens", "reference_ctas"});
   const auto count = [&](std::string_view key, double hi) {
     const double v = m.number(key);
     if (!(v >= 1.0 && v <= hi && v == std::floor(v))) {
@@ -134,7 +134,7 @@ OccupancyModel read_occupancy(const YamlMap& m) {
   OccupancyModel o;
   o.sms = static_cast<int>(count("sms", 100000));
   o.ctas_per_sm = static_cast<int>(count("ctas_per_sm", 64));
-  o.tile_tokens = static_cast<int>(count("tile", 65536));
+  o.cta_tokens = static_cast<int>(count("cta_tokens", 65536));
   o.reference_ctas = count("reference_ctas", 1e9);
   return o;
 }

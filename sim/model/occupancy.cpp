@@ -6,7 +6,7 @@
 namespace tilesim {
 
 double OccupancyModel::ctas(int batch, int heads, double tokens) const {
-  return static_cast<double>(batch) * heads * std::ceil(tokens / tile_tokens);
+  return static_cast<double>(batch) * heads * std::ceil(tokens / cta_tokens);
 }
 
 double OccupancyModel::occupancy(double ctas) const {

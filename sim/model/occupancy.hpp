@@ -1,6 +1,6 @@
 // Wave quantisation of one attention call on a GPU (profile key compute.occupancy).
 //
-// A FlashAttention-style call launches c = batch x heads x ceil(n / tile_tokens) CTAs, n being
+// A FlashAttention-style call launches c = batch x heads x ceil(n / cta_tokens) CTAs, n being
 // the call's query tokens in the forward (the kernel tiles queries) and its key tokens in the
 // backward (the dK/dV pass tiles keys). The GPU holds slots = sms x ctas_per_sm CTAs at once and
 // runs the call in ceil(c / slots) waves; the last wave leaves slots idle, so the call keeps
@@ -18,7 +18,7 @@ namespace tilesim {
 struct OccupancyModel {
   int sms = 0;
   int ctas_per_sm = 1;
-  int tile_tokens = 128;
+  int cta_tokens = 128;
   double reference_ctas = 0.0;
 
   bool enabled() const { return sms > 0; }

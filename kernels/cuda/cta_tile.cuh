@@ -1,7 +1,8 @@
-// Device helpers shared by the attention kernels: 16-bit element traits, shared-memory tile
-// loads, warp reductions and the kernel parameter block. Tiles are 64 rows; a row of a 16-bit
-// tile in shared memory is padded by 8 elements (16 bytes) and a float row by 4, which keeps
-// every WMMA fragment pointer 32-byte aligned and spreads rows over the banks.
+// Device helpers shared by the attention kernels (a CTA tile is one thread block's slice of a
+// kernel call, unrelated to a mesh tile, sim/schedules/mesh_tile.hpp): 16-bit element traits,
+// shared-memory tile loads, warp reductions and the kernel parameter block. Tiles are 64 rows; a
+// row of a 16-bit tile in shared memory is padded by 8 elements (16 bytes) and a float row by 4,
+// which keeps every WMMA fragment pointer 32-byte aligned and spreads rows over the banks.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -17,9 +18,9 @@
 
 namespace tilesim::kernels::cuda_detail {
 
-constexpr int kTileRows = 64;  // query rows (forward) or keys (backward) per thread block
-constexpr int kTileCols = 64;  // keys (forward) or query rows (backward) per inner step
-constexpr int kWarps = 4;      // warp w owns rows [16 w, 16 w + 16) of the block's tile
+constexpr int kCtaRows = 64;  // query rows (forward) or keys (backward) per thread block
+constexpr int kCtaCols = 64;  // keys (forward) or query rows (backward) per inner step
+constexpr int kWarps = 4;     // warp w owns rows [16 w, 16 w + 16) of the block's tile
 constexpr int kThreads = kWarps * 32;
 constexpr int kHalfPad = 8;
 constexpr int kFloatPad = 4;
@@ -75,7 +76,7 @@ template <int D, typename T>
 __device__ __forceinline__ void load_tile(T* tile, const T* tensor, int batch_index, int tokens,
                                           int heads_count, int head, int row0) {
   constexpr int kChunksPerRow = D / 8;  // 8 elements = 16 bytes
-  for (int c = static_cast<int>(threadIdx.x); c < kTileRows * kChunksPerRow; c += kThreads) {
+  for (int c = static_cast<int>(threadIdx.x); c < kCtaRows * kChunksPerRow; c += kThreads) {
     const int r = c / kChunksPerRow;
     const int col = (c % kChunksPerRow) * 8;
     const int row = row0 + r;
