@@ -146,68 +146,68 @@ class RankBuilder {
   // Every remaining block of Q position u (its inputs arrived before `group`).
   // KV positions arrive in kv_order_, so the scan stops at the first one not
   // yet arrived, and starts after the prefix that is already emitted.
-  void emit_blocks_of(int u, int group) {
-    if (q_.arrive[at(u)] >= group) return;
+  void emit_blocks_of(int u, int comm_group) {
+    if (q_.arrive[at(u)] >= comm_group) return;
     int& first = cursor_[at(u)];
     while (first < tile_.b && emitted_[at(u * tile_.b + kv_order_[at(first)])]) ++first;
     for (int i = first; i < tile_.b; ++i) {
       const int k = kv_order_[at(i)];
-      if (kv_.arrive[at(k)] >= group) break;
+      if (kv_.arrive[at(k)] >= comm_group) break;
       if (!emitted_[at(u * tile_.b + k)]) compute(u, k);
     }
   }
 
   // The own Q position's ready, not yet emitted KV positions, in arrival order.
-  std::vector<int> own_ready_blocks(int group) {
+  std::vector<int> own_ready_blocks(int comm_group) {
     std::vector<int> out;
-    if (q_.arrive[at(p_)] >= group) return out;
+    if (q_.arrive[at(p_)] >= comm_group) return out;
     int& first = cursor_[at(p_)];
     while (first < tile_.b && emitted_[at(p_ * tile_.b + kv_order_[at(first)])]) ++first;
     for (int i = first; i < tile_.b; ++i) {
       const int k = kv_order_[at(i)];
-      if (kv_.arrive[at(k)] >= group) break;
+      if (kv_.arrive[at(k)] >= comm_group) break;
       if (!emitted_[at(p_ * tile_.b + k)]) out.push_back(k);
     }
     return out;
   }
 
-  void emit_ready(int group, bool r_phase) {
-    const bool final_phase = group == static_cast<int>(opt_.order.size());
+  void emit_ready(int comm_group, bool r_phase) {
+    const bool final_phase = comm_group == static_cast<int>(opt_.order.size());
     const bool hold = opt_.hold_back && tile_.a > 1;
     // Q positions in the order the R ring sends their partials: p-1, p-2, ...
     // Once every KV chunk is in, a partial may leave at the next R step, so
     // each position's blocks are an op of their own and its send waits for
     // nothing else; before that, blocks unlocked together fuse into one op.
-    const bool partials_may_leave = group > last_kv_group_;
+    const bool partials_may_leave = comm_group > last_kv_group_;
     for (int s = 1; s < tile_.a; ++s) {
-      emit_blocks_of(mod(p_ - s, tile_.a), group);
+      emit_blocks_of(mod(p_ - s, tile_.a), comm_group);
       if (partials_may_leave) build_.flush();
     }
     if (!hold || final_phase) {
-      emit_blocks_of(p_, group);
+      emit_blocks_of(p_, comm_group);
       return;
     }
     // Keep one own block per R step in reserve, all but one of them; the rest
     // run as they come.
     const int reserve = std::min(tile_.b - 1, tile_.a - 1);
-    for (int k : own_ready_blocks(group)) {
+    for (int k : own_ready_blocks(comm_group)) {
       if (left_q_[at(p_)] <= reserve) break;
       compute(p_, k);
     }
     if (!r_phase) return;
     // Spread the held-back own blocks evenly over the R steps and the end.
-    const int r_left = remaining_r_steps(group) + 1;
+    const int r_left = remaining_r_steps(comm_group) + 1;
     int share = (left_q_[at(p_)] + r_left - 1) / r_left;
-    for (int k : own_ready_blocks(group)) {
+    for (int k : own_ready_blocks(comm_group)) {
       if (share == 0) break;
       compute(p_, k);
       --share;
     }
   }
 
-  int remaining_r_steps(int group) const {
+  int remaining_r_steps(int comm_group) const {
     int n = 0;
-    for (int k = group + 1; k < static_cast<int>(opt_.order.size()); ++k) {
+    for (int k = comm_group + 1; k < static_cast<int>(opt_.order.size()); ++k) {
       if (opt_.order[at(k)] == MeshStep::reduce) ++n;
     }
     return n;
@@ -229,37 +229,37 @@ class RankBuilder {
     return rt.freed[at(victim)];
   }
 
-  void comm_q(int group, int s) {
+  void comm_q(int comm_group, int s) {
     const int a = tile_.a;
     const int out = objs_.q[at(tile_.q_chunk(g_, mod(p_ - s, a)))];
     const int in = objs_.q[at(tile_.q_chunk(g_, mod(p_ - 1 - s, a)))];
     const int wait = window_free(q_, a, p_, s, opt_.windows.q, true);
-    build_.send(out, tile_.q_next(g_), group);
+    build_.send(out, tile_.q_next(g_), comm_group);
     std::vector<int> after;
     if (wait >= 0) after.push_back(wait);
-    build_.recv(in, tile_.q_prev(g_), group, after);
+    build_.recv(in, tile_.q_prev(g_), comm_group, after);
   }
 
-  void comm_kv(int group, int s) {
+  void comm_kv(int comm_group, int s) {
     const int b = tile_.b;
     const int out = objs_.kv[at(tile_.kv_chunk(g_, mod(t_ - s, b)))];
     const int in = objs_.kv[at(tile_.kv_chunk(g_, mod(t_ - 1 - s, b)))];
     const int wait = window_free(kv_, b, t_, s, opt_.windows.kv, false);
-    build_.send(out, tile_.kv_next(g_), group);
+    build_.send(out, tile_.kv_next(g_), comm_group);
     std::vector<int> after;
     if (wait >= 0) after.push_back(wait);
-    build_.recv(in, tile_.kv_prev(g_), group, after);
+    build_.recv(in, tile_.kv_prev(g_), comm_group, after);
   }
 
-  void comm_r(int group, int s) {
+  void comm_r(int comm_group, int s) {
     const int a = tile_.a;
     const int u_out = mod(p_ - 1 - s, a);
     const int u_in = mod(p_ - 2 - s, a);
     const int prev = tile_.q_prev(g_);
-    build_.send(partial(g_, u_out), tile_.q_next(g_), group);
-    build_.send(partial_lse(g_, u_out), tile_.q_next(g_), group);
-    build_.recv(partial(prev, u_in), prev, group);
-    build_.recv(partial_lse(prev, u_in), prev, group);
+    build_.send(partial(g_, u_out), tile_.q_next(g_), comm_group);
+    build_.send(partial_lse(g_, u_out), tile_.q_next(g_), comm_group);
+    build_.recv(partial(prev, u_in), prev, comm_group);
+    build_.recv(partial_lse(prev, u_in), prev, comm_group);
     sent_partials_.push_back(u_out);
   }
 
@@ -272,13 +272,13 @@ class RankBuilder {
     build_.free(partials[1]);
   }
 
-  void emit_frees(int group) {
-    const bool final_phase = group == static_cast<int>(opt_.order.size());
+  void emit_frees(int comm_group) {
+    const bool final_phase = comm_group == static_cast<int>(opt_.order.size());
     auto sweep = [&](RingTimes& rt, int size, int pos, bool is_q) {
       for (int x = 0; x < size; ++x) {
-        if (x == pos || rt.freed[at(x)] >= 0 || rt.arrive[at(x)] >= group) continue;
+        if (x == pos || rt.freed[at(x)] >= 0 || rt.arrive[at(x)] >= comm_group) continue;
         if ((is_q ? left_q_[at(x)] : left_kv_[at(x)]) > 0) continue;
-        if (rt.forward[at(x)] > group && !final_phase) continue;
+        if (rt.forward[at(x)] > comm_group && !final_phase) continue;
         const int chunk = is_q ? tile_.q_chunk(g_, x) : tile_.kv_chunk(g_, x);
         rt.freed[at(x)] = build_.free(is_q ? objs_.q[at(chunk)] : objs_.kv[at(chunk)]);
       }
