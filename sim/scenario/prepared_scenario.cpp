@@ -8,6 +8,7 @@
 #include "sim/core/input_error.hpp"
 #include "sim/core/interrupt.hpp"
 #include "sim/core/units.hpp"
+#include "sim/scenario/job_scenario.hpp"
 #include "sim/scenario/schedule_tuner.hpp"
 #include "sim/schedules/schedule.hpp"
 #include "sim/topology/topology_loader.hpp"
@@ -25,8 +26,14 @@ PreparedScenario prepare_scenario(const std::string& path,
   if (!std::filesystem::exists(s.topology_path)) {
     throw s.error_at("topology", fmt::format("file '{}' does not exist", s.topology_path));
   }
-  p.topology = load_topology(s.topology_path, s.schedule.gpus);
+  p.topology = load_topology(s.topology_path, gpus_wanted(s));
   if (p.topology.gpus_per_node > 0) p.scenario.schedule.gpus_per_node = p.topology.gpus_per_node;
+  p.job_layout = resolve_job(s, p.topology);
+  // A CP group sees as "its node" the ranks it has there (one per node with tp = GPUs/node).
+  if (p.job_layout && p.topology.gpus_per_node > 0) {
+    p.scenario.schedule.gpus_per_node =
+        p.job_layout->group_ranks_per_node(p.topology.gpus_per_node);
+  }
   if (s.schedule.gpus > p.topology.gpu_count()) {
     throw s.error_at(
         "schedule.gpus",
