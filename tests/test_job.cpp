@@ -125,8 +125,12 @@ TEST_CASE("groups that share no link run exactly as one group alone", "[job]") {
   const JobRun run = simulate_job(group, layout, topo, profile);
   CHECK(run.job.makespan_ps == run.group_alone_makespan_ps);
   CHECK(run.slowdown == 1.0);
-  REQUIRE_FALSE(run.busiest_links.empty());
-  for (const LinkLoad& l : run.busiest_links) CHECK(l.groups == 1);
+  REQUIRE_FALSE(run.links.top.empty());
+  for (const LinkLoad& l : run.links.top) CHECK(l.groups == 1);
+  // Each group's two transfers cross gpu -> switch -> gpu: 4 links per group, none shared.
+  CHECK(run.links.links_used == 8);
+  CHECK(run.links.links_shared == 0);
+  CHECK(run.links.max_groups == 1);
 }
 
 TEST_CASE("two groups on one bottleneck link each get half of it (max-min)", "[job]") {
@@ -162,9 +166,11 @@ TEST_CASE("two groups on one bottleneck link each get half of it (max-min)", "[j
                             .epsilon(1e-9));
   CHECK(run.slowdown > 1.9);
   // The busiest links are the uplink's two directions: 2 groups, 2 B each.
-  REQUIRE(run.busiest_links.size() >= 2);
+  REQUIRE(run.links.top.size() >= 2);
+  CHECK(run.links.links_shared == 2);
+  CHECK(run.links.max_groups == 2);
   for (int i = 0; i < 2; ++i) {
-    const LinkLoad& l = run.busiest_links[static_cast<std::size_t>(i)];
+    const LinkLoad& l = run.links.top[static_cast<std::size_t>(i)];
     CHECK(l.groups == 2);
     CHECK(l.bytes == 2 * bytes);
     CHECK(l.capacity_bytes_per_s == uplink);

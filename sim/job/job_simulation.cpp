@@ -18,7 +18,7 @@ JobRun simulate_job(const Plan& group_plan, const JobLayout& layout, const Topol
                            static_cast<double>(run.group_alone_makespan_ps)
                      : 1.0;
   if (top_links > 0) {
-    run.busiest_links =
+    run.links =
         most_loaded_links(run.plan, run.job, topology, profile, group_plan.ranks, top_links);
   }
   return run;

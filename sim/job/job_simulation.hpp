@@ -26,7 +26,7 @@ struct JobRun {
   SimulationResult job;  // every group together
   Picoseconds group_alone_makespan_ps = 0;
   double slowdown = 1.0;  // job.makespan_ps / group_alone_makespan_ps
-  std::vector<LinkLoad> busiest_links;
+  LinkLoads links;        // the most loaded (none when top_links = 0)
 };
 
 JobRun simulate_job(const Plan& group_plan, const JobLayout& layout, const Topology& topology,

@@ -35,9 +35,9 @@ double busy_ps_of(std::vector<std::pair<Picoseconds, Picoseconds>>& spans) {
 
 }  // namespace
 
-std::vector<LinkLoad> most_loaded_links(const Plan& plan, const SimulationResult& result,
-                                        const Topology& topology, const CalibrationProfile& profile,
-                                        int ranks_per_group, std::size_t top) {
+LinkLoads most_loaded_links(const Plan& plan, const SimulationResult& result,
+                            const Topology& topology, const CalibrationProfile& profile,
+                            int ranks_per_group, std::size_t top) {
   auto gpu = [&](int rank) {
     return plan.placement.empty() ? rank : plan.placement[static_cast<std::size_t>(rank)];
   };
@@ -84,8 +84,15 @@ std::vector<LinkLoad> most_loaded_links(const Plan& plan, const SimulationResult
     if (a.groups != b.groups) return a.groups > b.groups;
     return a.link < b.link;
   });
+  LinkLoads out;
+  out.links_used = static_cast<int>(loads.size());
+  for (const LinkLoad& l : loads) {
+    out.links_shared += l.groups > 1 ? 1 : 0;
+    out.max_groups = std::max(out.max_groups, l.groups);
+  }
   if (loads.size() > top) loads.resize(top);
-  return loads;
+  out.top = std::move(loads);
+  return out;
 }
 
 }  // namespace tilesim

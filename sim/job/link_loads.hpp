@@ -11,7 +11,8 @@
 //                  (the capacity the max-min model shares)
 //   rate_while_busy_bytes_per_s  bytes / busy_s
 //   groups         distinct CP groups (rank / ranks_per_group) with a transfer on it
-// Ranked by bytes, then groups, then link id (deterministic).
+// Ranked by bytes, then groups, then link id (deterministic). Over all links used: how many
+// there are, how many more than one group crosses, and the most groups on one link.
 #pragma once
 
 #include <cstddef>
@@ -37,8 +38,15 @@ struct LinkLoad {
   int groups = 0;
 };
 
-std::vector<LinkLoad> most_loaded_links(const Plan& plan, const SimulationResult& result,
-                                        const Topology& topology, const CalibrationProfile& profile,
-                                        int ranks_per_group, std::size_t top);
+struct LinkLoads {
+  std::vector<LinkLoad> top;  // the `top` most loaded
+  int links_used = 0;
+  int links_shared = 0;  // crossed by 2 or more groups
+  int max_groups = 0;    // on one link
+};
+
+LinkLoads most_loaded_links(const Plan& plan, const SimulationResult& result,
+                            const Topology& topology, const CalibrationProfile& profile,
+                            int ranks_per_group, std::size_t top);
 
 }  // namespace tilesim

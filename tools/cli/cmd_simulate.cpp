@@ -49,15 +49,18 @@ void print_summary(const PreparedScenario& p, const Plan& plan, const Simulation
 // The job lines: how many groups, the slowdown against one group alone and the links that
 // explain it.
 void print_job_summary(const JobLayout& layout, const JobRun& run) {
-  fmt::print("  job               {} GPUs = TP {} x CP {} x DP {} ({}), {} CP groups at once\n",
-             layout.gpus(), layout.tp(), layout.cp(), layout.dp(), to_string(layout.order()),
-             layout.cp_groups());
+  fmt::print(
+      "  job               {} GPUs = TP {} x CP {} x DP {} ({}), {} CP groups at once, {} ops\n",
+      layout.gpus(), layout.tp(), layout.cp(), layout.dp(), to_string(layout.order()),
+      layout.cp_groups(), run.plan.op_count());
   fmt::print("  job slowdown      {:.4f}x against one group alone ({})\n", run.slowdown,
              format_time_s(static_cast<double>(run.group_alone_makespan_ps) * 1e-12));
+  fmt::print("  links             {} used, {} crossed by 2+ groups, at most {} groups on one\n",
+             run.links.links_used, run.links.links_shared, run.links.max_groups);
   fmt::print(
       "  most loaded links (bytes, groups crossing, busy share of the makespan, mean "
       "rate while busy / capacity)\n");
-  for (const LinkLoad& l : run.busiest_links) {
+  for (const LinkLoad& l : run.links.top) {
     fmt::print("    {:<34} {:>10}  {:>4} groups  busy {:5.1f}%  {:5.1f}% of {}/s\n", l.name,
                format_bytes(l.bytes), l.groups, 100.0 * l.busy_fraction,
                100.0 * l.rate_while_busy_bytes_per_s / l.capacity_bytes_per_s,
