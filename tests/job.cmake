@@ -21,3 +21,7 @@ tilesim_cli_test(job_simulate 0 "16 CP groups at once.*job slowdown +1\\.0000x.*
                  simulate ${job})
 tilesim_cli_test(job_compare 0 "inside a job of 32 GPUs: 16 CP groups.*job slowdown"
                  compare ${job} --schedules ring,zigzag)
+tilesim_cli_test(job_too_many_ops 2 "job-small\\.yaml:7: key 'job\\.gpus': a job that fits: its 16 CP groups hold ~224 ops"
+                 simulate ${job} --max-ops 100)
+tilesim_cli_test(job_tune 0 "each candidate inside a job of 32 GPUs: 16 CP groups.*job slowdown.*ring"
+                 tune ${job} --top 3)

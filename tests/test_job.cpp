@@ -178,5 +178,25 @@ TEST_CASE("two groups on one bottleneck link each get half of it (max-min)", "[j
   }
 }
 
+TEST_CASE("a job simulation is deterministic", "[job]") {
+  const Topology topo = two_nodes(100e9, 1e9);
+  const CalibrationProfile profile = ideal_profile(1e15);
+  const Plan group = plan_of("zigzag", mha_shape(8192, true), 2);
+  const JobLayout layout(4, 1, 2, JobOrder::tp_dp_cp);
+  const JobRun a = simulate_job(group, layout, topo, profile);
+  const JobRun b = simulate_job(group, layout, topo, profile);
+  CHECK(a.job.makespan_ps == b.job.makespan_ps);
+  CHECK(a.group_alone_makespan_ps == b.group_alone_makespan_ps);
+  REQUIRE(a.job.transfers.size() == b.job.transfers.size());
+  for (std::size_t i = 0; i < a.job.transfers.size(); ++i) {
+    CHECK(a.job.transfers[i].end_ps == b.job.transfers[i].end_ps);
+  }
+  REQUIRE(a.links.top.size() == b.links.top.size());
+  for (std::size_t i = 0; i < a.links.top.size(); ++i) {
+    CHECK(a.links.top[i].name == b.links.top[i].name);
+    CHECK(a.links.top[i].busy_s == b.links.top[i].busy_s);
+  }
+}
+
 }  // namespace
 }  // namespace tilesim

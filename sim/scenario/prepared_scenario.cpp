@@ -62,6 +62,24 @@ void check_plan_resources(const Scenario& scenario) {
   const std::string too_big =
       resource_violation(scenario.attention, scenario.schedule, scenario.limits);
   if (!too_big.empty()) throw scenario.error_at("schedule.gpus", too_big);
+  const std::optional<JobSpec>& job = scenario.job;
+  if (!job || job->gpus % scenario.schedule.gpus != 0) return;  // resolve_job names the key
+  // The job plan holds every group's ops (sim/job/job_plan.hpp): the group's estimate times
+  // the groups, at the guard's per-op costs.
+  const double groups = static_cast<double>(job->gpus / scenario.schedule.gpus);
+  const double ops = estimate_plan(scenario.attention, scenario.schedule).ops * groups;
+  const double memory_bytes = kSimBaseBytes + kSimBytesPerOp * ops;
+  const double max_memory = scenario.limits.max_memory_bytes > 0 ? scenario.limits.max_memory_bytes
+                                                                 : default_max_memory_bytes();
+  const double max_ops = scenario.limits.max_ops;
+  if (memory_bytes > max_memory || (max_ops > 0 && ops > max_ops)) {
+    throw scenario.error_at(
+        "job.gpus",
+        fmt::format("a job that fits: its {:.0f} CP groups hold ~{:.3g} ops, ~{} to simulate "
+                    "(limits: {}{})",
+                    groups, ops, format_bytes(memory_bytes), format_bytes(max_memory),
+                    max_ops > 0 ? fmt::format(", {:.3g} ops", max_ops) : std::string()));
+  }
 }
 
 Plan build_plan(const Scenario& scenario) {
