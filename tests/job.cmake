@@ -25,3 +25,5 @@ tilesim_cli_test(job_too_many_ops 2 "job-small\\.yaml:7: key 'job\\.gpus': a job
                  simulate ${job} --max-ops 100)
 tilesim_cli_test(job_tune 0 "each candidate inside a job of 32 GPUs: 16 CP groups.*job slowdown.*ring"
                  tune ${job} --top 3)
+tilesim_cli_test(job_sweep_refused 2 "job-small\\.yaml:7: key 'job': no job key for `sweep`"
+                 sweep ${job} --gpus 2)

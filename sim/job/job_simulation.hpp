@@ -30,6 +30,7 @@ struct JobRun {
 };
 
 JobRun simulate_job(const Plan& group_plan, const JobLayout& layout, const Topology& topology,
-                    const CalibrationProfile& profile, std::size_t top_links = 8);
+                    const CalibrationProfile& profile, std::size_t top_links = 8,
+                    bool record_link_samples = false);
 
 }  // namespace tilesim

@@ -8,6 +8,13 @@ int gpus_wanted(const Scenario& scenario) {
   return scenario.job ? scenario.job->gpus : scenario.schedule.gpus;
 }
 
+void reject_job(const Scenario& s, const char* verb) {
+  if (!s.job) return;
+  throw s.error_at("job", fmt::format("no job key for `{}`, which runs one CP group (simulate, "
+                                      "compare and tune take a job)",
+                                      verb));
+}
+
 std::optional<JobLayout> resolve_job(const Scenario& s, const Topology& topology) {
   if (!s.job) return std::nullopt;
   const JobSpec& job = *s.job;

@@ -14,6 +14,10 @@ namespace tilesim {
 // job.dp (not job.gpus / (tp x schedule.gpus)) or job.tp (does not divide the GPUs per node).
 std::optional<JobLayout> resolve_job(const Scenario& scenario, const Topology& topology);
 
+// InputError at `job` for a verb that runs one CP group only (sweep, run, validate): a job
+// there would be silently ignored.
+void reject_job(const Scenario& scenario, const char* verb);
+
 // GPUs the topology must hold: job.gpus with a job, else schedule.gpus.
 int gpus_wanted(const Scenario& scenario);
 

@@ -76,7 +76,9 @@ int run_simulate(const SimulateArgs& args) {
   SimulationOptions options;
   options.record_link_samples = !args.trace.empty();
   std::optional<JobRun> job;
-  if (p.job_layout) job = simulate_job(plan, *p.job_layout, p.topology, p.profile);
+  if (p.job_layout) {
+    job = simulate_job(plan, *p.job_layout, p.topology, p.profile, 8, options.record_link_samples);
+  }
   const SimulationResult result =
       job ? SimulationResult{} : simulate(plan, p.topology, p.profile, options);
   const SimulationResult& shown = job ? job->job : result;
