@@ -27,3 +27,6 @@ tilesim_cli_test(job_tune 0 "each candidate inside a job of 32 GPUs: 16 CP group
                  tune ${job} --top 3)
 tilesim_cli_test(job_sweep_refused 2 "job-small\\.yaml:7: key 'job': no job key for `sweep`"
                  sweep ${job} --gpus 2)
+# Each CP group computes heads / tp: 32 / 8 = 4 query heads and 8 / 8 = 1 KV head.
+tilesim_cli_test(job_heads_split 0 "\"heads\": 4,.*\"kv_heads\": 1,.*\"job_gpus\": 32"
+                 simulate ${job} --json --no-wall-clock)
