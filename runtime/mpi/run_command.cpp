@@ -20,6 +20,7 @@
 #include "sim/core/input_error.hpp"
 #include "sim/model/chrome_trace.hpp"
 #include "sim/model/result_json.hpp"
+#include "sim/scenario/job_scenario.hpp"
 #include "sim/scenario/prepared_scenario.hpp"
 #include "sim/validation/op_times_json.hpp"
 
@@ -72,6 +73,7 @@ int run_on_ranks(const MpiSession& mpi, const RunOptions& options) {
   try {
     const PreparedScenario prepared = prepare_scenario(options.scenario, options.sets);
     scenario = prepared.scenario;
+    reject_job(scenario, "run");
     plan = build_valid_plan(scenario);
   } catch (const InputError& e) {
     if (mpi.rank() == 0) fmt::print(stderr, "error: {}\n", e.what());

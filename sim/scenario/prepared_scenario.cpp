@@ -8,6 +8,7 @@
 #include "sim/core/input_error.hpp"
 #include "sim/core/interrupt.hpp"
 #include "sim/core/units.hpp"
+#include "sim/scenario/job_scenario.hpp"
 #include "sim/scenario/schedule_tuner.hpp"
 #include "sim/schedules/schedule.hpp"
 #include "sim/topology/topology_loader.hpp"
@@ -25,8 +26,14 @@ PreparedScenario prepare_scenario(const std::string& path,
   if (!std::filesystem::exists(s.topology_path)) {
     throw s.error_at("topology", fmt::format("file '{}' does not exist", s.topology_path));
   }
-  p.topology = load_topology(s.topology_path, s.schedule.gpus);
+  p.topology = load_topology(s.topology_path, gpus_wanted(s));
   if (p.topology.gpus_per_node > 0) p.scenario.schedule.gpus_per_node = p.topology.gpus_per_node;
+  p.job_layout = resolve_job(s, p.topology);
+  // A CP group sees as "its node" the ranks it has there (one per node with tp = GPUs/node).
+  if (p.job_layout && p.topology.gpus_per_node > 0) {
+    p.scenario.schedule.gpus_per_node =
+        p.job_layout->group_ranks_per_node(p.topology.gpus_per_node);
+  }
   if (s.schedule.gpus > p.topology.gpu_count()) {
     throw s.error_at(
         "schedule.gpus",
@@ -55,6 +62,24 @@ void check_plan_resources(const Scenario& scenario) {
   const std::string too_big =
       resource_violation(scenario.attention, scenario.schedule, scenario.limits);
   if (!too_big.empty()) throw scenario.error_at("schedule.gpus", too_big);
+  const std::optional<JobSpec>& job = scenario.job;
+  if (!job || job->gpus % scenario.schedule.gpus != 0) return;  // resolve_job names the key
+  // The job plan holds every group's ops (sim/job/job_plan.hpp): the group's estimate times
+  // the groups, at the guard's per-op costs.
+  const double groups = static_cast<double>(job->gpus / scenario.schedule.gpus);
+  const double ops = estimate_plan(scenario.attention, scenario.schedule).ops * groups;
+  const double memory_bytes = kSimBaseBytes + kSimBytesPerOp * ops;
+  const double max_memory = scenario.limits.max_memory_bytes > 0 ? scenario.limits.max_memory_bytes
+                                                                 : default_max_memory_bytes();
+  const double max_ops = scenario.limits.max_ops;
+  if (memory_bytes > max_memory || (max_ops > 0 && ops > max_ops)) {
+    throw scenario.error_at(
+        "job.gpus",
+        fmt::format("a job that fits: its {:.0f} CP groups hold ~{:.3g} ops, ~{} to simulate "
+                    "(limits: {}{})",
+                    groups, ops, format_bytes(memory_bytes), format_bytes(max_memory),
+                    max_ops > 0 ? fmt::format(", {:.3g} ops", max_ops) : std::string()));
+  }
 }
 
 Plan build_plan(const Scenario& scenario) {

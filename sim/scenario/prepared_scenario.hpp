@@ -1,10 +1,14 @@
 // A scenario with everything it names loaded and checked: the topology sized
-// to the GPU count, the calibration profile, and a validated plan.
+// to the GPU count (job.gpus with a job), the calibration profile, and a validated plan.
+// With a job the plan built and validated is one CP group's; the schedule's gpus_per_node
+// is the group's ranks per node (JobLayout::group_ranks_per_node).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "sim/job/job_layout.hpp"
 #include "sim/model/calibration_profile.hpp"
 #include "sim/plan/plan.hpp"
 #include "sim/plan/validator.hpp"
@@ -17,6 +21,7 @@ struct PreparedScenario {
   Scenario scenario;
   Topology topology;
   CalibrationProfile profile;
+  std::optional<JobLayout> job_layout;  // with scenario.job: where each group's ranks run
 };
 
 // Throws InputError for anything wrong in the scenario or the files it names,

@@ -147,6 +147,30 @@ ScheduleSpec read_schedule(const YamlMap& m) {
   return spec;
 }
 
+// The `job` key; splits the attention heads among the job's TP ranks.
+JobSpec read_job(const YamlMap& m, AttentionShape& attention) {
+  m.allow_only({"gpus", "tp", "dp", "order"});
+  JobSpec job;
+  job.gpus = positive_int(m, "gpus");
+  if (job.gpus > kMaxGpus) m.fail("gpus", fmt::format("expected at most {} GPUs", kMaxGpus));
+  job.tp = m.has("tp") ? positive_int(m, "tp") : 1;
+  if (m.has("dp")) job.dp = positive_int(m, "dp");
+  if (m.has("order")) {
+    job.order = m.choice("order", {"tp-cp-dp", "tp-dp-cp"}) == "tp-cp-dp" ? JobOrder::tp_cp_dp
+                                                                          : JobOrder::tp_dp_cp;
+  }
+  if (attention.heads % job.tp != 0 || attention.kv_heads % job.tp != 0) {
+    m.fail("tp", fmt::format("a TP degree that divides attention.heads ({}) and kv_heads ({}): "
+                             "each CP group computes heads / tp of them, got tp {}",
+                             attention.heads, attention.kv_heads, job.tp));
+  }
+  job.model_heads = attention.heads;
+  job.model_kv_heads = attention.kv_heads;
+  attention.heads /= job.tp;
+  attention.kv_heads /= job.tp;
+  return job;
+}
+
 // Reads the scenario with the overrides applied; load_scenario maps its errors.
 Scenario read_scenario(const std::string& path, const std::vector<std::string>& overrides);
 
@@ -219,7 +243,7 @@ Scenario read_scenario(const std::string& path, const std::vector<std::string>& 
   if (!doc.IsMap()) throw InputError(path, line_of(doc), "", "expected a scenario mapping");
   for (const auto& o : overrides) apply_override(doc, o);
   const YamlMap root(doc, path, "");
-  root.allow_only({"name", "topology", "attention", "schedule", "calibration"});
+  root.allow_only({"name", "topology", "attention", "schedule", "calibration", "job"});
 
   Scenario s;
   s.file = path;
@@ -251,6 +275,7 @@ Scenario read_scenario(const std::string& path, const std::vector<std::string>& 
   sched.allow_only(
       {"kind", "gpus", "tile", "placement", "ulysses", "inner", "memory_budget", "correction"});
   s.schedule = read_schedule(sched);
+  if (root.has("job")) s.job = read_job(root.map("job"), s.attention);
   s.document = doc;
   return s;
 }

@@ -7,6 +7,10 @@
 //               dtype: bf16, causal: false, pass: forward}
 //   schedule: {kind: ring, gpus: 8}
 //   calibration: ../topologies/h100.calib.yaml    # optional
+//   job: {gpus: 16384, tp: 8, dp: 128, order: tp-cp-dp}  # optional (sim/job/job_layout.hpp)
+// With `job`, the schedule runs as one CP group of schedule.gpus ranks among
+// job.gpus / (tp x schedule.gpus) x tp groups sharing the fabric; `attention` holds the
+// group's heads (heads / tp, kv_heads / tp) and job.model_heads the model's.
 // Without `calibration`, the profile for the topology's GPU model is used
 // (<topology dir>/<model>.calib.yaml, e.g. h100.calib.yaml for H100-SXM).
 // `--set key.path=value` overrides any field before it is read; the value is
@@ -20,6 +24,7 @@
 #include <vector>
 
 #include "sim/core/input_error.hpp"
+#include "sim/job/job_layout.hpp"
 #include "sim/plan/attention_shape.hpp"
 #include "sim/scenario/resource_guard.hpp"
 #include "sim/schedules/schedule.hpp"
@@ -33,6 +38,7 @@ struct Scenario {
   std::string calibration_path;  // resolved (explicit or the GPU model's default)
   AttentionShape attention;
   ScheduleSpec schedule;
+  std::optional<JobSpec> job;
   YAML::Node document;                 // after overrides; for the lines of later errors
   std::vector<std::string> overrides;  // the --set strings applied, in order
   ResourceLimits limits;               // not from the file: --max-memory, --max-ops

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "sim/core/input_error.hpp"
+#include "sim/job/job_simulation.hpp"
 #include "sim/model/simulator.hpp"
 #include "sim/schedules/mesh_schedule.hpp"
 #include "sim/schedules/mesh_tile.hpp"
@@ -82,10 +83,18 @@ CandidateResult evaluate_candidate(const PreparedScenario& p, const ScheduleCand
       return r;
     }
     const Plan plan = make_plan(p.scenario.attention, c.spec);
-    const SimulationResult result = simulate(plan, p.topology, p.profile);
-    r.figures = summarize(result);
-    r.bound = bound_of(plan, result, r.figures, p.topology);
-    r.sim_wall_s = result.sim_wall_s;
+    if (p.job_layout) {  // every candidate runs as the job's CP groups, all at once
+      const JobRun run = simulate_job(plan, *p.job_layout, p.topology, p.profile, 0);
+      r.figures = summarize(run.job);
+      r.bound = bound_of(run.plan, run.job, r.figures, p.topology);
+      r.sim_wall_s = run.job.sim_wall_s;
+      r.job_slowdown = run.slowdown;
+    } else {
+      const SimulationResult result = simulate(plan, p.topology, p.profile);
+      r.figures = summarize(result);
+      r.bound = bound_of(plan, result, r.figures, p.topology);
+      r.sim_wall_s = result.sim_wall_s;
+    }
     r.reason =
         memory_budget_violation(c.spec, p.scenario.attention, r.figures.peak_memory_bytes_max);
     if (!r.reason.empty()) r.reason = "schedule.memory_budget: " + r.reason;

@@ -11,6 +11,8 @@
 // What bounds a candidate: "compute" when exposed communication is under 10%
 // of the makespan, otherwise the slowest link class (nvlink, ib...) on the
 // busiest route: the GPU pair whose transfers took the most seconds.
+// With a job (scenario `job`), each candidate is simulated as all the job's CP groups at once
+// (sim/job/job_simulation.hpp) and its figures are the job's.
 #pragma once
 
 #include <string>
@@ -34,6 +36,7 @@ struct CandidateResult {
   Figures figures;
   std::string bound;  // compute | nvlink | ib | ...
   double sim_wall_s = 0.0;
+  double job_slowdown = 1.0;  // with a job: its makespan against one group alone
 };
 
 std::vector<ScheduleCandidate> tune_candidates(const ScheduleSpec& base, bool mesh_only);

@@ -54,8 +54,12 @@ int run_compare(const CompareArgs& args) {
   const AttentionShape& shape = p.scenario.attention;
   const int gpus = p.scenario.schedule.gpus;
   const double ring_bytes = ring_bytes_received(shape, p.scenario.schedule);
-  Table table({"schedule", "tile", "bytes in/rank", "vs ring", "makespan", "exposed comm",
-               "overlap", "peak mem", "balance", "speedup", "bound"});
+  const bool in_job = p.job_layout.has_value();
+  std::vector<std::string> columns{"schedule", "tile",         "bytes in/rank", "vs ring",
+                                   "makespan", "exposed comm", "overlap",       "peak mem",
+                                   "balance",  "speedup",      "bound"};
+  if (in_job) columns.push_back("job slowdown");
+  Table table(columns);
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   std::vector<std::string> left_out;
   for (ScheduleCandidate c : list) {
@@ -87,12 +91,20 @@ int run_compare(const CompareArgs& args) {
       continue;
     }
     const Figures& f = r.figures;
-    table.add({c.label, tile_of(c.spec), format_bytes(f.comm_bytes_per_rank_max),
-               fmt::format("{:+.1f}%", 100.0 * (f.comm_bytes_per_rank_max / ring_bytes - 1.0)),
-               format_time_s(f.makespan_s), format_time_s(f.exposed_comm_s_max),
-               fmt::format("{:.1f}%", 100 * f.overlap), format_bytes(f.peak_memory_bytes_max),
-               fmt::format("{:.3f}", f.compute_balance), fmt::format("{:.1f}x", f.speedup),
-               r.bound});
+    std::vector<std::string> cells{
+        c.label,
+        tile_of(c.spec),
+        format_bytes(f.comm_bytes_per_rank_max),
+        fmt::format("{:+.1f}%", 100.0 * (f.comm_bytes_per_rank_max / ring_bytes - 1.0)),
+        format_time_s(f.makespan_s),
+        format_time_s(f.exposed_comm_s_max),
+        fmt::format("{:.1f}%", 100 * f.overlap),
+        format_bytes(f.peak_memory_bytes_max),
+        fmt::format("{:.3f}", f.compute_balance),
+        fmt::format("{:.1f}x", f.speedup),
+        r.bound};
+    if (in_job) cells.push_back(fmt::format("{:.4f}x", r.job_slowdown));
+    table.add(cells);
     row["comm_bytes_per_rank_max"] = f.comm_bytes_per_rank_max;
     row["bytes_vs_ring"] = f.comm_bytes_per_rank_max / ring_bytes;
     row["makespan_s"] = f.makespan_s;
@@ -102,6 +114,7 @@ int run_compare(const CompareArgs& args) {
     row["compute_balance"] = f.compute_balance;
     row["speedup"] = f.speedup;
     row["bound"] = r.bound;
+    if (in_job) row["job_slowdown"] = r.job_slowdown;
     row["sim_wall_s"] = args.scenario.no_wall_clock ? 0.0 : r.sim_wall_s;
     rows.push_back(row);
   }
@@ -115,11 +128,20 @@ int run_compare(const CompareArgs& args) {
     nlohmann::ordered_json doc;
     doc["scenario"] = p.scenario.name;
     doc["gpus"] = gpus;
+    if (in_job) {
+      doc["job_gpus"] = p.job_layout->gpus();
+      doc["cp_groups"] = p.job_layout->cp_groups();
+    }
     doc["schedules"] = rows;
     fmt::print("{}\n", doc.dump(2));
   } else {
-    fmt::print("compare {} on {} GPUs (ring bytes in/rank {})\n{}", p.scenario.name, gpus,
-               format_bytes(ring_bytes), table.render());
+    fmt::print("compare {} on {} GPUs (ring bytes in/rank {})", p.scenario.name, gpus,
+               format_bytes(ring_bytes));
+    if (in_job) {
+      fmt::print(", each inside a job of {} GPUs: {} CP groups at once", p.job_layout->gpus(),
+                 p.job_layout->cp_groups());
+    }
+    fmt::print("\n{}", table.render());
     if (!left_out.empty()) fmt::print("left out:\n{}\n", fmt::join(left_out, "\n"));
   }
   return kExitOk;

@@ -3,9 +3,13 @@
 // simulation and leaves every previous file as it was.
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/input_error.hpp"
 #include "sim/core/interrupt.hpp"
+#include "sim/job/job_json.hpp"
+#include "sim/job/job_simulation.hpp"
 #include "sim/model/chrome_trace.hpp"
 #include "sim/model/result_json.hpp"
 #include "sim/model/simulator.hpp"
@@ -42,34 +46,67 @@ void print_summary(const PreparedScenario& p, const Plan& plan, const Simulation
              format_time_s(result.sim_wall_s));
 }
 
+// The job lines: how many groups, the slowdown against one group alone and the links that
+// explain it.
+void print_job_summary(const JobLayout& layout, const JobRun& run) {
+  fmt::print(
+      "  job               {} GPUs = TP {} x CP {} x DP {} ({}), {} CP groups at once, {} ops\n",
+      layout.gpus(), layout.tp(), layout.cp(), layout.dp(), to_string(layout.order()),
+      layout.cp_groups(), run.plan.op_count());
+  fmt::print("  job slowdown      {:.4f}x against one group alone ({})\n", run.slowdown,
+             format_time_s(static_cast<double>(run.group_alone_makespan_ps) * 1e-12));
+  fmt::print("  links             {} used, {} crossed by 2+ groups, at most {} groups on one\n",
+             run.links.links_used, run.links.links_shared, run.links.max_groups);
+  fmt::print(
+      "  most loaded links (bytes, groups crossing, busy share of the makespan, mean "
+      "rate while busy / capacity)\n");
+  for (const LinkLoad& l : run.links.top) {
+    fmt::print("    {:<34} {:>10}  {:>4} groups  busy {:5.1f}%  {:5.1f}% of {}/s\n", l.name,
+               format_bytes(l.bytes), l.groups, 100.0 * l.busy_fraction,
+               100.0 * l.rate_while_busy_bytes_per_s / l.capacity_bytes_per_s,
+               format_bytes(l.capacity_bytes_per_s));
+  }
+}
+
 int run_simulate(const SimulateArgs& args) {
   const InterruptGuard interrupts;
   const PreparedScenario p =
       prepare_scenario(args.scenario.path, args.scenario.sets, resource_limits(args.scenario));
-  const Plan plan = build_valid_plan(p.scenario);
+  const Plan plan = build_valid_plan(p.scenario);  // with a job: one CP group, validated once
   SimulationOptions options;
   options.record_link_samples = !args.trace.empty();
-  const SimulationResult result = simulate(plan, p.topology, p.profile, options);
-  check_memory_budget(p.scenario, summarize(result).peak_memory_bytes_max);
-  for (const std::string& w : result.warnings) fmt::print(stderr, "warning: {}\n", w);
+  std::optional<JobRun> job;
+  if (p.job_layout) {
+    job = simulate_job(plan, *p.job_layout, p.topology, p.profile, 8, options.record_link_samples);
+  }
+  const SimulationResult result =
+      job ? SimulationResult{} : simulate(plan, p.topology, p.profile, options);
+  const SimulationResult& shown = job ? job->job : result;
+  const Plan& traced = job ? job->plan : plan;
+  check_memory_budget(p.scenario, summarize(shown).peak_memory_bytes_max);
+  for (const std::string& w : shown.warnings) fmt::print(stderr, "warning: {}\n", w);
   // Both files or neither: an interrupt or a full disk leaves the previous ones.
   AtomicFileSet files;
   if (!args.trace.empty()) {
-    write_chrome_trace(files.add(args.trace, "--trace").stream(), plan, result, plan.placement,
+    write_chrome_trace(files.add(args.trace, "--trace").stream(), traced, shown, traced.placement,
                        &p.topology);
   }
+  nlohmann::ordered_json json;
   const ResultContext context{p.scenario.name, p.scenario.topology_path,
                               p.scenario.calibration_path, !args.scenario.no_wall_clock};
-  if (!args.out.empty()) {
-    files.add(args.out, "--out").stream() << result_to_json(plan, result, context).dump(2) << "\n";
+  if (!args.out.empty() || args.scenario.json) {
+    json = result_to_json(plan, shown, context);
+    if (job) add_job_json(json, *p.job_layout, *job);
   }
+  if (!args.out.empty()) files.add(args.out, "--out").stream() << json.dump(2) << "\n";
   files.commit_all();
   if (!args.out.empty()) {
     fmt::print("wrote {}\n", args.out);
   } else if (args.scenario.json) {
-    fmt::print("{}\n", result_to_json(plan, result, context).dump(2));
+    fmt::print("{}\n", json.dump(2));
   } else {
-    print_summary(p, plan, result);
+    print_summary(p, plan, shown);
+    if (job) print_job_summary(*p.job_layout, *job);
   }
   return kExitOk;
 }

@@ -8,6 +8,7 @@
 #include "sim/core/interrupt.hpp"
 #include "sim/model/result_json.hpp"
 #include "sim/model/simulator.hpp"
+#include "sim/scenario/job_scenario.hpp"
 #include "sim/scenario/prepared_scenario.hpp"
 #include "tools/cli/cli_errors.hpp"
 #include "tools/cli/commands.hpp"
@@ -40,6 +41,7 @@ int run_sweep(const SweepArgs& args) {
     sets.push_back(fmt::format("schedule.gpus={}", gpus));
     const PreparedScenario p =
         prepare_scenario(args.scenario.path, sets, resource_limits(args.scenario));
+    reject_job(p.scenario, "sweep");
     name = p.scenario.name;
     const Plan plan = build_valid_plan(p.scenario);
     const SimulationResult result = simulate(plan, p.topology, p.profile);

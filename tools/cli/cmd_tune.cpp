@@ -30,8 +30,11 @@ int run_tune(const TuneArgs& args) {
   const PreparedScenario p =
       prepare_scenario(args.scenario.path, sets, resource_limits(args.scenario));
   const std::vector<CandidateResult> ranked = tune_schedules(p);
-  Table table({"#", "schedule", "makespan", "bytes in/rank", "peak mem", "exposed comm", "speedup",
-               "bound"});
+  const bool in_job = p.job_layout.has_value();
+  std::vector<std::string> columns{"#",        "schedule",     "makespan", "bytes in/rank",
+                                   "peak mem", "exposed comm", "speedup",  "bound"};
+  if (in_job) columns.push_back("job slowdown");
+  Table table(columns);
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   nlohmann::ordered_json left_out = nlohmann::ordered_json::array();
   std::string skipped;
@@ -47,29 +50,46 @@ int run_tune(const TuneArgs& args) {
     if (shown >= args.top) continue;
     ++shown;
     const Figures& f = r.figures;
-    table.add({std::to_string(shown), r.candidate.label, format_time_s(f.makespan_s),
-               format_bytes(f.comm_bytes_per_rank_max), format_bytes(f.peak_memory_bytes_max),
-               format_time_s(f.exposed_comm_s_max), fmt::format("{:.1f}x", f.speedup), r.bound});
-    rows.push_back({{"schedule", r.candidate.label},
-                    {"makespan_s", f.makespan_s},
-                    {"comm_bytes_per_rank_max", f.comm_bytes_per_rank_max},
-                    {"peak_memory_bytes_max", f.peak_memory_bytes_max},
-                    {"exposed_comm_s_max", f.exposed_comm_s_max},
-                    {"speedup", f.speedup},
-                    {"bound", r.bound}});
+    std::vector<std::string> cells{std::to_string(shown),
+                                   r.candidate.label,
+                                   format_time_s(f.makespan_s),
+                                   format_bytes(f.comm_bytes_per_rank_max),
+                                   format_bytes(f.peak_memory_bytes_max),
+                                   format_time_s(f.exposed_comm_s_max),
+                                   fmt::format("{:.1f}x", f.speedup),
+                                   r.bound};
+    if (in_job) cells.push_back(fmt::format("{:.4f}x", r.job_slowdown));
+    table.add(cells);
+    nlohmann::ordered_json row{{"schedule", r.candidate.label},
+                               {"makespan_s", f.makespan_s},
+                               {"comm_bytes_per_rank_max", f.comm_bytes_per_rank_max},
+                               {"peak_memory_bytes_max", f.peak_memory_bytes_max},
+                               {"exposed_comm_s_max", f.exposed_comm_s_max},
+                               {"speedup", f.speedup},
+                               {"bound", r.bound}};
+    if (in_job) row["job_slowdown"] = r.job_slowdown;
+    rows.push_back(row);
   }
   if (args.scenario.json) {
     nlohmann::ordered_json doc;
     doc["scenario"] = p.scenario.name;
     doc["gpus"] = p.scenario.schedule.gpus;
+    if (in_job) {
+      doc["job_gpus"] = p.job_layout->gpus();
+      doc["cp_groups"] = p.job_layout->cp_groups();
+    }
     doc["top"] = rows;
     doc["left_out"] = left_out;
     doc["sim_wall_s"] = args.scenario.no_wall_clock ? 0.0 : wall_s;
     fmt::print("{}\n", doc.dump(2));
   } else {
-    fmt::print("tune {} on {} GPUs: {} candidates, {:.2f} s simulated wall time\n{}",
-               p.scenario.name, p.scenario.schedule.gpus, ranked.size(),
-               args.scenario.no_wall_clock ? 0.0 : wall_s, table.render());
+    fmt::print("tune {} on {} GPUs: {} candidates, {:.2f} s simulated wall time\n", p.scenario.name,
+               p.scenario.schedule.gpus, ranked.size(), args.scenario.no_wall_clock ? 0.0 : wall_s);
+    if (in_job) {
+      fmt::print("each candidate inside a job of {} GPUs: {} CP groups at once\n",
+                 p.job_layout->gpus(), p.job_layout->cp_groups());
+    }
+    fmt::print("{}", table.render());
     if (!skipped.empty()) fmt::print("left out:\n{}", skipped);
   }
   return kExitOk;

@@ -15,6 +15,7 @@
 #include "sim/core/input_error.hpp"
 #include "sim/model/calibration_profile.hpp"
 #include "sim/model/simulator.hpp"
+#include "sim/scenario/job_scenario.hpp"
 #include "sim/scenario/prepared_scenario.hpp"
 #include "sim/validation/op_times_json.hpp"
 #include "sim/validation/published_report.hpp"
@@ -67,6 +68,7 @@ int run_validate(const ValidateArgs& args) {
   }
   PreparedScenario p =
       prepare_scenario(args.scenario.path, args.scenario.sets, resource_limits(args.scenario));
+  reject_job(p.scenario, "validate");
   if (!args.calibration.empty()) {
     p.profile = load_calibration(args.calibration);
     p.scenario.calibration_path = args.calibration;
