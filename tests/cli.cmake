@@ -104,7 +104,7 @@ endif()
 
 # The implementation-style keys (docs/schedules.md): bad values name their key.
 tilesim_cli_test(bad_correction 2
-                 "key 'schedule\\.correction': expected one of separate, fused, got 'lazy'"
+                 "key 'schedule\\.correction': expected one of separate, eager, fused, got 'lazy'"
                  simulate scenarios/ring-256k.yaml --set schedule.correction=lazy)
 tilesim_cli_test(bad_partial_dtype 2
                  "key 'attention\\.partial_dtype': expected one of bf16, fp16, fp32, got 'fp8'"

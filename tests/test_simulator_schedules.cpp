@@ -130,6 +130,28 @@ TEST_CASE("closed form: the ring's separate correction costs its bytes on the co
         Approx(p * z.block_s + (p - 1) * merge_s).epsilon(1e-3));
 }
 
+TEST_CASE("closed form: the eager correction costs PyTorch's op-by-op bytes and launches") {
+  // As above, with the update run as ring-flash-attention's elementwise ops
+  // (sim/model/merge_cost.hpp): O moves q + 9 o (bf16 block + nine fp32 passes) in 4 kernels,
+  // LSE 13 lse in 5, so M = (q + 9 o + 13 lse) / W + 9 launches; at P = 4, S = 16K (c = 4096,
+  // o = 64 MiB) and W = 10 GB/s, M = 64.4 ms against the one pass's 16.9 ms. T = P B + (P-1) M.
+  const AttentionShape shape = shape_with(false, false, PassSelection::forward, 16 * 1024);
+  const int p = 4;
+  const Sizes z = sizes(shape, p, kPeak);
+  CalibrationProfile profile = ideal_profile(kPeak);
+  profile.merge_bytes_per_s = 1e10;
+  profile.launch_overhead_s = 20e-6;
+  const double merge_s = (z.q + 9 * z.o + 13 * z.lse) / 1e10 + 9 * 20e-6;
+  // Every call pays one launch as well: P of them per rank.
+  const double want = p * (z.block_s + 20e-6) + (p - 1) * merge_s;
+  CHECK(makespan_s(plan_of("ring", shape, p, 0, 0, Correction::eager), kLink, profile) ==
+        Approx(want).epsilon(1e-3));
+  // The same plan with the one-pass form: (q + lse + 2 (o + lse)) / W + 1 launch per merge.
+  const double one_pass_s = (z.q + z.lse + 2 * (z.o + z.lse)) / 1e10 + 20e-6;
+  CHECK(makespan_s(plan_of("ring", shape, p), kLink, profile) ==
+        Approx(p * (z.block_s + 20e-6) + (p - 1) * one_pass_s).epsilon(1e-3));
+}
+
 TEST_CASE("closed form: mesh keeps the compute stream busy when links are free") {
   // a x b = 2 x 4, S = 32K: a rank computes a b = P blocks, the first (own Q x own KV) at once;
   // with L = 1e15 B/s every transfer takes ~0.1 us, so T = P B = 2.199 s.

@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include "sim/model/merge_cost.hpp"
+
 namespace tilesim {
 
 AttentionCall ComputeModel::call_of(Pass pass, std::span<const ChunkPair> pairs) const {
@@ -67,10 +69,9 @@ Picoseconds ComputeModel::duration_ps(const RankProgram& program, int index) con
   const Op& op = program.op(index);
   if (op.kind == OpKind::compute) return s_to_ps(compute_time_s(program, index));
   if (op.kind == OpKind::merge) {
-    double bytes = 0.0;
-    for (int obj : program.reads(index)) bytes += plan_->object(obj).bytes;
-    for (int obj : program.writes(index)) bytes += 2.0 * plan_->object(obj).bytes;
-    return s_to_ps(bytes / profile_->merge_bytes_per_s + profile_->launch_overhead_s);
+    const MergeCost cost = merge_cost(*plan_, program.reads(index), program.writes(index));
+    return s_to_ps(cost.bytes / profile_->merge_bytes_per_s +
+                   cost.launches * profile_->launch_overhead_s);
   }
   return 0;
 }

@@ -9,7 +9,14 @@
 namespace tilesim {
 
 std::string_view to_string(Correction correction) {
-  return correction == Correction::separate ? "separate" : "fused";
+  switch (correction) {
+    case Correction::separate:
+      return "separate";
+    case Correction::eager:
+      return "eager";
+    default:
+      return "fused";
+  }
 }
 
 namespace {

@@ -21,6 +21,11 @@
 // written), at the profile's merge_bandwidth, plus one launch. Accumulators the
 // schedule already merges (pass-Q, mesh partials) are untouched: their computes
 // write fresh partials.
+// Correction::eager rewrites the plan as separate does and marks its merges
+// MergeForm::eager: the same update costed as PyTorch runs it op by op, several
+// elementwise kernels over the fp32 accumulator (sim/model/merge_cost.hpp), as
+// ring-flash-attention and yunchang call it. The runtime executes the same merge
+// ops as one pass; the form only changes what the simulator charges.
 // Correction::fused leaves the plan as generated: a kernel that rescales and
 // accumulates into its output in place (a fused CP kernel; tilesim's own CPU
 // and CUDA block kernels do this).
@@ -32,7 +37,7 @@
 
 namespace tilesim {
 
-enum class Correction { separate, fused };
+enum class Correction { separate, eager, fused };
 
 std::string_view to_string(Correction correction);
 

@@ -144,6 +144,11 @@ class RankProgram {
   std::vector<ChunkPair> pairs_;
 };
 
+// How the simulator costs a merge op that folds a call's block O and LSE into the running
+// accumulators (sim/plan/output_correction.hpp, merge_cost.hpp): one fused pass over its
+// bytes, or the op-by-op PyTorch form of the same update (several elementwise kernels).
+enum class MergeForm : std::uint8_t { one_pass, eager };
+
 struct Plan {
   std::string schedule;  // e.g. "ring", "mesh"
   int tile_a = 1;        // Q-group size (mesh); ring is 1 x P
@@ -156,6 +161,7 @@ struct Plan {
   std::vector<DataObject> objects;
   std::vector<RankProgram> programs;
   std::vector<int> placement;  // rank -> GPU index; empty = identity
+  MergeForm merge_form = MergeForm::one_pass;
 
   std::size_t op_count() const;
   int add_object(DataObject object);

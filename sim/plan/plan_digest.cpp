@@ -37,6 +37,8 @@ std::string plan_digest(const Plan& plan) {
   fnv.add(static_cast<std::int32_t>(plan.layout.kind));
   fnv.add(plan.layout.seq_len);
   fnv.add(static_cast<std::int32_t>(plan.layout.blocks));
+  // Added only when not the default, so that one-pass plans keep their digests.
+  if (plan.merge_form != MergeForm::one_pass) fnv.add(static_cast<std::uint8_t>(plan.merge_form));
   // An empty placement means the identity: both spellings are one plan.
   fnv.add(static_cast<std::uint64_t>(plan.ranks));
   for (int r = 0; r < plan.ranks; ++r) {

@@ -133,9 +133,10 @@ ScheduleSpec read_schedule(const YamlMap& m) {
   if (m.has("ulysses")) spec.ulysses_degree = positive_int(m, "ulysses");
   if (m.has("inner")) spec.inner_ring = positive_int(m, "inner");
   if (m.has("correction")) {
-    spec.correction = m.choice("correction", {"separate", "fused"}) == "separate"
-                          ? Correction::separate
-                          : Correction::fused;
+    const std::string correction = m.choice("correction", {"separate", "eager", "fused"});
+    spec.correction = correction == "separate" ? Correction::separate
+                      : correction == "eager"  ? Correction::eager
+                                               : Correction::fused;
   }
   if (m.has("memory_budget")) {
     spec.memory_budget_bytes = m.bytes("memory_budget");

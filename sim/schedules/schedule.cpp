@@ -22,7 +22,8 @@ Plan make_plan(const AttentionShape& shape, const ScheduleSpec& spec) {
     }
     plan = make_mesh_plan(shape, spec);
   }
-  if (spec.correction == Correction::separate) separate_output_corrections(plan);
+  if (spec.correction != Correction::fused) separate_output_corrections(plan);
+  if (spec.correction == Correction::eager) plan.merge_form = MergeForm::eager;
   return plan;
 }
 

@@ -48,7 +48,8 @@ struct ScheduleSpec {
   int inner_ring = 0;      // double_ring: ranks per inner ring (0 = gpus_per_node)
   double memory_budget_bytes = 0.0;  // 0 = no budget
   // How a step's kernel output joins the running accumulators (output_correction.hpp):
-  // separate (FlashAttention-based rings, the default) or fused.
+  // separate (FlashAttention-based rings, the default), eager (the same, costed as PyTorch's
+  // op-by-op form) or fused.
   Correction correction = Correction::separate;
 };
 
