@@ -185,10 +185,10 @@ ScheduleSpec read_schedule(const YamlMap& m) {
   require_kind(m, "placement", kind, {"mesh"});
   require_kind(m, "ulysses", kind, {"usp"});
   require_kind(m, "inner", kind, {"double_ring"});
-  require_kind(m, "balance", kind, {"ring", "allgather_kv"});
-  if (m.has("balance")) {
-    spec.balance = m.choice("balance", {"layout", "work"}) == "work" ? TokenBalance::work
-                                                                     : TokenBalance::layout;
+  // balance: layout (the default) fits every kind; work is built for ring and allgather_kv.
+  if (m.has("balance") && m.choice("balance", {"layout", "work"}) == "work") {
+    require_kind(m, "balance", kind, {"ring", "allgather_kv"});
+    spec.balance = TokenBalance::work;
   }
   if (m.has("tile")) {
     const YAML::Node tile = m.node("tile");
