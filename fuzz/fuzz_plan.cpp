@@ -112,7 +112,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   shape.kv_heads = 2;
   shape.head_dim = 16;
   const std::uint8_t k = in.next(), g = in.next(), flags = in.next();
-  shape.causal = flags & 1;
+  shape.set_causal((flags & 1) != 0);
   shape.pass = static_cast<PassSelection>((flags >> 1) % 3);
   ScheduleSpec spec;
   spec.kind = kScheduleKinds[k % std::size(kScheduleKinds)];

@@ -8,7 +8,11 @@
 //
 // Positions: token i of a chunk sits at absolute position start + i * stride (stride 1 is a
 // contiguous chunk, stride P a striped layout). With MaskKind::causal a query at position pq
-// sees a key at position pk iff pk <= pq; MaskKind::full masks nothing.
+// sees a key at position pk iff lowest(pq) <= pk <= pq, where lowest(pq) is the larger of
+// pq - window + 1 (window > 0: a sliding window of `window` tokens) and the first position of
+// pq's document (document_starts: the ascending first positions of the packed documents; none
+// = one document). MaskKind::full masks nothing. Positions grow with the index, so the keys a
+// query sees are one index range of the chunk (visible_key_range).
 //
 // Scores are s = (q . k) * scale with scale = 1 / sqrt(head_dim); LSE is the natural-log
 // sum-exp of the visible scores of a row. A row that sees no key has O = 0 and LSE = -inf.
@@ -29,11 +33,43 @@ struct TokenPositions {
 
 struct PositionMask {
   MaskKind kind = MaskKind::full;
-  TokenPositions q;   // positions of the query chunk's tokens
-  TokenPositions kv;  // positions of the key/value chunk's tokens
-  constexpr bool visible(std::int64_t q_index, std::int64_t kv_index) const {
-    return kind == MaskKind::full || kv.at(kv_index) <= q.at(q_index);
+  TokenPositions q;                               // positions of the query chunk's tokens
+  TokenPositions kv;                              // positions of the key/value chunk's tokens
+  std::int64_t window = 0;                        // causal only; 0 = no window
+  const std::int64_t* document_starts = nullptr;  // causal only; not owned
+  std::int64_t document_count = 0;
+
+  // The lowest key position query position pq sees (causal).
+  constexpr std::int64_t lowest_visible(std::int64_t pq) const {
+    std::int64_t lowest = window > 0 ? pq - window + 1 : 0;
+    // Binary search for the last document start <= pq.
+    std::int64_t lo = 0, hi = document_count;
+    while (lo < hi) {
+      const std::int64_t mid = (lo + hi) / 2;
+      if (document_starts[mid] <= pq)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    if (lo > 0 && document_starts[lo - 1] > lowest) lowest = document_starts[lo - 1];
+    return lowest;
   }
+  constexpr bool visible(std::int64_t q_index, std::int64_t kv_index) const {
+    if (kind == MaskKind::full) return true;
+    const std::int64_t pq = q.at(q_index), pk = kv.at(kv_index);
+    return pk <= pq && pk >= lowest_visible(pq);
+  }
+  // True when only position order matters (what the CUDA kernels and cuDNN bands support).
+  constexpr bool plain() const {
+    return kind == MaskKind::full || (window == 0 && document_count == 0);
+  }
+};
+
+// Keys [first, end) of a KV chunk (end - first >= 0).
+struct KeyRange {
+  std::int64_t first = 0;
+  std::int64_t end = 0;
+  constexpr std::int64_t count() const { return end - first; }
 };
 
 // One attention block: a Q chunk of q_tokens against a KV chunk of kv_tokens.
@@ -77,9 +113,8 @@ std::int64_t visible_pairs(const BlockShape& shape, const PositionMask& mask);
 // Forward FLOPs of the block counting only visible pairs: 4 * batch * pairs * heads * head_dim.
 double forward_flops(const BlockShape& shape, const PositionMask& mask);
 
-// Keys 0 .. n-1 of the KV chunk are visible to query q_index, the rest are not (positions
-// grow with the index). Returns n in [0, kv_tokens].
-std::int64_t visible_key_count(const BlockShape& shape, const PositionMask& mask,
-                               std::int64_t q_index);
+// The keys of the KV chunk visible to query q_index: one index range (positions grow with the
+// index), empty when none is.
+KeyRange visible_key_range(const BlockShape& shape, const PositionMask& mask, std::int64_t q_index);
 
 }  // namespace tilesim::kernels

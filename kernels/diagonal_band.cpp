@@ -35,6 +35,11 @@ DiagonalBand diagonal_band(const BlockShape& shape, const PositionMask& mask) {
   validate_block(shape, mask);
   DiagonalBand band;
   if (mask.kind == MaskKind::full) return band;
+  if (!mask.plain()) {
+    band.kind = BandKind::unsupported;
+    band.why = "a sliding window or packed documents is not one diagonal band";
+    return band;
+  }
   const std::int64_t first_q = mask.q.at(0);
   const std::int64_t last_q = mask.q.at(shape.q_tokens - 1);
   const std::int64_t first_kv = mask.kv.at(0);

@@ -17,7 +17,8 @@
 //                          prefix" cuDNN supports best).
 // Different strides give no band unless the block is entirely full or entirely empty (checked
 // on the extreme positions first): cuDNN cannot run it, `why` says so and the caller falls
-// back to its own kernels.
+// back to its own kernels. Sliding windows and packed documents are not expressed as bands here
+// (unsupported; the CUDA kernels then refuse them too: the CPU backend runs them).
 #pragma once
 
 #include <cstdint>

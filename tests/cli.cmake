@@ -113,3 +113,19 @@ tilesim_cli_test(bad_partial_dtype 2
 # Found by fuzz_regress_case: a `set:` entry that is a map, not a key.path=value string.
 tilesim_cli_test(regress_set_entry_not_a_string 2 "set-entry-is-a-map\\.yaml:[0-9]+: key 'set': expected a list of key\\.path=value strings"
                  regress fuzz/regressions/regress_case)
+
+# Masks (attention.mask, window, documents): bad input exits 2 naming file, line and key.
+set(mask_scn ${PROJECT_SOURCE_DIR}/scenarios/ring-256k.yaml)
+tilesim_cli_test(mask_contradicts_causal 2
+  "ring-256k\\.yaml:6: key 'attention\\.causal': causal: false contradicts mask: sliding_window"
+  plan ${mask_scn} --set attention.mask=sliding_window --set attention.window=4K)
+tilesim_cli_test(mask_documents_sum 2
+  "key 'attention\\.documents': document lengths sum to 12288 tokens, seq_len is 262144"
+  plan ${mask_scn} --set attention.causal=true --set attention.mask=documents
+  --set "attention.documents=[4K,8K]")
+tilesim_cli_test(mask_window_needs_mask 2 "key 'attention\\.window': 'window' needs attention\\.mask"
+  plan ${mask_scn} --set attention.window=4K)
+tilesim_cli_test(mask_bad_length_bins 2
+  "bad-lengths\\.csv:3: key 'max_tokens': expected max_tokens >= min_tokens"
+  plan ${mask_scn} --set attention.causal=true --set attention.mask=documents
+  "--set" "attention.documents={distribution: ../tests/data/cli/bad-lengths.csv, seed: 1}")

@@ -13,7 +13,7 @@ inline AttentionShape mha_shape(std::int64_t seq_len, bool causal = false) {
   s.kv_heads = 32;
   s.head_dim = 128;
   s.dtype = DType::bf16;
-  s.causal = causal;
+  s.set_causal(causal);
   return s;
 }
 

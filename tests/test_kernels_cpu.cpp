@@ -21,9 +21,23 @@ struct Case {
   tk::PositionMask mask;
 };
 
+// Packed documents starting at these positions (static: a PositionMask does not own them).
+constexpr std::int64_t kDocumentStarts[] = {0, 5, 20, 21, 60};
+
 std::vector<Case> cases() {
   using tk::MaskKind;
   return {
+      {"window 9 diagonal 40x40", {1, 2, 1, 32, 40, 40}, {MaskKind::causal, {0, 1}, {0, 1}, 9}},
+      {"window 12, keys before queries 30x50",
+       {1, 2, 2, 16, 30, 50},
+       {MaskKind::causal, {50, 1}, {10, 1}, 12}},
+      {"window 11 striped P=4", {1, 4, 2, 32, 40, 40}, {MaskKind::causal, {1, 4}, {2, 4}, 11}},
+      {"documents diagonal 64x64",
+       {1, 2, 1, 32, 64, 64},
+       {MaskKind::causal, {0, 1}, {0, 1}, 0, kDocumentStarts, 5}},
+      {"documents striped P=2",
+       {2, 2, 2, 16, 40, 40},
+       {MaskKind::causal, {1, 2}, {0, 2}, 0, kDocumentStarts, 5}},
       {"full 7x13 d16", {1, 2, 2, 16, 7, 13}, {}},
       {"causal diagonal 33x65 d64", {2, 4, 4, 64, 33, 65}, {MaskKind::causal, {32, 1}, {0, 1}}},
       {"GQA 8:2 causal 64x64 d128", {1, 8, 2, 128, 64, 64}, {MaskKind::causal, {0, 1}, {0, 1}}},

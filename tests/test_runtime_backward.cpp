@@ -28,7 +28,7 @@ Plan make(const std::string& kind, int gpus, bool causal, PassSelection pass, in
   s.kv_heads = kv_heads;
   s.head_dim = 8;
   s.dtype = DType::fp32;
-  s.causal = causal;
+  s.set_causal(causal);
   s.pass = pass;
   ScheduleSpec spec;
   spec.kind = kind;

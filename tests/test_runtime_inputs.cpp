@@ -51,7 +51,7 @@ void run_chunk(const Plan& plan, const InputData& inputs, int chunk, std::vector
   inputs.fill(object_named(plan, "Q[" + std::to_string(chunk) + "]"), q);
   std::vector<float> bo(o.size()), bl(lse.size());
   for (int k = 0; k < plan.ranks; ++k) {
-    if (plan.layout.mask(chunk, k, plan.shape.causal) == BlockPairMask::skip) continue;
+    if (plan.layout.mask(chunk, k, plan.shape.mask) == BlockPairMask::skip) continue;
     std::vector<float> kv(static_cast<std::size_t>(block_elements(plan, Tensor::kv)));
     inputs.fill(object_named(plan, "KV[" + std::to_string(k) + "]"), kv);
     const std::span<const float> all(kv);

@@ -32,13 +32,14 @@ struct RowInputs {
   const float* o;
   const float* d_o;
   float lse;
-  Index visible;
+  KeyRange keys;
 };
 
-// Contribution of one query row against its visible key prefix; dQ of the row goes to w.dq_row.
+// Contribution of one query row against its visible keys; dQ of the row goes to w.dq_row.
 void backward_row(const BlockShape& s, float scale, const RowInputs& row, BackwardScratch& w) {
   const Index dim = s.head_dim;
-  const Index n = row.visible;
+  const Index n = row.keys.count();
+  const Index first = row.keys.first;
   float* p = w.scores.data();
   float* ds = w.d_scores.data();
   std::fill(p, p + n, 0.0F);
@@ -48,8 +49,8 @@ void backward_row(const BlockShape& s, float scale, const RowInputs& row, Backwa
   for (Index d = 0; d < dim; ++d) {
     const float qd = row.q[d] * scale;
     const float dod = row.d_o[d];
-    const float* kt = w.k_transposed.data() + d * s.kv_tokens;
-    const float* vt = w.v_transposed.data() + d * s.kv_tokens;
+    const float* kt = w.k_transposed.data() + d * s.kv_tokens + first;
+    const float* vt = w.v_transposed.data() + d * s.kv_tokens + first;
     for (Index j = 0; j < n; ++j) {
       p[j] += qd * kt[j];
       ds[j] += dod * vt[j];
@@ -62,9 +63,9 @@ void backward_row(const BlockShape& s, float scale, const RowInputs& row, Backwa
   std::fill(w.dq_row.begin(), w.dq_row.end(), 0.0F);
   float* dq = w.dq_row.data();
   for (Index j = 0; j < n; ++j) {
-    const float* kr = w.k_rows.data() + j * dim;
-    float* dk = w.dk_rows.data() + j * dim;
-    float* dv = w.dv_rows.data() + j * dim;
+    const float* kr = w.k_rows.data() + (first + j) * dim;
+    float* dk = w.dk_rows.data() + (first + j) * dim;
+    float* dv = w.dv_rows.data() + (first + j) * dim;
     const float dsj = ds[j];
     const float pj = p[j];
     for (Index d = 0; d < dim; ++d) {
@@ -93,8 +94,8 @@ void attention_backward_cpu(const BlockShape& s, const PositionMask& mask, std::
   detail::require_size(dk, s.kv_elements(), "dk");
   detail::require_size(dv, s.kv_elements(), "dv");
   const float scale = 1.0F / std::sqrt(static_cast<float>(s.head_dim));
-  std::vector<Index> visible(static_cast<std::size_t>(s.q_tokens));
-  for (Index i = 0; i < s.q_tokens; ++i) visible[i] = visible_key_count(s, mask, i);
+  std::vector<KeyRange> visible(static_cast<std::size_t>(s.q_tokens));
+  for (Index i = 0; i < s.q_tokens; ++i) visible[i] = visible_key_range(s, mask, i);
   const auto kv_size = static_cast<std::size_t>(s.kv_tokens * s.head_dim);
 
   // Tasks own (batch, kv_head): the dQ rows of the group's heads and the dK/dV rows of the kv
@@ -114,7 +115,7 @@ void attention_backward_cpu(const BlockShape& s, const PositionMask& mask, std::
     for (Index h = g * s.group_size(); h < (g + 1) * s.group_size(); ++h) {
       for (Index i = 0; i < s.q_tokens; ++i) {
         const float row_lse = lse[detail::row_offset(s, b, h) + i];
-        if (visible[i] == 0 || row_lse == kMinusInf) continue;
+        if (visible[i].count() <= 0 || row_lse == kMinusInf) continue;
         const Index at = detail::q_offset(s, b, i, h);
         backward_row(s, scale,
                      RowInputs{q.data() + at, o.data() + at, d_o.data() + at, row_lse, visible[i]},

@@ -25,8 +25,8 @@ struct ForwardScratch {
   std::vector<float> scores;        // [kKeyBlock]
 };
 
-// One query row against its visible key prefix [0, visible) with an online softmax.
-void forward_row(const BlockShape& s, Index visible, ForwardScratch& w, float* o_row,
+// One query row against its visible keys [keys.first, keys.end) with an online softmax.
+void forward_row(const BlockShape& s, KeyRange keys, ForwardScratch& w, float* o_row,
                  float* lse_out) {
   const Index dim = s.head_dim;
   float* acc = w.acc.data();
@@ -34,8 +34,8 @@ void forward_row(const BlockShape& s, Index visible, ForwardScratch& w, float* o
   std::fill(w.acc.begin(), w.acc.end(), 0.0F);
   float running_max = kMinusInf;
   float running_sum = 0.0F;
-  for (Index j0 = 0; j0 < visible; j0 += kKeyBlock) {
-    const Index n = std::min(kKeyBlock, visible - j0);
+  for (Index j0 = keys.first; j0 < keys.end; j0 += kKeyBlock) {
+    const Index n = std::min(kKeyBlock, keys.end - j0);
     std::fill(scores, scores + n, 0.0F);
     for (Index d = 0; d < dim; ++d) {
       const float qd = w.q_scaled[d];
@@ -56,7 +56,7 @@ void forward_row(const BlockShape& s, Index visible, ForwardScratch& w, float* o
     }
     running_max = new_max;
   }
-  if (visible == 0) {
+  if (keys.count() <= 0) {
     std::fill(o_row, o_row + dim, 0.0F);
     *lse_out = kMinusInf;
     return;
@@ -78,8 +78,8 @@ void attention_forward_cpu(const BlockShape& s, const PositionMask& mask, std::s
   detail::require_size(o, s.q_elements(), "o");
   detail::require_size(lse, s.lse_elements(), "lse");
   const float scale = 1.0F / std::sqrt(static_cast<float>(s.head_dim));
-  std::vector<Index> visible(static_cast<std::size_t>(s.q_tokens));
-  for (Index i = 0; i < s.q_tokens; ++i) visible[i] = visible_key_count(s, mask, i);
+  std::vector<KeyRange> visible(static_cast<std::size_t>(s.q_tokens));
+  for (Index i = 0; i < s.q_tokens; ++i) visible[i] = visible_key_range(s, mask, i);
 
   detail::run_parallel_tasks(s.batch * s.heads, threads, [&](Index task) {
     const Index b = task / s.heads;

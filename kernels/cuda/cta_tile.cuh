@@ -112,6 +112,11 @@ __host__ __device__ __forceinline__ int visible_prefix(long long pq, long long k
 // Host side: checks the block against what the kernels support and packs it for them.
 inline BlockParams make_block_params(const BlockShape& s, const PositionMask& m) {
   validate_block(s, m);
+  if (!m.plain()) {
+    throw std::invalid_argument(
+        "attention CUDA kernels: only the full and causal masks are supported; sliding_window "
+        "and documents masks run on the CPU backend (--backend cpu)");
+  }
   if (s.head_dim != 64 && s.head_dim != 128) {
     throw std::invalid_argument("attention CUDA kernels: head_dim " + std::to_string(s.head_dim) +
                                 " is not supported (64 or 128)");

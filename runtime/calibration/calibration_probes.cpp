@@ -19,7 +19,7 @@ AttentionShape probe_shape(const KernelBenchOptions& options, std::int64_t chunk
   shape.kv_heads = options.kv_heads;
   shape.head_dim = options.head_dims.front();
   shape.dtype = DType::fp32;
-  shape.causal = false;
+  shape.set_causal(false);
   shape.pass = PassSelection::forward;
   return shape;
 }

@@ -31,7 +31,7 @@ void for_each_pair(const Plan& plan, int q_chunk, int kv_chunk, Visit visit) {
   const std::vector<int>& kv_blocks = blocks_of(plan, kv_chunk);
   for (std::size_t a = 0; a < q_blocks.size(); ++a) {
     for (std::size_t b = 0; b < kv_blocks.size(); ++b) {
-      if (plan.layout.mask(q_blocks[a], kv_blocks[b], plan.shape.causal) == BlockPairMask::skip) {
+      if (plan.layout.mask(q_blocks[a], kv_blocks[b], plan.shape.mask) == BlockPairMask::skip) {
         continue;
       }
       visit(a, b, kernel_mask(plan, q_blocks[a], kv_blocks[b]));

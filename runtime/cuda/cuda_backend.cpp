@@ -165,7 +165,7 @@ void CudaBackend::launch_compute(const ComputeTask& task, std::span<const int> p
       const auto& kv_blocks = plan_.chunks.at(static_cast<std::size_t>(pair.kv_chunk)).blocks;
       for (std::size_t a = 0; a < q_blocks.size(); ++a) {
         for (std::size_t b = 0; b < kv_blocks.size(); ++b) {
-          if (plan_.layout.mask(q_blocks[a], kv_blocks[b], plan_.shape.causal) ==
+          if (plan_.layout.mask(q_blocks[a], kv_blocks[b], plan_.shape.mask) ==
               BlockPairMask::skip) {
             continue;
           }

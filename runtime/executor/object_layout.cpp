@@ -69,9 +69,20 @@ kernels::TokenPositions block_positions(const Plan& plan, int block) {
 }
 
 kernels::PositionMask kernel_mask(const Plan& plan, int q_block, int kv_block) {
-  return kernels::PositionMask{
-      plan.shape.causal ? kernels::MaskKind::causal : kernels::MaskKind::full,
-      block_positions(plan, q_block), block_positions(plan, kv_block)};
+  return kernel_mask(plan, block_positions(plan, q_block), block_positions(plan, kv_block));
+}
+
+kernels::PositionMask kernel_mask(const Plan& plan, kernels::TokenPositions q,
+                                  kernels::TokenPositions kv) {
+  const AttentionMask& m = plan.shape.mask;
+  kernels::PositionMask mask{m.hides_future() ? kernels::MaskKind::causal : kernels::MaskKind::full,
+                             q, kv};
+  if (m.kind == AttentionMaskKind::sliding_window) mask.window = m.window_tokens;
+  if (m.kind == AttentionMaskKind::documents) {
+    mask.document_starts = m.document_starts.data();
+    mask.document_count = static_cast<std::int64_t>(m.document_starts.size());
+  }
+  return mask;
 }
 
 }  // namespace tilesim::runtime

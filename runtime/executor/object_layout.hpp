@@ -54,5 +54,9 @@ kernels::TokenPositions block_positions(const Plan& plan, int block);
 // The kernel mask of a (q block, kv block) pair; callers skip pairs whose plan mask is
 // BlockPairMask::skip.
 kernels::PositionMask kernel_mask(const Plan& plan, int q_block, int kv_block);
+// The plan's mask (causal, window, documents) between two runs of token positions; the mask
+// points into plan.shape.mask's document starts, so it must not outlive the plan.
+kernels::PositionMask kernel_mask(const Plan& plan, kernels::TokenPositions q,
+                                  kernels::TokenPositions kv);
 
 }  // namespace tilesim::runtime

@@ -26,10 +26,6 @@ kernels::BlockShape full_heads(const Plan& plan, std::int64_t q_tokens, std::int
   return kernels::BlockShape{s.batch, s.heads, s.kv_heads, s.head_dim, q_tokens, kv_tokens};
 }
 
-kernels::MaskKind mask_kind(const Plan& plan) {
-  return plan.shape.causal ? kernels::MaskKind::causal : kernels::MaskKind::full;
-}
-
 }  // namespace
 
 ReferenceOutputs::ReferenceOutputs(const Plan& plan, const InputData& inputs)
@@ -64,7 +60,7 @@ const ReferenceRows& ReferenceOutputs::forward(int block) {
       full_heads(plan_, plan_.layout.block_tokens(), plan_.shape.seq_len);
   ReferenceRows rows{std::vector<double>(static_cast<std::size_t>(shape.q_elements())),
                      std::vector<double>(static_cast<std::size_t>(shape.lse_elements()))};
-  const kernels::PositionMask mask{mask_kind(plan_), block_positions(plan_, block), {0, 1}};
+  const kernels::PositionMask mask = kernel_mask(plan_, block_positions(plan_, block), {0, 1});
   kernels::reference_forward(shape, mask, inputs_.q_block(Tensor::q, block), full_kv(0), full_kv(1),
                              rows.o, rows.lse);
   return forward_.emplace(block, std::move(rows)).first->second;
@@ -78,7 +74,7 @@ const std::vector<double>& ReferenceOutputs::dq(int block) {
   std::vector<double> dq(static_cast<std::size_t>(shape.q_elements()), 0.0);
   std::vector<double> dk(static_cast<std::size_t>(shape.kv_elements()), 0.0);
   std::vector<double> dv(dk.size(), 0.0);
-  const kernels::PositionMask mask{mask_kind(plan_), block_positions(plan_, block), {0, 1}};
+  const kernels::PositionMask mask = kernel_mask(plan_, block_positions(plan_, block), {0, 1});
   kernels::reference_backward(shape, mask, inputs_.q_block(Tensor::q, block), full_kv(0),
                               full_kv(1), fwd.o, inputs_.q_block(Tensor::d_o, block), fwd.lse, dq,
                               dk, dv);
@@ -95,10 +91,9 @@ const std::vector<double>& ReferenceOutputs::dkv(int block) {
   std::vector<double> dk(static_cast<std::size_t>(shape.kv_elements()), 0.0);
   std::vector<double> dv(dk.size(), 0.0);
   for (int q_block = 0; q_block < plan_.layout.blocks; ++q_block) {
-    if (plan_.layout.mask(q_block, block, plan_.shape.causal) == BlockPairMask::skip) continue;
+    if (plan_.layout.mask(q_block, block, plan_.shape.mask) == BlockPairMask::skip) continue;
     const ReferenceRows& fwd = forward(q_block);
-    const kernels::PositionMask mask{mask_kind(plan_), block_positions(plan_, q_block),
-                                     block_positions(plan_, block)};
+    const kernels::PositionMask mask = kernel_mask(plan_, q_block, block);
     kernels::reference_backward(shape, mask, inputs_.q_block(Tensor::q, q_block), k, v, fwd.o,
                                 inputs_.q_block(Tensor::d_o, q_block), fwd.lse, dq, dk, dv);
   }

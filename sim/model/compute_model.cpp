@@ -46,7 +46,7 @@ double ComputeModel::pair_time_s(Pass pass, ChunkPair pair, double e) const {
   double time_s = 0.0;
   for (int qb : q.blocks) {
     for (int kb : kv.blocks) {
-      const double pairs = plan_->layout.unmasked_pairs(qb, kb, plan_->shape.causal);
+      const double pairs = plan_->layout.unmasked_pairs(qb, kb, plan_->shape.mask);
       if (pairs <= 0) continue;
       const bool cut = pairs < block * block;
       const double block_e = cut ? e * profile_->causal_factor(block, &log_) : e;
@@ -77,9 +77,10 @@ Picoseconds ComputeModel::duration_ps(const RankProgram& program, int index) con
 }
 
 double ComputeModel::single_gpu_time_s() const {
-  // The whole sequence as one block per pass: one causal block when causal.
+  // The whole sequence as one block per pass, costed by the mask's unmasked pairs.
   const auto s = static_cast<double>(plan_->shape.seq_len);
-  const double pairs = plan_->shape.causal ? s * (s + 1) / 2 : s * s;
+  const PositionRun all{0, 1, plan_->shape.seq_len};
+  const double pairs = plan_->shape.mask.pairs(all, all);
   double total = 0.0;
   for (Pass pass : {Pass::fwd, Pass::bwd}) {
     if (pass == Pass::fwd ? !plan_->shape.has_forward() : !plan_->shape.has_backward()) continue;

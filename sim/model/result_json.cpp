@@ -11,6 +11,13 @@ nlohmann::ordered_json plan_identity_json(const Plan& plan) {
   j["tile"] = {plan.tile_a, plan.tile_b};
   j["seq_len"] = plan.shape.seq_len;
   j["causal"] = plan.shape.causal;
+  j["mask"] = std::string(to_string(plan.shape.mask.kind));
+  if (plan.shape.mask.kind == AttentionMaskKind::sliding_window) {
+    j["window_tokens"] = plan.shape.mask.window_tokens;
+  }
+  if (plan.shape.mask.kind == AttentionMaskKind::documents) {
+    j["documents"] = plan.shape.mask.document_starts.size();
+  }
   j["pass"] = std::string(to_string(plan.shape.pass));
   j["batch"] = plan.shape.batch;
   j["heads"] = plan.shape.heads;

@@ -1,5 +1,7 @@
 #include "sim/plan/attention_shape.hpp"
 
+#include <utility>
+
 namespace tilesim {
 
 std::string_view to_string(DType dtype) {
@@ -24,6 +26,17 @@ std::string_view to_string(PassSelection pass) {
       return "both";
   }
   return "?";
+}
+
+void AttentionShape::set_mask(AttentionMask m) {
+  causal = m.hides_future();
+  mask = std::move(m);
+}
+
+void AttentionShape::set_causal(bool on) {
+  AttentionMask m;
+  m.kind = on ? AttentionMaskKind::causal : AttentionMaskKind::full;
+  set_mask(std::move(m));
 }
 
 int element_bytes(DType dtype) { return dtype == DType::fp32 ? 4 : 2; }

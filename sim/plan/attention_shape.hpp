@@ -22,6 +22,8 @@
 #include <optional>
 #include <string_view>
 
+#include "sim/plan/attention_mask.hpp"
+
 namespace tilesim {
 
 enum class DType { bf16, fp16, fp32 };
@@ -40,7 +42,13 @@ struct AttentionShape {
   DType dtype = DType::bf16;
   DType partial_dtype = DType::fp32;  // accumulators while they are summed
   std::optional<DType> output_dtype;  // finished O, dQ, dKV; unset = dtype
+  // causal is true for every mask that hides future keys (causal, sliding_window, documents):
+  // schedules balance those the same way; `mask` says which pairs attend (attention_mask.hpp).
   bool causal = false;
+  AttentionMask mask;
+  // Sets mask and causal together (the validator rejects a shape where they disagree).
+  void set_mask(AttentionMask m);
+  void set_causal(bool on);  // the plain causal or full mask
   PassSelection pass = PassSelection::forward;
 
   bool has_forward() const { return pass != PassSelection::backward; }

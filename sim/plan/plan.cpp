@@ -130,7 +130,7 @@ double Plan::unmasked_pairs(int q_chunk, int kv_chunk) const {
   double pairs = 0.0;
   for (int qb : chunks[static_cast<std::size_t>(q_chunk)].blocks) {
     for (int kb : chunks[static_cast<std::size_t>(kv_chunk)].blocks) {
-      pairs += layout.unmasked_pairs(qb, kb, shape.causal);
+      pairs += layout.unmasked_pairs(qb, kb, shape.mask);
     }
   }
   return pairs;

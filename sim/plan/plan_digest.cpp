@@ -23,6 +23,11 @@ void add_shape(Fnv1a& fnv, const AttentionShape& s) {
   fnv.add(static_cast<std::int32_t>(s.dtype));
   fnv.add(static_cast<std::uint8_t>(s.causal));
   fnv.add(static_cast<std::int32_t>(s.pass));
+  // Only the masks beyond full/causal add bytes, so older plans keep their digests.
+  if (s.mask.kind == AttentionMaskKind::sliding_window) fnv.add(s.mask.window_tokens);
+  if (s.mask.kind == AttentionMaskKind::documents) {
+    for (std::int64_t start : s.mask.document_starts) fnv.add(start);
+  }
 }
 
 }  // namespace

@@ -6,8 +6,8 @@ std::string_view to_string(BlockPairMask mask) {
   switch (mask) {
     case BlockPairMask::full:
       return "full";
-    case BlockPairMask::causal:
-      return "causal";
+    case BlockPairMask::cut:
+      return "cut";
     case BlockPairMask::skip:
       return "skip";
   }
@@ -22,26 +22,15 @@ std::int64_t TokenLayout::block_stride() const {
   return kind == LayoutKind::contiguous ? 1 : blocks;
 }
 
-BlockPairMask TokenLayout::mask(int q_block, int kv_block, bool causal) const {
-  if (!causal) return BlockPairMask::full;
-  if (kind == LayoutKind::contiguous) {
-    if (q_block > kv_block) return BlockPairMask::full;
-    return q_block == kv_block ? BlockPairMask::causal : BlockPairMask::skip;
-  }
-  // Striped blocks interleave, so every pair is a (shifted) triangle; with one
-  // token per block the strictly-upper pair is empty.
-  if (kv_block > q_block && block_tokens() == 1) return BlockPairMask::skip;
-  return BlockPairMask::causal;
+BlockPairMask TokenLayout::mask(int q_block, int kv_block, const AttentionMask& mask) const {
+  const double pairs = unmasked_pairs(q_block, kv_block, mask);
+  if (pairs <= 0) return BlockPairMask::skip;
+  const auto c = static_cast<double>(block_tokens());
+  return pairs < c * c ? BlockPairMask::cut : BlockPairMask::full;
 }
 
-double TokenLayout::unmasked_pairs(int q_block, int kv_block, bool causal) const {
-  const auto c = static_cast<double>(block_tokens());
-  if (!causal) return c * c;
-  if (kind == LayoutKind::contiguous) {
-    if (q_block > kv_block) return c * c;
-    return q_block == kv_block ? c * (c + 1) / 2 : 0.0;
-  }
-  return kv_block <= q_block ? c * (c + 1) / 2 : c * (c - 1) / 2;
+double TokenLayout::unmasked_pairs(int q_block, int kv_block, const AttentionMask& mask) const {
+  return mask.pairs(run(q_block), run(kv_block));
 }
 
 }  // namespace tilesim

@@ -98,6 +98,11 @@ class Validator {
       return false;
     }
     const int chunks = static_cast<int>(plan_.chunks.size());
+    if (plan_.shape.causal != plan_.shape.mask.hides_future()) {
+      error(fmt::format("shape says causal = {} but its mask is {}", plan_.shape.causal,
+                        to_string(plan_.shape.mask.kind)));
+      return false;
+    }
     if (plan_.head_groups < 1) {
       error(fmt::format("plan has {} head groups", plan_.head_groups));
       return false;
@@ -242,7 +247,7 @@ class Validator {
           const int h = head_group(bp.q_chunk);
           for (int qb : plan_.chunks[static_cast<std::size_t>(bp.q_chunk)].blocks) {
             for (int kb : plan_.chunks[static_cast<std::size_t>(bp.kv_chunk)].blocks) {
-              if (plan_.layout.mask(qb, kb, plan_.shape.causal) == BlockPairMask::skip) continue;
+              if (plan_.layout.mask(qb, kb, plan_.shape.mask) == BlockPairMask::skip) continue;
               any_unmasked = true;
               const std::size_t k = pair_index(h, qb, kb);
               if (done[p][k] == 1) {
@@ -266,7 +271,7 @@ class Validator {
       for (int h = 0; h < plan_.head_groups; ++h) {
         for (int qb = 0; qb < plan_.layout.blocks; ++qb) {
           for (int kb = 0; kb < plan_.layout.blocks; ++kb) {
-            if (plan_.layout.mask(qb, kb, plan_.shape.causal) == BlockPairMask::skip) continue;
+            if (plan_.layout.mask(qb, kb, plan_.shape.mask) == BlockPairMask::skip) continue;
             if (done[p][pair_index(h, qb, kb)] == 0) {
               error(fmt::format("missing block (q {}, kv {}{}) {}: no rank computes it", qb, kb,
                                 group_suffix(h), p == 0 ? "fwd" : "bwd"));
@@ -356,7 +361,7 @@ class Validator {
     const int h = head_group(bp.q_chunk);
     for (int qb : plan_.chunks[static_cast<std::size_t>(bp.q_chunk)].blocks) {
       for (int kb : plan_.chunks[static_cast<std::size_t>(bp.kv_chunk)].blocks) {
-        if (plan_.layout.mask(qb, kb, plan_.shape.causal) == BlockPairMask::skip) continue;
+        if (plan_.layout.mask(qb, kb, plan_.shape.mask) == BlockPairMask::skip) continue;
         ++c.count;
         c.hash += mix64(pair_index(h, qb, kb) * 2 + (pass == Pass::fwd ? 0 : 1));
       }
@@ -417,7 +422,7 @@ class Validator {
       for (int other = 0; other < plan_.layout.blocks; ++other) {
         const int qb = reduces_over_kv(obj.tensor) ? own : other;
         const int kb = reduces_over_kv(obj.tensor) ? other : own;
-        if (plan_.layout.mask(qb, kb, plan_.shape.causal) == BlockPairMask::skip) continue;
+        if (plan_.layout.mask(qb, kb, plan_.shape.mask) == BlockPairMask::skip) continue;
         ++c.count;
         c.hash += mix64(pair_index(h, qb, kb) * 2 + (pass == Pass::fwd ? 0 : 1));
       }

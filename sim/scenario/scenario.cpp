@@ -9,6 +9,7 @@
 #include "sim/core/input_error.hpp"
 #include "sim/core/units.hpp"
 #include "sim/core/yaml_reader.hpp"
+#include "sim/scenario/document_lengths.hpp"
 
 namespace tilesim {
 namespace {
@@ -76,6 +77,84 @@ int positive_int(const YamlMap& m, std::string_view key) {
   return static_cast<int>(v);
 }
 
+// --- attention.mask, attention.window, attention.documents (attention_mask.hpp) -------------
+
+std::vector<std::int64_t> read_document_list(const YamlMap& att, std::int64_t seq_len) {
+  const YAML::Node list = att.node("documents");
+  std::vector<std::int64_t> lengths;
+  std::int64_t sum = 0;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const YAML::Node item = list[i];
+    const std::string key = fmt::format("{}[{}]", att.key_path("documents"), i);
+    const std::optional<std::int64_t> len =
+        item.IsScalar() ? parse_tokens(item.Scalar()) : std::nullopt;
+    if (!len || *len < 1) {
+      throw InputError(att.file(), line_of(item), key, "expected a document length such as 4K");
+    }
+    lengths.push_back(*len);
+    sum += *len;
+  }
+  if (sum != seq_len) {
+    att.fail("documents",
+             fmt::format("document lengths sum to {} tokens, seq_len is {}", sum, seq_len));
+  }
+  return lengths;
+}
+
+std::vector<std::int64_t> read_document_distribution(const YamlMap& att, std::int64_t seq_len) {
+  const YamlMap docs = att.map("documents");
+  docs.allow_only({"distribution", "seed"});
+  const std::string csv = resolve(att.file(), docs.string("distribution"));
+  const std::int64_t seed = docs.integer("seed");
+  if (seed < 0) docs.fail("seed", "expected a seed >= 0");
+  return sample_packed_lengths(read_length_distribution(csv), seq_len,
+                               static_cast<std::uint64_t>(seed));
+}
+
+// `mask` names the mask; `causal: true|false` is the older shorthand for causal | full. Both
+// may be given only when they agree.
+AttentionMask read_mask(const YamlMap& att, std::int64_t seq_len) {
+  if (!att.has("mask")) {
+    for (const char* key : {"window", "documents"}) {
+      if (att.has(key)) att.fail(key, fmt::format("'{}' needs attention.mask", key));
+    }
+    AttentionMask m;
+    m.kind = att.boolean("causal") ? AttentionMaskKind::causal : AttentionMaskKind::full;
+    return m;
+  }
+  const std::string kind = att.choice("mask", {"full", "causal", "sliding_window", "documents"});
+  AttentionMask m;
+  if (kind == "causal") m.kind = AttentionMaskKind::causal;
+  if (kind == "sliding_window") m.kind = AttentionMaskKind::sliding_window;
+  if (kind == "documents") m.kind = AttentionMaskKind::documents;
+  if (att.has("causal") && att.boolean("causal") != m.hides_future()) {
+    att.fail("causal",
+             fmt::format("causal: {} contradicts mask: {} (a {} mask is {}causal)",
+                         att.boolean("causal"), kind, kind, m.hides_future() ? "" : "not "));
+  }
+  if (att.has("window") && m.kind != AttentionMaskKind::sliding_window) {
+    att.fail("window", "window is only for mask: sliding_window");
+  }
+  if (att.has("documents") && m.kind != AttentionMaskKind::documents) {
+    att.fail("documents", "documents is only for mask: documents");
+  }
+  if (m.kind == AttentionMaskKind::sliding_window) {
+    m.window_tokens = att.tokens("window");
+    if (m.window_tokens < 1) att.fail("window", "expected a window of at least 1 token");
+  }
+  if (m.kind == AttentionMaskKind::documents) {
+    const YAML::Node node = att.node("documents");
+    if (!node.IsSequence() && !node.IsMap()) {
+      att.fail("documents", "expected a list of lengths or {distribution: FILE.csv, seed: N}");
+    }
+    const std::vector<std::int64_t> lengths = node.IsSequence()
+                                                  ? read_document_list(att, seq_len)
+                                                  : read_document_distribution(att, seq_len);
+    m.document_starts = documents_mask(lengths).document_starts;
+  }
+  return m;
+}
+
 constexpr int kMaxGpus = 65536;
 
 // Keys that only some kinds take; giving one to another kind is an error
@@ -106,6 +185,11 @@ ScheduleSpec read_schedule(const YamlMap& m) {
   require_kind(m, "placement", kind, {"mesh"});
   require_kind(m, "ulysses", kind, {"usp"});
   require_kind(m, "inner", kind, {"double_ring"});
+  // balance: layout (the default) fits every kind; work is built for ring and allgather_kv.
+  if (m.has("balance") && m.choice("balance", {"layout", "work"}) == "work") {
+    require_kind(m, "balance", kind, {"ring", "allgather_kv"});
+    spec.balance = TokenBalance::work;
+  }
   if (m.has("tile")) {
     const YAML::Node tile = m.node("tile");
     if (tile.IsScalar() && tile.Scalar() == "auto") {
@@ -255,7 +339,7 @@ Scenario read_scenario(const std::string& path, const std::vector<std::string>& 
 
   const YamlMap att = root.map("attention");
   att.allow_only({"seq_len", "batch", "heads", "kv_heads", "head_dim", "dtype", "partial_dtype",
-                  "output_dtype", "causal", "pass"});
+                  "output_dtype", "causal", "pass", "mask", "window", "documents"});
   AttentionShape& a = s.attention;
   a.seq_len = att.tokens("seq_len");
   if (a.seq_len < 1) att.fail("seq_len", "expected at least 1 token");
@@ -266,15 +350,15 @@ Scenario read_scenario(const std::string& path, const std::vector<std::string>& 
   a.dtype = read_dtype(att);
   if (att.has("partial_dtype")) a.partial_dtype = read_dtype(att, "partial_dtype");
   if (att.has("output_dtype")) a.output_dtype = read_dtype(att, "output_dtype");
-  a.causal = att.boolean("causal");
+  a.set_mask(read_mask(att, a.seq_len));
   a.pass = read_pass(att);
   if (a.heads % a.kv_heads != 0) {
     att.fail("kv_heads", fmt::format("kv_heads {} must divide heads {}", a.kv_heads, a.heads));
   }
 
   const YamlMap sched = root.map("schedule");
-  sched.allow_only(
-      {"kind", "gpus", "tile", "placement", "ulysses", "inner", "memory_budget", "correction"});
+  sched.allow_only({"kind", "gpus", "tile", "placement", "ulysses", "inner", "memory_budget",
+                    "correction", "balance"});
   s.schedule = read_schedule(sched);
   if (root.has("job")) s.job = read_job(root.map("job"), s.attention);
   s.document = doc;

@@ -10,13 +10,17 @@
 // gather_along_first_dim before it attends: no per-step correction), then frees
 // the received KV.
 // Peak memory holds up to all P KV chunks (S tokens of K and V).
-// Bytes received per rank, c = S/P: (P-1) * kv; sent: (P-1) * kv.
+// Bytes received per rank, c = S/P: (P-1) * kv; sent: (P-1) * kv. Only the chunks rank r's
+// queries see travel: with a sliding window W <= S/2P over the zigzag chunks, rank r needs the
+// chunks of ranks r-1 (for block r) and r+1 (for block 2P-1-r): 2 * kv for 0 < r < P-1 and
+// 1 * kv at both ends.
 #pragma once
 
 #include "sim/plan/plan.hpp"
 
 namespace tilesim {
 
-Plan make_allgather_kv_plan(const AttentionShape& shape, int ranks);
+// by_work: ownership by attention work (work_balance.hpp) instead of contiguous/zigzag.
+Plan make_allgather_kv_plan(const AttentionShape& shape, int ranks, bool by_work = false);
 
 }  // namespace tilesim

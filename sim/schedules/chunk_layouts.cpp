@@ -3,12 +3,31 @@
 #include <fmt/format.h>
 
 #include "sim/schedules/schedule.hpp"
+#include "sim/schedules/work_balance.hpp"
 
 namespace tilesim {
 
 Plan make_chunked_plan(std::string schedule, const AttentionShape& shape, int ranks,
                        ChunkOwnership ownership) {
   if (ranks < 1) throw ScheduleError("schedule.gpus", "expected at least 1 GPU");
+  if (ownership == ChunkOwnership::work) {
+    const WorkAssignment work = balanced_assignment(shape, ranks);
+    Plan plan;
+    plan.schedule = std::move(schedule);
+    plan.ranks = ranks;
+    plan.shape = shape;
+    plan.layout.seq_len = shape.seq_len;
+    plan.layout.blocks = ranks * work.blocks_per_rank;
+    plan.programs.resize(static_cast<std::size_t>(ranks));
+    for (int r = 0; r < ranks; ++r) {
+      Chunk chunk;
+      chunk.owner = r;
+      chunk.tokens = shape.seq_len / ranks;
+      chunk.blocks = work.rank_blocks[static_cast<std::size_t>(r)];
+      plan.chunks.push_back(std::move(chunk));
+    }
+    return plan;
+  }
   const int blocks = ownership == ChunkOwnership::zigzag ? 2 * ranks : ranks;
   if (shape.seq_len % blocks != 0) {
     throw ScheduleError(

@@ -7,6 +7,8 @@
 //   striped:    P striped blocks, chunk r = tokens r, r+P, ...  (needs P | S);
 //               rank r does (r+1) c(c+1)/2 + (P-1-r) c(c-1)/2 causal pairs
 //               per kv chunk set, within a factor 1 + O(P/c) of the mean
+//   work:       k*P contiguous blocks dealt to ranks by their unmasked pairs
+//               (work_balance.hpp; schedule.balance: work)
 #pragma once
 
 #include <string>
@@ -15,7 +17,7 @@
 
 namespace tilesim {
 
-enum class ChunkOwnership { contiguous, zigzag, striped };
+enum class ChunkOwnership { contiguous, zigzag, striped, work };
 
 // Throws ScheduleError (key attention.seq_len) when S does not split evenly.
 Plan make_chunked_plan(std::string schedule, const AttentionShape& shape, int ranks,

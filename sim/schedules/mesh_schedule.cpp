@@ -33,6 +33,26 @@ Plan make_mesh_layout(const AttentionShape& shape, int ranks) {
   return plan;
 }
 
+// A mesh rank sends the partial O (dKV) of a Q (KV) chunk it holds even when none of its
+// blocks touched it; full and causal (zigzag) masks give every chunk pair work, a sliding
+// window or packed documents may not, and such partials are not supported yet.
+void require_work_in_every_chunk_pair(const Plan& plan) {
+  const AttentionMaskKind kind = plan.shape.mask.kind;
+  if (kind != AttentionMaskKind::sliding_window && kind != AttentionMaskKind::documents) return;
+  const int n = static_cast<int>(plan.chunks.size());
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < n; ++j) {
+      if (plan.unmasked_pairs(i, j) > 0) continue;
+      throw ScheduleError(
+          "attention.mask",
+          fmt::format("mesh needs unmasked pairs in every (Q chunk, KV chunk) pair; this {} "
+                      "mask leaves chunks {} x {} empty (use ring, zigzag, striped, usp or "
+                      "allgather_kv for it)",
+                      to_string(kind), i, j));
+    }
+  }
+}
+
 // Per-ring bookkeeping of one rank: when each position's chunk arrives and is
 // forwarded (comm group indices; -1 = own chunk / never forwarded).
 struct RingTimes {
@@ -493,6 +513,7 @@ Plan make_mesh_plan(const AttentionShape& shape, const MeshOptions& options) {
     throw ScheduleError("schedule.tile", "expected a mesh tile [a, b] with a, b >= 1");
   }
   Plan plan = make_mesh_layout(shape, tile.ranks());
+  require_work_in_every_chunk_pair(plan);
   plan.tile_a = tile.a;
   plan.tile_b = tile.b;
   MeshOptions opt = options;

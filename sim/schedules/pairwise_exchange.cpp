@@ -11,6 +11,12 @@ void add_pairwise_exchange(Plan& plan, CommGroups& groups, const std::vector<int
   if (n < 2) return;  // nothing to exchange, and no empty comm group
   for (int i = 0; i < n; ++i) {
     const int rank = members[static_cast<std::size_t>(i)];
+    // A member with nothing to send or receive (a window needs no peer) posts no group.
+    bool any = false;
+    for (int t = 1; t < n && !any; ++t) {
+      any = !objects(i, (i + t) % n).empty() || !objects((i - t + n) % n, i).empty();
+    }
+    if (!any) continue;
     const int g = groups.take(rank);
     for (int t = 1; t < n; ++t) {
       const int to = (i + t) % n;

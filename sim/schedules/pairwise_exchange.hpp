@@ -10,7 +10,8 @@
 // the k-th send a->b still matches the k-th receive b<-a. objects(from, to) lists
 // the objects member `from` sends to member `to`; the receiver receives the same
 // list in the same order. Each member receives sum over the n-1 other members
-// of their lists (bytes unchanged from a round-by-round exchange).
+// of their lists (bytes unchanged from a round-by-round exchange). A list may be empty (a
+// sliding window needs only some peers); a member with no transfer at all posts no group.
 #pragma once
 
 #include <functional>

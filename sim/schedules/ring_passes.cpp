@@ -30,6 +30,24 @@ void exchange(FusingBuilder& build, CommGroups& groups, const Neighbours& n,
   for (const RingKey& key : in) build.recv(key.*field, n.prev, g, after);
 }
 
+// Like exchange, with explicit peers (the last backward step sends each dKV straight home).
+void exchange_with(FusingBuilder& build, CommGroups& groups, int rank, int to, int from,
+                   const std::vector<RingKey>& out, const std::vector<RingKey>& in,
+                   int RingKey::*field, const std::vector<int>& after) {
+  const int g = groups.take(rank);
+  for (const RingKey& key : out) build.send(key.*field, to, g);
+  for (const RingKey& key : in) build.recv(key.*field, from, g, after);
+}
+
+bool has_work(const Plan& plan, const RingMember& member, const std::vector<RingKey>& keys) {
+  for (const RingQuery& q : member.queries) {
+    for (const RingKey& key : keys) {
+      if (plan.unmasked_pairs(q.chunk, key.chunk) > 0) return true;
+    }
+  }
+  return false;
+}
+
 std::vector<int> free_all(FusingBuilder& build, const std::vector<RingKey>& keys,
                           int RingKey::*field) {
   std::vector<int> frees;
@@ -39,17 +57,28 @@ std::vector<int> free_all(FusingBuilder& build, const std::vector<RingKey>& keys
 
 }  // namespace
 
+int ring_steps(const Plan& plan, const std::vector<RingMember>& ring) {
+  const int m = static_cast<int>(ring.size());
+  for (int s = m - 1; s > 0; --s) {
+    for (int k = 0; k < m; ++k) {
+      if (has_work(plan, ring[static_cast<std::size_t>(k)], bundle(ring, k - s))) return s + 1;
+    }
+  }
+  return 1;
+}
+
 void add_ring_forward(Plan& plan, const std::vector<RingMember>& ring, CommGroups& groups) {
   FusingScratch scratch;
   const int m = static_cast<int>(ring.size());
+  const int steps = ring_steps(plan, ring);
   for (int k = 0; k < m; ++k) {
     const Neighbours n = neighbours(ring, k);
     FusingBuilder build(plan, scratch, n.rank, true);
     const RingMember& self = ring[static_cast<std::size_t>(k)];
     std::vector<int> last_frees;
-    for (int s = 0; s < m; ++s) {
+    for (int s = 0; s < steps; ++s) {
       const int j = k - s;
-      if (s + 1 < m)
+      if (s + 1 < steps)
         exchange(build, groups, n, bundle(ring, j), bundle(ring, j - 1), &RingKey::kv, last_frees);
       for (const RingQuery& q : self.queries) {
         for (const RingKey& key : bundle(ring, j)) {
@@ -68,14 +97,15 @@ void add_ring_forward(Plan& plan, const std::vector<RingMember>& ring, CommGroup
 void add_ring_backward(Plan& plan, const std::vector<RingMember>& ring, CommGroups& groups) {
   FusingScratch scratch;
   const int m = static_cast<int>(ring.size());
+  const int steps = ring_steps(plan, ring);
   for (int k = 0; k < m; ++k) {
     const Neighbours n = neighbours(ring, k);
     FusingBuilder build(plan, scratch, n.rank, true);
     const RingMember& self = ring[static_cast<std::size_t>(k)];
     std::vector<int> last_kv_frees, last_dkv_frees;
-    for (int s = 0; s < m; ++s) {
+    for (int s = 0; s < steps; ++s) {
       const int j = k - s;
-      if (s + 1 < m)
+      if (s + 1 < steps)
         exchange(build, groups, n, bundle(ring, j), bundle(ring, j - 1), &RingKey::kv,
                  last_kv_frees);
       for (const RingQuery& q : self.queries) {
@@ -87,9 +117,18 @@ void add_ring_backward(Plan& plan, const std::vector<RingMember>& ring, CommGrou
         }
       }
       build.flush();
-      if (m > 1) {
+      if (steps > 1 && s + 1 < steps) {
         exchange(build, groups, n, bundle(ring, j), bundle(ring, j - 1), &RingKey::dkv,
                  last_dkv_frees);
+        last_dkv_frees = free_all(build, bundle(ring, j), &RingKey::dkv);
+      } else if (steps > 1) {
+        // Last step: bundle j's dKV holds every contribution; it goes straight to its home
+        // member k - steps + 1 (the next member when the ring is whole), and this member's own
+        // dKV comes from member k + steps - 1.
+        const int home = ring[static_cast<std::size_t>(((k - steps + 1) % m + m) % m)].rank;
+        const int from = ring[static_cast<std::size_t>((k + steps - 1) % m)].rank;
+        exchange_with(build, groups, n.rank, home, from, bundle(ring, j), bundle(ring, k),
+                      &RingKey::dkv, last_dkv_frees);
         last_dkv_frees = free_all(build, bundle(ring, j), &RingKey::dkv);
       }
       if (s > 0) last_kv_frees = free_all(build, bundle(ring, j), &RingKey::kv);

@@ -24,6 +24,12 @@
 // dKV is freed. dKV makes m hops where KV makes m-1: in the last step every
 // dKV reaches its home member holding all contributions.
 //   Bytes received per member: (m-1) * bundle KV + [m > 1] * m * bundle dKV (fp32).
+// Window (fewer steps): the ring runs n = ring_steps() steps, 1 + the last step at which some
+// member has unmasked pairs with the bundle it holds (n = m for full and causal masks; for a
+// sliding window of W tokens over contiguous chunks of c tokens n = 1 + min(m-1,
+// ceil((W-1)/c))). KV then makes n-1 hops; in the last backward step each dKV goes straight to
+// its home member (k - n + 1: the next member when n = m), so dKV makes n hops.
+//   Bytes received per member: (n-1) * bundle KV, and backward [n > 1] * n * bundle dKV.
 // Every key item must have an unmasked block with some query item of its own
 // member (true for the diagonal in all layouts used), so that step 0 creates it.
 #pragma once
@@ -53,6 +59,8 @@ struct RingMember {
   std::vector<RingKey> keys;
 };
 
+// Steps the ring needs for this plan's mask (see above).
+int ring_steps(const Plan& plan, const std::vector<RingMember>& ring);
 void add_ring_forward(Plan& plan, const std::vector<RingMember>& ring, CommGroups& groups);
 void add_ring_backward(Plan& plan, const std::vector<RingMember>& ring, CommGroups& groups);
 

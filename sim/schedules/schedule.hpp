@@ -32,6 +32,10 @@ inline constexpr const char* kScheduleKinds[] = {
 // fewest bytes per rank, placement kept).
 enum class MeshTileChoice : std::uint8_t { given, fastest, min_bytes };
 
+// How tokens are assigned to ranks: by the schedule's own layout (contiguous, zigzag, striped)
+// or by attention work (work_balance.hpp; ring and allgather_kv).
+enum class TokenBalance : std::uint8_t { layout, work };
+
 struct ScheduleSpec {
   std::string kind = "ring";
   int gpus = 1;
@@ -51,6 +55,7 @@ struct ScheduleSpec {
   // separate (FlashAttention-based rings, the default), eager (the same, costed as PyTorch's
   // op-by-op form) or fused.
   Correction correction = Correction::separate;
+  TokenBalance balance = TokenBalance::layout;  // schedule.balance
 };
 
 // The generator's plan, with the output correction of spec.correction applied.

@@ -39,8 +39,10 @@ int usp_ulysses_degree(const AttentionShape& shape, const ScheduleSpec& spec) {
 bool make_standard_plan(const AttentionShape& shape, const ScheduleSpec& spec, Plan& out) {
   const std::string& k = spec.kind;
   const int p = spec.gpus;
+  const bool by_work = spec.balance == TokenBalance::work;
   if (k == "ring") {
-    out = make_ring_plan(shape, p);
+    out = by_work ? make_pass_kv_ring_plan("ring", shape, p, ChunkOwnership::work)
+                  : make_ring_plan(shape, p);
   } else if (k == "zigzag") {
     out = make_zigzag_plan(shape, p);
   } else if (k == "striped") {
@@ -54,7 +56,7 @@ bool make_standard_plan(const AttentionShape& shape, const ScheduleSpec& spec, P
     out = make_pass_q_plan(shape, p);
   } else if (k == "allgather_kv") {
     require_forward_only(shape, spec);
-    out = make_allgather_kv_plan(shape, p);
+    out = make_allgather_kv_plan(shape, p, by_work);
   } else if (k == "double_ring") {
     require_forward_only(shape, spec);
     out = make_double_ring_plan(

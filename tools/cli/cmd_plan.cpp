@@ -1,6 +1,7 @@
 // tilesim plan SCENARIO [--set k=v]... [--json] [--dump]
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <nlohmann/json.hpp>
 
@@ -11,6 +12,39 @@
 
 namespace tilesim::cli {
 namespace {
+
+double mean_flops(const PlanReport& report) {
+  double sum = 0.0;
+  for (const RankStats& r : report.ranks) sum += r.compute_flops;
+  return report.ranks.empty() ? 0.0 : sum / static_cast<double>(report.ranks.size());
+}
+
+// A rank's FLOPs over the mean of all ranks (1 = balanced).
+double work_over_mean(const PlanReport& report, const RankStats& rank) {
+  const double mean = mean_flops(report);
+  return mean > 0 ? rank.compute_flops / mean : 1.0;
+}
+
+// max / mean FLOPs per rank, the result's compute_balance.
+double work_balance(const PlanReport& report) {
+  double balance = 1.0;
+  for (const RankStats& r : report.ranks) balance = std::max(balance, work_over_mean(report, r));
+  return balance;
+}
+
+std::string mask_text(const AttentionMask& mask) {
+  switch (mask.kind) {
+    case AttentionMaskKind::full:
+      return "non-causal";
+    case AttentionMaskKind::causal:
+      return "causal";
+    case AttentionMaskKind::sliding_window:
+      return fmt::format("sliding window {}", format_tokens(mask.window_tokens));
+    case AttentionMaskKind::documents:
+      return fmt::format("{} packed documents", mask.document_starts.size());
+  }
+  return "?";
+}
 
 std::string breakdown_text(const TensorBytes& bytes) {
   std::string out;
@@ -51,10 +85,13 @@ int run_plan(const ScenarioArgs& args, bool dump) {
     j["comm_bytes_total"] = report.total_bytes_sent();
     j["comm_bytes_per_rank_max"] = report.max_bytes_received();
     j["peak_memory_bytes_max"] = report.max_peak_bytes();
+    j["mask"] = std::string(to_string(plan.shape.mask.kind));
+    j["compute_balance"] = work_balance(report);
     for (const RankStats& r : report.ranks) {
       j["ranks"].push_back({{"bytes_sent", r.bytes_sent},
                             {"bytes_received", r.bytes_received},
                             {"compute_flops", r.compute_flops},
+                            {"work_over_mean", work_over_mean(report, r)},
                             {"computes", r.computes},
                             {"peak_bytes", r.peak_bytes}});
     }
@@ -64,8 +101,8 @@ int run_plan(const ScenarioArgs& args, bool dump) {
   const AttentionShape& a = plan.shape;
   fmt::print("plan {} on {} GPUs: {} tokens ({} per GPU), {}, {}, heads {} / kv_heads {}\n",
              plan.schedule, plan.ranks, format_tokens(a.seq_len),
-             format_tokens(a.seq_len / plan.ranks), to_string(a.pass),
-             a.causal ? "causal" : "non-causal", a.heads, a.kv_heads);
+             format_tokens(a.seq_len / plan.ranks), to_string(a.pass), mask_text(a.mask), a.heads,
+             a.kv_heads);
   fmt::print(
       "valid: every unmasked block computed once, inputs present, sends and receives matched,\n"
       "       deadlock-free in grouped point-to-point order, outputs complete at their owners\n");
@@ -73,11 +110,14 @@ int run_plan(const ScenarioArgs& args, bool dump) {
              kinds[0], kinds[1], kinds[2], kinds[3], kinds[4]);
   fmt::print("bytes: total {}, received per rank max {}\n", format_bytes(report.total_bytes_sent()),
              format_bytes(report.max_bytes_received()));
-  Table table({"rank", "computes", "TFLOP", "sent", "received", "peak memory", "at peak"});
+  fmt::print("compute_balance (max / mean FLOPs per rank): {:.4f}\n", work_balance(report));
+  Table table(
+      {"rank", "computes", "TFLOP", "work/mean", "sent", "received", "peak memory", "at peak"});
   for (int r = 0; r < plan.ranks; ++r) {
     const RankStats& s = report.ranks[static_cast<std::size_t>(r)];
     table.add({std::to_string(r), std::to_string(s.computes),
-               fmt::format("{:.3f}", s.compute_flops / 1e12), format_bytes(s.bytes_sent),
+               fmt::format("{:.3f}", s.compute_flops / 1e12),
+               fmt::format("{:.4f}", work_over_mean(report, s)), format_bytes(s.bytes_sent),
                format_bytes(s.bytes_received), format_bytes(s.peak_bytes),
                breakdown_text(s.peak_breakdown)});
   }

@@ -31,7 +31,8 @@ void print_summary(const PreparedScenario& p, const Plan& plan, const Simulation
   const AttentionShape& a = plan.shape;
   fmt::print("{}: {} on {} GPUs of {} ({}), {} tokens, {}, {}\n", p.scenario.name, plan.schedule,
              plan.ranks, p.topology.name, p.topology.gpu_model, format_tokens(a.seq_len),
-             to_string(a.pass), a.causal ? "causal" : "non-causal");
+             to_string(a.pass),
+             a.mask.kind == AttentionMaskKind::full ? "non-causal" : to_string(a.mask.kind));
   fmt::print("  makespan          {}\n", format_time_s(f.makespan_s));
   fmt::print("  one GPU           {}   speedup {:.2f}x, parallel efficiency {:.1f}%\n",
              format_time_s(f.single_gpu_s), f.speedup, 100.0 * f.efficiency);

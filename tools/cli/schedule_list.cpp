@@ -55,6 +55,9 @@ std::vector<ScheduleCandidate> parse_schedule_list(const std::string& text,
       for (const char* k : kScheduleKinds) {
         ScheduleSpec spec = base;
         spec.kind = k;
+        if (std::string_view(k) != "ring" && std::string_view(k) != "allgather_kv") {
+          spec.balance = TokenBalance::layout;
+        }
         const bool mesh = std::string_view(k) == "mesh";
         if (mesh) spec.tile_choice = MeshTileChoice::fastest;
         out.push_back({mesh ? "mesh:auto" : k, spec});
@@ -66,6 +69,8 @@ std::vector<ScheduleCandidate> parse_schedule_list(const std::string& text,
     if (!known_kind(kind)) bad(entry, "unknown schedule kind");
     ScheduleSpec spec = base;
     spec.kind = kind;
+    const bool balances = kind == "ring" || kind == "allgather_kv";
+    if (!balances) spec.balance = TokenBalance::layout;  // balance applies to these two only
     if (colon == std::string::npos) {
       if (kind == "mesh" && (spec.tile_a == 0 || base.kind != "mesh")) {
         spec.tile_choice = MeshTileChoice::fastest;
@@ -88,8 +93,10 @@ std::vector<ScheduleCandidate> parse_schedule_list(const std::string& text,
       }
     } else if (kind == "usp") {
       spec.ulysses_degree = parse_pair(entry, arg).first;
+    } else if (balances && (arg == "work" || arg == "layout")) {
+      spec.balance = arg == "work" ? TokenBalance::work : TokenBalance::layout;
     } else {
-      bad(entry, "only mesh and usp take a parameter");
+      bad(entry, "only mesh, usp, ring:work|layout and allgather_kv:work|layout take a parameter");
     }
     out.push_back({entry, spec});
   }

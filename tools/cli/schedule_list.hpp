@@ -3,6 +3,8 @@
 //   mesh:AxB        mesh with tile [A, B]
 //   mesh:auto       mesh with the tile and placement the tuner finds fastest
 //   KIND:U / KIND:UxR  usp with U-way Ulysses (R is implied by the GPU count)
+//   ring:work, allgather_kv:work (or :layout)  tokens dealt by attention work (or not);
+//                   other kinds ignore schedule.balance, so it is reset for them
 //   all             every kind of kScheduleKinds (mesh as mesh:auto)
 // e.g. "ring,mesh:4x4,mesh:8x2,mesh:auto". An unknown name is an InputError.
 #pragma once

@@ -1,0 +1,151 @@
+// Bytes and FLOPs per rank under sliding-window and document masks, hand-derived (docs/
+// schedules.md "Masks"), and the work-balancing assignment on a packed 1M-token batch.
+#include <catch2/catch.hpp>
+
+#include "sim/scenario/document_lengths.hpp"
+#include "sim/schedules/work_balance.hpp"
+#include "tests/schedule_fixtures.hpp"
+
+using namespace tilesim;
+using namespace tilesim::testing;
+
+namespace {
+
+AttentionShape window_shape(std::int64_t seq_len, std::int64_t window, PassSelection pass) {
+  AttentionShape s = shape_with(true, true, pass, seq_len);
+  AttentionMask m;
+  m.kind = AttentionMaskKind::sliding_window;
+  m.window_tokens = window;
+  s.set_mask(m);
+  return s;
+}
+
+double kv_bytes(const AttentionShape& s, double tokens) {
+  return 2.0 * s.batch * tokens * s.kv_heads * s.head_dim * 2.0;  // bf16
+}
+
+}  // namespace
+
+TEST_CASE("masks: ring with W = 4K at 1M tokens on 64 ranks moves one KV chunk per rank") {
+  // c = 1M / 64 = 16K tokens >= W, so the window of a rank's first query reaches back into the
+  // previous chunk only: n = 1 + ceil((W-1)/c) = 2 ring steps, one KV chunk received per rank:
+  // 2 * b * c * Hkv * d * e = 2 * 16384 * 8 * 128 * 2 = 67,108,864 bytes.
+  const AttentionShape fwd = window_shape(1 << 20, 4096, PassSelection::forward);
+  const PlanReport report = validate_plan(plan_of("ring", fwd, 64));
+  INFO(errors_of(report));
+  REQUIRE(report.ok());
+  for (const RankStats& r : report.ranks) {
+    CHECK(r.bytes_received == 67'108'864.0);
+    CHECK(r.bytes_sent == 67'108'864.0);
+  }
+  // FLOPs: a query sees exactly W keys except rank 0's first W-1 queries, so rank r > 0 has
+  // c*W pairs and rank 0 c*W - W(W-1)/2; forward FLOPs 4*b*H*d per pair.
+  const double c = 16384.0, w = 4096.0, per_pair = 4.0 * 1 * 32 * 128;
+  CHECK(report.ranks[0].compute_flops == Approx(per_pair * (c * w - w * (w - 1) / 2)));
+  for (int r = 1; r < 64; ++r) {
+    CHECK(report.ranks[static_cast<std::size_t>(r)].compute_flops == Approx(per_pair * c * w));
+  }
+}
+
+TEST_CASE("masks: ring window bytes for several steps, forward and backward") {
+  // S = 48K, P = 8: c = 6K; W = 13K: n = 1 + ceil((13312-1)/6144) = 1 + 3 = 4 steps.
+  // Forward: 3 KV chunks received. Backward: 3 KV + 4 dKV (fp32) hops (the last one home).
+  const int p = 8;
+  const AttentionShape fwd = window_shape(48 * 1024, 13 * 1024, PassSelection::forward);
+  const ChunkBytes b = chunk_bytes(fwd, p);
+  const PlanReport f = validate_plan(plan_of("ring", fwd, p));
+  INFO(errors_of(f));
+  REQUIRE(f.ok());
+  for (const RankStats& r : f.ranks) CHECK(r.bytes_received == Approx(3 * b.kv));
+  const AttentionShape bwd = window_shape(48 * 1024, 13 * 1024, PassSelection::backward);
+  const PlanReport g = validate_plan(plan_of("ring", bwd, p));
+  INFO(errors_of(g));
+  REQUIRE(g.ok());
+  for (const RankStats& r : g.ranks) CHECK(r.bytes_received == Approx(3 * b.kv + 4 * b.dkv));
+  // A window as long as the sequence is the causal ring: P-1 KV chunks.
+  const PlanReport whole =
+      validate_plan(plan_of("ring", window_shape(48 * 1024, 48 * 1024, PassSelection::forward), p));
+  for (const RankStats& r : whole.ranks) CHECK(r.bytes_received == Approx((p - 1) * b.kv));
+}
+
+TEST_CASE("masks: all-gather KV fetches only the chunks the window needs") {
+  // Zigzag chunks of 2 blocks of S/2P = 3K tokens, W = 2K <= 3K: block r needs block r-1
+  // (rank r-1), block 2P-1-r needs block 2P-2-r (rank r+1). Ranks 0 and P-1 need one chunk.
+  const int p = 8;
+  const AttentionShape fwd = window_shape(48 * 1024, 2048, PassSelection::forward);
+  const PlanReport report = validate_plan(plan_of("allgather_kv", fwd, p));
+  INFO(errors_of(report));
+  REQUIRE(report.ok());
+  const double kv = kv_bytes(fwd, 48.0 * 1024 / p);
+  for (int r = 0; r < p; ++r) {
+    INFO("rank " << r);
+    CHECK(report.ranks[static_cast<std::size_t>(r)].bytes_received ==
+          Approx(r == 0 || r == p - 1 ? kv : 2 * kv));
+  }
+}
+
+TEST_CASE("masks: documents aligned with the ring chunks need no KV at all") {
+  // Documents of exactly c = S/P tokens: no pair crosses a chunk, the ring has one step and
+  // every rank computes one causal block of c(c+1)/2 pairs.
+  const int p = 4;
+  AttentionShape s = shape_with(true, true, PassSelection::forward, 4096);
+  s.set_mask(documents_mask({1024, 1024, 1024, 1024}));
+  const PlanReport report = validate_plan(plan_of("ring", s, p));
+  INFO(errors_of(report));
+  REQUIRE(report.ok());
+  const double per_pair = 4.0 * 32 * 128, c = 1024;
+  for (const RankStats& r : report.ranks) {
+    CHECK(r.bytes_received == 0);
+    CHECK(r.compute_flops == Approx(per_pair * c * (c + 1) / 2));
+  }
+}
+
+TEST_CASE("masks: work balance of a packed 1M-token batch on 64 ranks (shipped distribution)") {
+  const std::vector<LengthBin> bins =
+      read_length_distribution(TILESIM_SOURCE_DIR "/scenarios/document-lengths-prolong.csv");
+  AttentionShape s = shape_with(true, true, PassSelection::forward, 1 << 20);
+  const std::vector<std::int64_t> lengths = sample_packed_lengths(bins, 1 << 20, 1);
+  s.set_mask(documents_mask(lengths));
+  const double zigzag = compute_balance(validate_plan(plan_of("zigzag", s, 64)));
+  ScheduleSpec spec;
+  spec.kind = "ring";
+  spec.gpus = 64;
+  spec.balance = TokenBalance::work;
+  const PlanReport balanced = validate_plan(make_plan(s, spec));
+  INFO(errors_of(balanced));
+  REQUIRE(balanced.ok());
+  const double work = compute_balance(balanced);
+  INFO("zigzag " << zigzag << " work " << work << " documents " << lengths.size());
+  CHECK(work <= 1.05);
+  CHECK(work < zigzag);
+  // The validator's FLOPs agree with the assignment's own work sums.
+  CHECK(work == Approx(balanced_assignment(s, 64).max_over_mean).epsilon(1e-9));
+}
+
+TEST_CASE("masks: LPT assignment on a hand-checked case") {
+  // Causal mask, S = 8, 2 ranks, k = 2 blocks of 2 tokens: row works of blocks 0..3 are
+  // 3, 7, 11, 15 (block b: 2*2b + 3). LPT: 15 -> r0, 11 -> r1, 7 -> r1 (18), 3 -> r0 (18).
+  AttentionShape s = shape_with(false, true, PassSelection::forward, 8);
+  const WorkAssignment a = assign_blocks_by_work(s, 2, 2);
+  CHECK(a.rank_blocks[0] == std::vector<int>{0, 3});
+  CHECK(a.rank_blocks[1] == std::vector<int>{1, 2});
+  CHECK(a.max_over_mean == 1.0);
+}
+
+TEST_CASE("masks: document sampling is deterministic, fills seq_len and truncates the last") {
+  // splitmix64's published first outputs for seed 1234567 (Vigna, splitmix64.c test vector).
+  SplitMix64 rng(1234567);
+  CHECK(rng.next() == 6457827717110365317ULL);
+  CHECK(rng.next() == 3203168211198807973ULL);
+  CHECK(rng.next() == 9817491932198370423ULL);
+  const std::vector<LengthBin> bins = {{10, 10, 1.0}, {100, 100, 0.0}};
+  const std::vector<std::int64_t> lengths = sample_packed_lengths(bins, 95, 3);
+  CHECK(lengths == std::vector<std::int64_t>{10, 10, 10, 10, 10, 10, 10, 10, 10, 5});
+  const std::vector<LengthBin> two = {{1, 50, 1.0}, {60, 70, 1.0}};
+  const auto a = sample_packed_lengths(two, 10000, 42);
+  CHECK(a == sample_packed_lengths(two, 10000, 42));
+  CHECK(a != sample_packed_lengths(two, 10000, 43));
+  std::int64_t sum = 0;
+  for (std::int64_t len : a) sum += len;
+  CHECK(sum == 10000);
+}
