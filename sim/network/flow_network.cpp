@@ -25,7 +25,17 @@ FlowNetwork::FlowNetwork(std::vector<double> link_capacity_bytes_per_s)
     : capacity_(std::move(link_capacity_bytes_per_s)),
       link_members_(capacity_.size()),
       link_visit_(capacity_.size(), 0),
-      link_dirty_(capacity_.size(), 0) {
+      link_dirty_(capacity_.size(), 0),
+      link_stamp_(capacity_.size(), 0),
+      link_filling_members_(capacity_.size(), 0),
+      link_frozen_(capacity_.size(), 0),
+      link_remaining_bytes_per_s_(capacity_.size(), 0.0),
+      link_popped_at_(capacity_.size(), -1),
+      link_steps_(capacity_.size()),
+      link_version_(capacity_.size(), 0),
+      link_mark_(capacity_.size(), 0),
+      link_added_(capacity_.size(), 0),
+      link_removed_(capacity_.size(), 0) {
   for (std::size_t l = 0; l < capacity_.size(); ++l) {
     if (!(capacity_[l] > 0.0) || !std::isfinite(capacity_[l])) {
       throw std::invalid_argument("FlowNetwork: link " + std::to_string(l) +
@@ -71,7 +81,8 @@ FlowId FlowNetwork::start(FlowSpec spec, Picoseconds now) {
   flow.remaining_bytes = spec.bytes;
   flow.anchor_ps = now;
   flow.active = true;
-  slot_of_.emplace(id, slot);
+  slot_of_id_.push_back(slot);  // ids are dense: id == slot_of_id_.size() before
+  ++active_count_;
   // Ids only grow, so appending keeps every member list in id order.
   for (int link : flow.links) {
     link_members_[link].push_back({id, slot});
@@ -87,29 +98,35 @@ void FlowNetwork::settle(Picoseconds now) {
   }
   last_settle_ps_ = now;
   rerated_.clear();
-  if (dirty_links_.empty() && pending_routeless_.empty()) return;
-  ++epoch_;
-  collect_component();
-  if (!component_.empty()) allocate_component(now);
+  if (!dirty_links_.empty() || !pending_routeless_.empty()) {
+    ++epoch_;
+    collect_component();
+    if (!component_.empty() || !taken_in_filling_.empty()) allocate_component(now);
+  }
+  // Taken flows keep their slot (route, log position) until the settle that removes
+  // them from the filling.
+  free_slots_.insert(free_slots_.end(), released_slots_.begin(), released_slots_.end());
+  released_slots_.clear();
 }
 
 std::optional<Picoseconds> FlowNetwork::next_finish_ps() const {
-  if (finish_queue_.empty()) return std::nullopt;
-  return std::get<0>(*finish_queue_.begin());
+  if (finish_heap_.empty()) return std::nullopt;
+  return flows_[finish_heap_.front()].finish_ps;
 }
 
 std::vector<FlowId> FlowNetwork::take_finished(Picoseconds now) {
   std::vector<FlowId> done;
-  while (!finish_queue_.empty() && std::get<0>(*finish_queue_.begin()) <= now) {
-    const auto [finish_ps, id, slot] = *finish_queue_.begin();
-    finish_queue_.erase(finish_queue_.begin());
+  while (!finish_heap_.empty() && flows_[finish_heap_.front()].finish_ps <= now) {
+    const int slot = finish_heap_.front();
+    unqueue(slot);
     Flow& flow = flows_[slot];
     for (int link : flow.links) mark_dirty(link);
     flow.active = false;
-    flow.queued = false;
-    slot_of_.erase(id);
-    free_slots_.push_back(slot);
-    done.push_back(id);
+    slot_of_id_[static_cast<std::size_t>(flow.id)] = -1;
+    --active_count_;
+    if (flow.in_filling) taken_in_filling_.push_back(slot);
+    released_slots_.push_back(slot);
+    done.push_back(flow.id);
   }
   std::sort(done.begin(), done.end());
   return done;
@@ -117,7 +134,7 @@ std::vector<FlowId> FlowNetwork::take_finished(Picoseconds now) {
 
 double FlowNetwork::rate_bytes_per_s(FlowId id) const { return flow_at(id).rate_bytes_per_s; }
 
-std::size_t FlowNetwork::active_flows() const { return slot_of_.size(); }
+std::size_t FlowNetwork::active_flows() const { return active_count_; }
 
 int FlowNetwork::link_count() const { return static_cast<int>(capacity_.size()); }
 
@@ -134,7 +151,9 @@ double FlowNetwork::link_load_bytes_per_s(int link) const {
 
 std::int64_t FlowNetwork::recomputed_flows() const { return recomputed_flows_; }
 
-bool FlowNetwork::contains(FlowId id) const { return slot_of_.count(id) != 0; }
+bool FlowNetwork::contains(FlowId id) const {
+  return id >= 0 && id < next_id_ && slot_of_id_[static_cast<std::size_t>(id)] >= 0;
+}
 
 std::optional<Picoseconds> FlowNetwork::projected_finish_ps(FlowId id) const {
   const Flow& flow = flow_at(id);
@@ -143,11 +162,10 @@ std::optional<Picoseconds> FlowNetwork::projected_finish_ps(FlowId id) const {
 }
 
 const FlowNetwork::Flow& FlowNetwork::flow_at(FlowId id) const {
-  const auto it = slot_of_.find(id);
-  if (it == slot_of_.end()) {
+  if (!contains(id)) {
     throw std::out_of_range("FlowNetwork: flow " + std::to_string(id) + " is not active");
   }
-  return flows_[it->second];
+  return flows_[static_cast<std::size_t>(slot_of_id_[static_cast<std::size_t>(id)])];
 }
 
 bool FlowNetwork::is_live(const LinkMember& member) const {
@@ -162,7 +180,7 @@ void FlowNetwork::mark_dirty(int link) {
   }
 }
 
-// Gathers, in id order, every flow reachable from a dirty link through shared
+// Gathers every flow reachable from a dirty link through shared
 // links, plus the empty-route flows started since the last settle. Dirty links
 // are the only ones that can hold members of taken flows; they are pruned here.
 void FlowNetwork::collect_component() {
@@ -202,8 +220,6 @@ void FlowNetwork::collect_component() {
     }
   }
   pending_routeless_.clear();
-  std::sort(component_.begin(), component_.end(),
-            [this](int a, int b) { return flows_[a].id < flows_[b].id; });
 }
 
 double FlowNetwork::remaining_at(const Flow& flow, Picoseconds now) const {
@@ -214,40 +230,156 @@ double FlowNetwork::remaining_at(const Flow& flow, Picoseconds now) const {
   return flow.remaining_bytes - flow.rate_bytes_per_s * elapsed_ps / 1e12;
 }
 
+// The finish queue is a binary min-heap of slots on (finish_ps, id); each flow knows
+// its position, so a re-rated flow moves in O(log F) without a search.
+namespace {
+
+bool finishes_before(Picoseconds a_ps, FlowId a_id, Picoseconds b_ps, FlowId b_id) {
+  return a_ps != b_ps ? a_ps < b_ps : a_id < b_id;
+}
+
+}  // namespace
+
 void FlowNetwork::set_finish(int slot, Picoseconds finish_ps) {
   Flow& flow = flows_[slot];
-  if (flow.queued) finish_queue_.erase({flow.finish_ps, flow.id, slot});
+  if (!flow.queued) {
+    flow.queued = true;
+    flow.heap_pos = static_cast<int>(finish_heap_.size());
+    finish_heap_.push_back(slot);
+  }
   flow.finish_ps = finish_ps;
-  flow.queued = true;
-  finish_queue_.insert({finish_ps, flow.id, slot});
+  sift_finish(flow.heap_pos);
 }
+
+void FlowNetwork::unqueue(int slot) {
+  Flow& flow = flows_[slot];
+  const int pos = flow.heap_pos;
+  const int last = finish_heap_.back();
+  finish_heap_.pop_back();
+  flow.queued = false;
+  flow.heap_pos = -1;
+  if (last == slot) return;
+  finish_heap_[static_cast<std::size_t>(pos)] = last;
+  flows_[last].heap_pos = pos;
+  sift_finish(pos);
+}
+
+// Moves the entry at `pos` up or down to its place.
+void FlowNetwork::sift_finish(int pos) {
+  const auto before = [this](int a, int b) {
+    return finishes_before(flows_[a].finish_ps, flows_[a].id, flows_[b].finish_ps, flows_[b].id);
+  };
+  const int slot = finish_heap_[static_cast<std::size_t>(pos)];
+  while (pos > 0) {
+    const int parent = (pos - 1) / 2;
+    const int above = finish_heap_[static_cast<std::size_t>(parent)];
+    if (!before(slot, above)) break;
+    finish_heap_[static_cast<std::size_t>(pos)] = above;
+    flows_[above].heap_pos = pos;
+    pos = parent;
+  }
+  const int size = static_cast<int>(finish_heap_.size());
+  while (true) {
+    int child = 2 * pos + 1;
+    if (child >= size) break;
+    if (child + 1 < size && before(finish_heap_[static_cast<std::size_t>(child + 1)],
+                                   finish_heap_[static_cast<std::size_t>(child)])) {
+      ++child;
+    }
+    const int below = finish_heap_[static_cast<std::size_t>(child)];
+    if (!before(below, slot)) break;
+    finish_heap_[static_cast<std::size_t>(pos)] = below;
+    flows_[below].heap_pos = pos;
+    pos = child;
+  }
+  finish_heap_[static_cast<std::size_t>(pos)] = slot;
+  flows_[slot].heap_pos = pos;
+}
+
 
 // Max-min fair rates for the collected component. Flows whose rate changes are
 // re-anchored at `now`; a re-anchored flow that would finish within this picosecond at
-// its new rate finishes at `now`, and the allocation is redone without it.
+// its new rate finishes at `now`, and the allocation is redone without it. Rerated flows
+// are reported as a full solve of the component reports them: the flows the guard ends
+// by round of the allocation, in id order, then the others whose rate changed, in id
+// order (a flow the filling did not re-solve keeps its rate bit for bit).
 void FlowNetwork::allocate_component(Picoseconds now) {
-  solved_.clear();
+  std::vector<int> removed = std::move(taken_in_filling_);
+  taken_in_filling_.clear();
+  std::vector<int> added;
+  std::vector<int> routeless;
+  int log = -1;
+  bool one_log = true;
+  int existing = 0;
+  const auto note_log = [&](const Flow& flow) {
+    if (!log_is_valid(flow)) {
+      one_log = false;
+    } else if (log < 0) {
+      log = flow.log;
+    } else if (flow.log != log) {
+      one_log = false;
+    }
+  };
+  for (int slot : removed) note_log(flows_[slot]);
   for (int slot : component_) {
     Flow& flow = flows_[slot];
     if (flow.queued && flow.finish_ps <= now) {
       flow.rate_bytes_per_s = 0.0;  // done, waiting for take_finished
+      if (flow.in_filling) {
+        note_log(flow);
+        removed.push_back(slot);
+      }
+    } else if (flow.links.empty()) {
+      // Limited by its cap only, or an instant copy: no link to share.
+      flow.filled_rate_bytes_per_s = flow.rate_cap_bytes_per_s > 0.0
+                                         ? flow.rate_cap_bytes_per_s
+                                         : std::numeric_limits<double>::infinity();
+      routeless.push_back(slot);
+    } else if (!flow.in_filling) {
+      added.push_back(slot);
     } else {
-      solved_.push_back(slot);
+      note_log(flow);
+      ++existing;
     }
   }
-  bool guard_fired = true;
-  while (guard_fired) {
-    problem_.clear();
-    for (int slot : solved_) {
-      problem_.add_flow(flows_[slot].links, flows_[slot].rate_cap_bytes_per_s);
+  const bool incremental = one_log && log >= 0 &&
+                           existing + static_cast<int>(removed.size()) ==
+                               logs_[static_cast<std::size_t>(log)].live_flows;
+  resolved_.clear();
+  if (incremental) {
+    solve_incrementally(log, removed, added);
+  } else {
+    // Merged components or a log that lost flows elsewhere: solve this one anew.
+    std::vector<int> slots = std::move(added);
+    for (int slot : removed) {
+      Flow& flow = flows_[slot];
+      if (log_is_valid(flow)) drop_log(flow.log);
+      flow.in_filling = false;
     }
-    solver_.solve(capacity_, problem_, rates_);
-    recomputed_flows_ += static_cast<std::int64_t>(solved_.size());
-    guard_fired = false;
-    std::size_t kept = 0;
-    for (std::size_t i = 0; i < solved_.size(); ++i) {
-      Flow& flow = flows_[solved_[i]];
-      const double rate = rates_[i];
+    for (int slot : component_) {
+      Flow& flow = flows_[slot];
+      if (!flow.in_filling) continue;
+      if (log_is_valid(flow)) drop_log(flow.log);
+      slots.push_back(slot);
+    }
+    if (!slots.empty()) log = solve_from_scratch(slots);
+  }
+  resolved_.insert(resolved_.end(), routeless.begin(), routeless.end());
+
+  std::vector<int> all_resolved;
+  std::vector<int> fired;
+  const auto by_id = [this](int a, int b) { return flows_[a].id < flows_[b].id; };
+  while (true) {
+    recomputed_flows_ += static_cast<std::int64_t>(resolved_.size());
+    std::sort(resolved_.begin(), resolved_.end(), by_id);
+    fired.clear();
+    for (int slot : resolved_) {
+      Flow& flow = flows_[slot];
+      if (flow.resolved_mark != epoch_) {
+        flow.resolved_mark = epoch_;
+        all_resolved.push_back(slot);
+      }
+      const double rate = flow.filled_rate_bytes_per_s;
       if (rate != flow.rate_bytes_per_s && !std::isinf(rate)) {
         // Ends now only if at its new rate it would finish within this picosecond: a
         // byte-count threshold would cut short a flow whose last bytes are slowed down.
@@ -256,23 +388,23 @@ void FlowNetwork::allocate_component(Picoseconds now) {
           flow.remaining_bytes = 0.0;
           flow.anchor_ps = now;
           flow.rate_bytes_per_s = 0.0;
-          set_finish(solved_[i], now);
+          flow.fired_mark = epoch_;
+          set_finish(slot, now);
           rerated_.push_back(flow.id);
-          guard_fired = true;
-          continue;
+          if (flow.in_filling) fired.push_back(slot);
         }
       }
-      solved_[kept] = solved_[i];
-      rates_[kept] = rate;
-      ++kept;
     }
-    solved_.resize(kept);
+    if (fired.empty()) break;
+    resolved_.clear();
+    solve_incrementally(log, fired, {});
   }
 
-  for (std::size_t i = 0; i < solved_.size(); ++i) {
-    const int slot = solved_[i];
+  std::sort(all_resolved.begin(), all_resolved.end(), by_id);
+  for (int slot : all_resolved) {
     Flow& flow = flows_[slot];
-    const double rate = rates_[i];
+    if (flow.fired_mark == epoch_) continue;
+    const double rate = flow.filled_rate_bytes_per_s;
     if (rate == flow.rate_bytes_per_s && flow.queued) continue;  // same anchor and finish
     rerated_.push_back(flow.id);
     if (std::isinf(rate)) {
