@@ -27,6 +27,7 @@ FlowNetwork::FlowNetwork(std::vector<double> link_capacity_bytes_per_s)
       link_visit_(capacity_.size(), 0),
       link_dirty_(capacity_.size(), 0),
       link_stamp_(capacity_.size(), 0),
+      link_log_(capacity_.size(), -1),
       link_filling_members_(capacity_.size(), 0),
       link_frozen_(capacity_.size(), 0),
       link_remaining_bytes_per_s_(capacity_.size(), 0.0),
@@ -88,7 +89,11 @@ FlowId FlowNetwork::start(FlowSpec spec, Picoseconds now) {
     link_members_[link].push_back({id, slot});
     mark_dirty(link);
   }
-  if (flow.links.empty()) pending_routeless_.push_back(slot);
+  if (flow.links.empty()) {
+    pending_routeless_.push_back(slot);
+  } else {
+    pending_started_.push_back(slot);
+  }
   return id;
 }
 
@@ -98,10 +103,10 @@ void FlowNetwork::settle(Picoseconds now) {
   }
   last_settle_ps_ = now;
   rerated_.clear();
-  if (!dirty_links_.empty() || !pending_routeless_.empty()) {
+  if (!dirty_links_.empty() || !pending_routeless_.empty() || !pending_started_.empty()) {
     ++epoch_;
-    collect_component();
-    if (!component_.empty() || !taken_in_filling_.empty()) allocate_component(now);
+    prune_dirty_links();
+    allocate(now);
   }
   // Taken flows keep their slot (route, log position) until the settle that removes
   // them from the filling.
@@ -180,54 +185,15 @@ void FlowNetwork::mark_dirty(int link) {
   }
 }
 
-// Gathers every flow reachable from a dirty link through shared
-// links, plus the empty-route flows started since the last settle. Dirty links
-// are the only ones that can hold members of taken flows; they are pruned here.
-void FlowNetwork::collect_component() {
-  component_.clear();
-  link_stack_.clear();
+// Dirty links are the only ones that can hold members of taken flows: prune them, so
+// that every member list holds active flows only.
+void FlowNetwork::prune_dirty_links() {
   for (int link : dirty_links_) {
     link_dirty_[link] = 0;
     std::erase_if(link_members_[link],
                   [this](const LinkMember& member) { return !is_live(member); });
-    if (link_visit_[link] != epoch_) {
-      link_visit_[link] = epoch_;
-      link_stack_.push_back(link);
-    }
   }
   dirty_links_.clear();
-  while (!link_stack_.empty()) {
-    const int link = link_stack_.back();
-    link_stack_.pop_back();
-    for (const LinkMember& member : link_members_[link]) {
-      Flow& flow = flows_[member.slot];
-      if (flow.visit == epoch_) continue;
-      flow.visit = epoch_;
-      component_.push_back(member.slot);
-      for (int next : flow.links) {
-        if (link_visit_[next] != epoch_) {
-          link_visit_[next] = epoch_;
-          link_stack_.push_back(next);
-        }
-      }
-    }
-  }
-  for (int slot : pending_routeless_) {
-    Flow& flow = flows_[slot];
-    if (flow.active && flow.visit != epoch_) {
-      flow.visit = epoch_;
-      component_.push_back(slot);
-    }
-  }
-  pending_routeless_.clear();
-}
-
-double FlowNetwork::remaining_at(const Flow& flow, Picoseconds now) const {
-  if (!(flow.rate_bytes_per_s > 0.0) || std::isinf(flow.rate_bytes_per_s)) {
-    return flow.remaining_bytes;
-  }
-  const auto elapsed_ps = static_cast<double>(now - flow.anchor_ps);
-  return flow.remaining_bytes - flow.rate_bytes_per_s * elapsed_ps / 1e12;
 }
 
 // The finish queue is a binary min-heap of slots on (finish_ps, id); each flow knows
@@ -296,73 +262,94 @@ void FlowNetwork::sift_finish(int pos) {
   flows_[slot].heap_pos = pos;
 }
 
+double FlowNetwork::remaining_at(const Flow& flow, Picoseconds now) const {
+  if (!(flow.rate_bytes_per_s > 0.0) || std::isinf(flow.rate_bytes_per_s)) {
+    return flow.remaining_bytes;
+  }
+  const auto elapsed_ps = static_cast<double>(now - flow.anchor_ps);
+  return flow.remaining_bytes - flow.rate_bytes_per_s * elapsed_ps / 1e12;
+}
 
-// Max-min fair rates for the collected component. Flows whose rate changes are
-// re-anchored at `now`; a re-anchored flow that would finish within this picosecond at
-// its new rate finishes at `now`, and the allocation is redone without it. Rerated flows
-// are reported as a full solve of the component reports them: the flows the guard ends
-// by round of the allocation, in id order, then the others whose rate changed, in id
-// order (a flow the filling did not re-solve keeps its rate bit for bit).
-void FlowNetwork::allocate_component(Picoseconds now) {
+// Max-min fair rates after the changes since the last settle. Flows whose rate changes
+// are re-anchored at `now`; a re-anchored flow that would finish within this picosecond
+// at its new rate finishes at `now`, and the allocation is redone without it. Rerated
+// flows are reported as a full solve of the changed components reports them: the flows
+// the guard ends by round of the allocation, in id order, then the others whose rate
+// changed, in id order (a flow the filling did not re-solve keeps its rate bit for bit).
+//
+// The changed components are found through the logs, not by a search: a log holds a
+// union of whole components (a scratch solve splits its flows into components; removals
+// keep a union a union; a started flow joins the one log its links belong to, or merges
+// the logs they belong to in a scratch solve), so the flows of the logs a change touches
+// contain its component.
+void FlowNetwork::allocate(Picoseconds now) {
   std::vector<int> removed = std::move(taken_in_filling_);
   taken_in_filling_.clear();
-  std::vector<int> added;
+  std::vector<int> added = std::move(pending_started_);
+  pending_started_.clear();
   std::vector<int> routeless;
-  int log = -1;
-  bool one_log = true;
-  int existing = 0;
-  const auto note_log = [&](const Flow& flow) {
-    if (!log_is_valid(flow)) {
-      one_log = false;
-    } else if (log < 0) {
-      log = flow.log;
-    } else if (flow.log != log) {
-      one_log = false;
+  for (int slot : pending_routeless_) {
+    Flow& flow = flows_[slot];
+    if (!flow.active) continue;
+    // Limited by its cap only, or an instant copy: no link to share.
+    flow.filled_rate_bytes_per_s = flow.rate_cap_bytes_per_s > 0.0
+                                       ? flow.rate_cap_bytes_per_s
+                                       : std::numeric_limits<double>::infinity();
+    routeless.push_back(slot);
+  }
+  pending_routeless_.clear();
+
+  involved_logs_.clear();
+  const auto involve = [this](int log) {
+    FillingLog& entry = logs_[static_cast<std::size_t>(log)];
+    if (entry.mark != epoch_) {
+      entry.mark = epoch_;
+      involved_logs_.push_back(log);
     }
   };
-  for (int slot : removed) note_log(flows_[slot]);
-  for (int slot : component_) {
-    Flow& flow = flows_[slot];
-    if (flow.queued && flow.finish_ps <= now) {
-      flow.rate_bytes_per_s = 0.0;  // done, waiting for take_finished
-      if (flow.in_filling) {
-        note_log(flow);
-        removed.push_back(slot);
+  for (int slot : removed) involve(flows_[slot].log);
+  for (int slot : added) {
+    for (int link : flows_[slot].links) {
+      if (link_filling_members_[link] > 0 && link_log_[link] >= 0 &&
+          logs_[static_cast<std::size_t>(link_log_[link])].stamp == link_stamp_[link]) {
+        involve(link_log_[link]);
       }
-    } else if (flow.links.empty()) {
-      // Limited by its cap only, or an instant copy: no link to share.
-      flow.filled_rate_bytes_per_s = flow.rate_cap_bytes_per_s > 0.0
-                                         ? flow.rate_cap_bytes_per_s
-                                         : std::numeric_limits<double>::infinity();
-      routeless.push_back(slot);
-    } else if (!flow.in_filling) {
-      added.push_back(slot);
-    } else {
-      note_log(flow);
-      ++existing;
     }
   }
-  const bool incremental = one_log && log >= 0 &&
-                           existing + static_cast<int>(removed.size()) ==
-                               logs_[static_cast<std::size_t>(log)].live_flows;
+  // A flow of a changed component whose finish is due but that was not taken yet is
+  // done: it keeps its finish time, takes no more bandwidth and gets rate 0.
+  if (!involved_logs_.empty()) {
+    due_.clear();
+    if (!finish_heap_.empty()) due_.push_back(0);
+    for (std::size_t i = 0; i < due_.size(); ++i) {
+      const int pos = due_[i];
+      const int slot = finish_heap_[static_cast<std::size_t>(pos)];
+      Flow& flow = flows_[slot];
+      if (flow.finish_ps > now) continue;
+      if (flow.in_filling && logs_[static_cast<std::size_t>(flow.log)].mark == epoch_) {
+        flow.rate_bytes_per_s = 0.0;
+        removed.push_back(slot);
+      }
+      for (int child = 2 * pos + 1; child <= 2 * pos + 2; ++child) {
+        if (child < static_cast<int>(finish_heap_.size())) due_.push_back(child);
+      }
+    }
+  }
+
   resolved_.clear();
-  if (incremental) {
-    solve_incrementally(log, removed, added);
-  } else {
-    // Merged components or a log that lost flows elsewhere: solve this one anew.
+  if (involved_logs_.size() == 1) {
+    solve_incrementally(involved_logs_.front(), removed, added);
+  } else if (!involved_logs_.empty() || !added.empty()) {
+    // Started flows that merge logs (or join none): solve their union anew.
+    for (int slot : removed) flows_[slot].in_filling = false;
     std::vector<int> slots = std::move(added);
-    for (int slot : removed) {
-      Flow& flow = flows_[slot];
-      if (log_is_valid(flow)) drop_log(flow.log);
-      flow.in_filling = false;
+    for (int log : involved_logs_) {
+      for (int slot : logs_[static_cast<std::size_t>(log)].freezes) {
+        if (flows_[slot].in_filling) slots.push_back(slot);
+      }
+      drop_log(log);
     }
-    for (int slot : component_) {
-      Flow& flow = flows_[slot];
-      if (!flow.in_filling) continue;
-      if (log_is_valid(flow)) drop_log(flow.log);
-      slots.push_back(slot);
-    }
-    if (!slots.empty()) log = solve_from_scratch(slots);
+    solve_components_from_scratch(slots);
   }
   resolved_.insert(resolved_.end(), routeless.begin(), routeless.end());
 
@@ -397,7 +384,19 @@ void FlowNetwork::allocate_component(Picoseconds now) {
     }
     if (fired.empty()) break;
     resolved_.clear();
-    solve_incrementally(log, fired, {});
+    // Each log drops its own ended flows (logs are independent).
+    std::sort(fired.begin(), fired.end(), [this](int a, int b) {
+      return flows_[a].log != flows_[b].log ? flows_[a].log < flows_[b].log
+                                            : flows_[a].id < flows_[b].id;
+    });
+    for (std::size_t begin = 0; begin < fired.size();) {
+      std::size_t end = begin + 1;
+      while (end < fired.size() && flows_[fired[end]].log == flows_[fired[begin]].log) ++end;
+      const std::vector<int> of_log(fired.begin() + static_cast<std::ptrdiff_t>(begin),
+                                    fired.begin() + static_cast<std::ptrdiff_t>(end));
+      solve_incrementally(flows_[fired[begin]].log, of_log, {});
+      begin = end;
+    }
   }
 
   std::sort(all_resolved.begin(), all_resolved.end(), by_id);

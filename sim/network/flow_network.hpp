@@ -116,7 +116,7 @@ class FlowNetwork {
     double rate_bytes_per_s = 0.0;
     Picoseconds anchor_ps = 0;
     Picoseconds finish_ps = kNeverPs;
-    std::uint64_t visit = 0;  // settle epoch that last reached it
+    std::uint64_t visit = 0;  // split that last reached it
     int heap_pos = -1;        // position in finish_heap_, -1 when not queued
     bool active = false;
     bool queued = false;  // has a projected finish in finish_heap_
@@ -154,6 +154,7 @@ class FlowNetwork {
   // The filling of one component (or of a union of components: they do not interact).
   struct FillingLog {
     std::uint64_t stamp = 0;  // 0: free
+    std::uint64_t mark = 0;   // settle epoch that involved it
     int live_flows = 0;       // flows in the filling that belong to it
     std::vector<Pop> pops;
     std::vector<int> freezes;  // slots, in freeze order
@@ -167,8 +168,8 @@ class FlowNetwork {
   const Flow& flow_at(FlowId id) const;
   bool is_live(const LinkMember& member) const;
   void mark_dirty(int link);
-  void collect_component();
-  void allocate_component(Picoseconds now);
+  void prune_dirty_links();
+  void allocate(Picoseconds now);
   void set_finish(int slot, Picoseconds finish_ps);
   void unqueue(int slot);
   void sift_finish(int pos);
@@ -178,12 +179,13 @@ class FlowNetwork {
   bool log_is_valid(const Flow& flow) const;
   int new_log();
   void drop_log(int log);
+  void solve_components_from_scratch(const std::vector<int>& slots);
   int solve_from_scratch(const std::vector<int>& slots);
   void solve_incrementally(int log, const std::vector<int>& removed, const std::vector<int>& added);
   int first_altered_pop(const FillingLog& log, const std::vector<int>& removed,
                         const std::vector<int>& added);
   void roll_back(FillingLog& log, int pop);
-  void reset_link(int link, std::uint64_t stamp);
+  void reset_link(int link, int log, std::uint64_t stamp);
   void push_link(int link);
   void mark_link(int link);
   void fill(int log_index);
@@ -200,18 +202,21 @@ class FlowNetwork {
   std::vector<char> link_dirty_;
   std::vector<int> dirty_links_;
   std::vector<int> pending_routeless_;  // slots of unsettled empty-route flows
+  std::vector<int> pending_started_;    // slots of unsettled flows with a route
   std::vector<int> taken_in_filling_;   // slots taken since the last settle, still filled
   std::vector<FlowId> rerated_;         // at the last settle
   std::vector<int> finish_heap_;        // slots, min-heap on (finish_ps, id)
   FlowId next_id_ = 0;
   Picoseconds last_settle_ps_ = 0;
   std::uint64_t epoch_ = 0;
+  std::uint64_t visit_epoch_ = 0;  // of the component split
   std::int64_t recomputed_flows_ = 0;
 
   // Filling state by link: the log that last filled it (by stamp), its flows in the
   // filling, how many are frozen and its remaining capacity, the pop that saturated it
   // (-1: none) and its steps. Valid only for the links of a live log.
   std::vector<std::uint64_t> link_stamp_;
+  std::vector<int> link_log_;
   std::vector<int> link_filling_members_;
   std::vector<int> link_frozen_;
   std::vector<double> link_remaining_bytes_per_s_;
@@ -223,8 +228,10 @@ class FlowNetwork {
   std::uint64_t next_log_stamp_ = 1;
 
   // Per-settle scratch (kept to avoid re-allocation).
+  std::vector<int> involved_logs_;
+  std::vector<int> due_;        // finish-heap positions
   std::vector<int> component_;  // slots
-  std::vector<int> link_stack_;
+  std::vector<int> flow_stack_;
   std::vector<int> resolved_;  // slots re-solved at this settle
   std::vector<int> candidate_links_;
   std::vector<std::uint64_t> link_mark_;

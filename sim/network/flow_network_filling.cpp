@@ -69,8 +69,9 @@ void FlowNetwork::drop_log(int index) {
   free_logs_.push_back(index);
 }
 
-void FlowNetwork::reset_link(int link, std::uint64_t stamp) {
+void FlowNetwork::reset_link(int link, int log, std::uint64_t stamp) {
   link_stamp_[link] = stamp;
+  link_log_[link] = log;
   link_filling_members_[link] = 0;
   link_frozen_[link] = 0;
   link_remaining_bytes_per_s_[link] = capacity_[link];
@@ -91,6 +92,35 @@ void FlowNetwork::push_link(int link) {
   heap_.push_back({std::max(share, 0.0), link, ++link_version_[link]});
 }
 
+// Splits the flows into connected components (flows sharing a link, transitively) and
+// gives each its own log, so that a later change re-solves only its own component.
+void FlowNetwork::solve_components_from_scratch(const std::vector<int>& slots) {
+  ++visit_epoch_;
+  for (int slot : slots) flows_[slot].in_filling = true;  // the flows to place
+  for (int seed : slots) {
+    if (flows_[seed].visit == visit_epoch_) continue;
+    component_.clear();
+    flow_stack_.assign(1, seed);
+    flows_[seed].visit = visit_epoch_;
+    while (!flow_stack_.empty()) {
+      const int slot = flow_stack_.back();
+      flow_stack_.pop_back();
+      component_.push_back(slot);
+      for (int link : flows_[slot].links) {
+        if (link_visit_[link] == visit_epoch_) continue;
+        link_visit_[link] = visit_epoch_;
+        for (const LinkMember& member : link_members_[link]) {
+          Flow& next = flows_[member.slot];
+          if (next.visit == visit_epoch_ || !next.in_filling || !is_live(member)) continue;
+          next.visit = visit_epoch_;
+          flow_stack_.push_back(member.slot);
+        }
+      }
+    }
+    solve_from_scratch(component_);
+  }
+}
+
 int FlowNetwork::solve_from_scratch(const std::vector<int>& slots) {
   const int index = new_log();
   FillingLog& log = logs_[static_cast<std::size_t>(index)];
@@ -105,7 +135,7 @@ int FlowNetwork::solve_from_scratch(const std::vector<int>& slots) {
     flow.pop = -1;
     ++log.live_flows;
     for (int link : flow.links) {
-      if (link_stamp_[link] != log.stamp) reset_link(link, log.stamp);
+      if (link_stamp_[link] != log.stamp) reset_link(link, index, log.stamp);
       ++link_filling_members_[link];
       mark_link(link);
     }
@@ -146,7 +176,7 @@ void FlowNetwork::solve_incrementally(int index, const std::vector<int>& removed
     flow.pop = -1;
     ++log.live_flows;
     for (int link : flow.links) {
-      if (link_stamp_[link] != log.stamp) reset_link(link, log.stamp);
+      if (link_stamp_[link] != log.stamp) reset_link(link, index, log.stamp);
       ++link_filling_members_[link];
       mark_link(link);
     }
