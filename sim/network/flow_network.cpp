@@ -33,7 +33,7 @@ FlowNetwork::FlowNetwork(std::vector<double> link_capacity_bytes_per_s)
       link_remaining_bytes_per_s_(capacity_.size(), 0.0),
       link_popped_at_(capacity_.size(), -1),
       link_steps_(capacity_.size()),
-      link_version_(capacity_.size(), 0),
+      link_heap_pos_(capacity_.size(), -1),
       link_mark_(capacity_.size(), 0),
       link_added_(capacity_.size(), 0),
       link_removed_(capacity_.size(), 0) {

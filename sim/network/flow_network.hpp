@@ -118,6 +118,7 @@ class FlowNetwork {
     Picoseconds finish_ps = kNeverPs;
     std::uint64_t visit = 0;  // split that last reached it
     int heap_pos = -1;        // position in finish_heap_, -1 when not queued
+    int cap_heap_pos = -1;    // position of its cap in heap_, -1 when not there
     bool active = false;
     bool queued = false;  // has a projected finish in finish_heap_
     // Filling state: whether the flow takes bandwidth in its component's filling, the
@@ -159,10 +160,11 @@ class FlowNetwork {
     std::vector<Pop> pops;
     std::vector<int> freezes;  // slots, in freeze order
   };
+  // An entry of the level heap: a link (item = link id) or a cap (item = -1 - slot).
   struct HeapEntry {
     double share_bytes_per_s;
     std::int64_t tag;
-    std::uint32_t version;
+    int item;
   };
 
   const Flow& flow_at(FlowId id) const;
@@ -187,6 +189,10 @@ class FlowNetwork {
   void roll_back(FillingLog& log, int pop);
   void reset_link(int link, int log, std::uint64_t stamp);
   void push_link(int link);
+  void push_cap(int slot);
+  void place_level(int pos, const HeapEntry& entry);
+  void sift_level(int pos);
+  void remove_level(int pos);
   void mark_link(int link);
   void fill(int log_index);
   void freeze(FillingLog& log, int slot, double rate_bytes_per_s);
@@ -222,7 +228,7 @@ class FlowNetwork {
   std::vector<double> link_remaining_bytes_per_s_;
   std::vector<int> link_popped_at_;
   std::vector<std::vector<LinkStep>> link_steps_;
-  std::vector<std::uint32_t> link_version_;
+  std::vector<int> link_heap_pos_;  // -1 when not in heap_
   std::vector<FillingLog> logs_;
   std::vector<int> free_logs_;
   std::uint64_t next_log_stamp_ = 1;
@@ -240,7 +246,7 @@ class FlowNetwork {
   std::vector<int> link_removed_;  // by link: flows removed at this settle
   std::vector<int> unfrozen_caps_;
   std::vector<int> frozen_now_;
-  std::vector<HeapEntry> heap_;
+  std::vector<HeapEntry> heap_;  // indexed min-heap of fill levels, one entry per item
 };
 
 }  // namespace tilesim

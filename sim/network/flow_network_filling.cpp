@@ -89,7 +89,65 @@ void FlowNetwork::mark_link(int link) {
 void FlowNetwork::push_link(int link) {
   const int unfrozen = link_filling_members_[link] - link_frozen_[link];
   const double share = link_remaining_bytes_per_s_[link] / static_cast<double>(unfrozen);
-  heap_.push_back({std::max(share, 0.0), link, ++link_version_[link]});
+  heap_.push_back({std::max(share, 0.0), link, link});
+}
+
+void FlowNetwork::push_cap(int slot) {
+  const Flow& flow = flows_[slot];
+  const auto link_count = static_cast<std::int64_t>(capacity_.size());
+  heap_.push_back({flow.rate_cap_bytes_per_s, link_count + flow.id, -1 - slot});
+}
+
+// The level heap: a binary min-heap on (share, tag) whose items know their position, so
+// a re-keyed link moves in place (no stale entries) and a frozen flow's cap leaves it.
+void FlowNetwork::place_level(int pos, const HeapEntry& entry) {
+  heap_[static_cast<std::size_t>(pos)] = entry;
+  if (entry.item >= 0) {
+    link_heap_pos_[entry.item] = pos;
+  } else {
+    flows_[-1 - entry.item].cap_heap_pos = pos;
+  }
+}
+
+void FlowNetwork::sift_level(int pos) {
+  const HeapEntry entry = heap_[static_cast<std::size_t>(pos)];
+  const auto before = [](const HeapEntry& a, const HeapEntry& b) {
+    return a.share_bytes_per_s != b.share_bytes_per_s ? a.share_bytes_per_s < b.share_bytes_per_s
+                                                      : a.tag < b.tag;
+  };
+  while (pos > 0) {
+    const int parent = (pos - 1) / 2;
+    if (!before(entry, heap_[static_cast<std::size_t>(parent)])) break;
+    place_level(pos, heap_[static_cast<std::size_t>(parent)]);
+    pos = parent;
+  }
+  const int size = static_cast<int>(heap_.size());
+  while (true) {
+    int child = 2 * pos + 1;
+    if (child >= size) break;
+    if (child + 1 < size && before(heap_[static_cast<std::size_t>(child + 1)],
+                                   heap_[static_cast<std::size_t>(child)])) {
+      ++child;
+    }
+    if (!before(heap_[static_cast<std::size_t>(child)], entry)) break;
+    place_level(pos, heap_[static_cast<std::size_t>(child)]);
+    pos = child;
+  }
+  place_level(pos, entry);
+}
+
+void FlowNetwork::remove_level(int pos) {
+  const HeapEntry& gone = heap_[static_cast<std::size_t>(pos)];
+  if (gone.item >= 0) {
+    link_heap_pos_[gone.item] = -1;
+  } else {
+    flows_[-1 - gone.item].cap_heap_pos = -1;
+  }
+  const HeapEntry last = heap_.back();
+  heap_.pop_back();
+  if (pos == static_cast<int>(heap_.size())) return;
+  place_level(pos, last);
+  sift_level(pos);
 }
 
 // Splits the flows into connected components (flows sharing a link, transitively) and
@@ -140,13 +198,9 @@ int FlowNetwork::solve_from_scratch(const std::vector<int>& slots) {
       mark_link(link);
     }
   }
-  const auto link_count = static_cast<std::int64_t>(capacity_.size());
   for (int link : candidate_links_) push_link(link);
   for (int slot : slots) {
-    const Flow& flow = flows_[slot];
-    if (flow.rate_cap_bytes_per_s > 0.0) {
-      heap_.push_back({flow.rate_cap_bytes_per_s, link_count + flow.id, 0});
-    }
+    if (flows_[slot].rate_cap_bytes_per_s > 0.0) push_cap(slot);
   }
   fill(index);
   return index;
@@ -182,13 +236,11 @@ void FlowNetwork::solve_incrementally(int index, const std::vector<int>& removed
     }
     if (flow.rate_cap_bytes_per_s > 0.0) unfrozen_caps_.push_back(slot);
   }
-  const auto link_count = static_cast<std::int64_t>(capacity_.size());
   for (int link : candidate_links_) {
     if (link_filling_members_[link] > link_frozen_[link]) push_link(link);
   }
   for (int slot : unfrozen_caps_) {
-    const Flow& flow = flows_[slot];
-    if (flow.in_filling) heap_.push_back({flow.rate_cap_bytes_per_s, link_count + flow.id, 0});
+    if (flows_[slot].in_filling) push_cap(slot);
   }
   fill(index);
 }
@@ -313,17 +365,23 @@ void FlowNetwork::freeze(FillingLog& log, int slot, double rate_bytes_per_s) {
       frozen_now_.push_back(link);
     }
   }
+  if (flow.cap_heap_pos >= 0) remove_level(flow.cap_heap_pos);
 }
 
-// Runs the heap (filled by the caller) to the end, appending pops to the log.
+// Runs the level heap (entries appended by the caller) to the end, appending pops to the
+// log.
 void FlowNetwork::fill(int index) {
   FillingLog& log = logs_[static_cast<std::size_t>(index)];
-  const auto link_count = static_cast<std::int64_t>(capacity_.size());
-  const auto later = [](const HeapEntry& a, const HeapEntry& b) {
+  // Heapify first (sift_level assumes a heap around the moved entry), then index.
+  std::make_heap(heap_.begin(), heap_.end(), [](const HeapEntry& a, const HeapEntry& b) {
     return level_after(a.share_bytes_per_s, a.tag, b.share_bytes_per_s, b.tag);
-  };
-  std::make_heap(heap_.begin(), heap_.end(), later);
-  const auto record_pop = [&log](const HeapEntry& top) {
+  });
+  for (int pos = 0; pos < static_cast<int>(heap_.size()); ++pos) {
+    place_level(pos, heap_[static_cast<std::size_t>(pos)]);
+  }
+  while (!heap_.empty()) {
+    const HeapEntry top = heap_.front();
+    remove_level(0);
     Pop pop{top.share_bytes_per_s, top.tag, top.share_bytes_per_s, top.tag,
             static_cast<int>(log.freezes.size())};
     if (!log.pops.empty()) {
@@ -334,27 +392,14 @@ void FlowNetwork::fill(int index) {
       }
     }
     log.pops.push_back(pop);
-  };
-  while (!heap_.empty()) {
-    std::pop_heap(heap_.begin(), heap_.end(), later);
-    const HeapEntry top = heap_.back();
-    heap_.pop_back();
-    int popped_link = -1;
     ++link_mark_epoch_;
     frozen_now_.clear();
-    if (top.tag >= link_count) {
-      const int slot = slot_of_id_[static_cast<std::size_t>(top.tag - link_count)];
-      if (flows_[slot].pop >= 0) continue;
-      record_pop(top);
-      freeze(log, slot, top.share_bytes_per_s);
+    if (top.item < 0) {
+      freeze(log, -1 - top.item, top.share_bytes_per_s);
     } else {
-      const auto link = static_cast<int>(top.tag);
-      if (top.version != link_version_[link] || link_filling_members_[link] == link_frozen_[link]) {
-        continue;
-      }
-      record_pop(top);
-      popped_link = link;
+      const int link = top.item;
       link_popped_at_[link] = static_cast<int>(log.pops.size()) - 1;
+      link_mark_[link] = link_mark_epoch_;  // saturated: not re-keyed
       for (const LinkMember& member : link_members_[link]) {
         const Flow& flow = flows_[member.slot];
         if (flow.id == member.id && flow.active && flow.in_filling && flow.pop < 0) {
@@ -364,10 +409,16 @@ void FlowNetwork::fill(int index) {
     }
     // Re-key, once per pop, every link whose share changed.
     for (int link : frozen_now_) {
-      if (link != popped_link && link_filling_members_[link] > link_frozen_[link]) {
-        push_link(link);
-        std::push_heap(heap_.begin(), heap_.end(), later);
+      const int pos = link_heap_pos_[link];
+      if (pos < 0) continue;
+      const int unfrozen = link_filling_members_[link] - link_frozen_[link];
+      if (unfrozen == 0) {
+        remove_level(pos);
+        continue;
       }
+      const double share = link_remaining_bytes_per_s_[link] / static_cast<double>(unfrozen);
+      heap_[static_cast<std::size_t>(pos)].share_bytes_per_s = std::max(share, 0.0);
+      sift_level(pos);
     }
   }
 }
