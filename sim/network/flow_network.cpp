@@ -262,6 +262,14 @@ void FlowNetwork::sift_finish(int pos) {
   flows_[slot].heap_pos = pos;
 }
 
+// Sorts slots by flow id through (id, slot) pairs: no indirection in the comparisons.
+void FlowNetwork::sort_by_id(std::vector<int>& slots) {
+  id_order_.clear();
+  for (int slot : slots) id_order_.emplace_back(flows_[slot].id, slot);
+  std::sort(id_order_.begin(), id_order_.end());
+  for (std::size_t i = 0; i < slots.size(); ++i) slots[i] = id_order_[i].second;
+}
+
 double FlowNetwork::remaining_at(const Flow& flow, Picoseconds now) const {
   if (!(flow.rate_bytes_per_s > 0.0) || std::isinf(flow.rate_bytes_per_s)) {
     return flow.remaining_bytes;
@@ -355,10 +363,11 @@ void FlowNetwork::allocate(Picoseconds now) {
 
   std::vector<int> all_resolved;
   std::vector<int> fired;
-  const auto by_id = [this](int a, int b) { return flows_[a].id < flows_[b].id; };
+  int rounds = 0;
   while (true) {
+    ++rounds;
     recomputed_flows_ += static_cast<std::int64_t>(resolved_.size());
-    std::sort(resolved_.begin(), resolved_.end(), by_id);
+    sort_by_id(resolved_);
     fired.clear();
     for (int slot : resolved_) {
       Flow& flow = flows_[slot];
@@ -399,7 +408,7 @@ void FlowNetwork::allocate(Picoseconds now) {
     }
   }
 
-  std::sort(all_resolved.begin(), all_resolved.end(), by_id);
+  if (rounds > 1) sort_by_id(all_resolved);  // one round appended them in id order
   for (int slot : all_resolved) {
     Flow& flow = flows_[slot];
     if (flow.fired_mark == epoch_) continue;

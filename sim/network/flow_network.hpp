@@ -56,6 +56,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "sim/core/units.hpp"
@@ -175,6 +176,7 @@ class FlowNetwork {
   void set_finish(int slot, Picoseconds finish_ps);
   void unqueue(int slot);
   void sift_finish(int pos);
+  void sort_by_id(std::vector<int>& slots);
   double remaining_at(const Flow& flow, Picoseconds now) const;
 
   // Filling (flow_network_filling.cpp).
@@ -246,6 +248,7 @@ class FlowNetwork {
   std::vector<int> link_removed_;  // by link: flows removed at this settle
   std::vector<int> unfrozen_caps_;
   std::vector<int> frozen_now_;
+  std::vector<std::pair<FlowId, int>> id_order_;
   std::vector<HeapEntry> heap_;  // indexed min-heap of fill levels, one entry per item
 };
 
