@@ -235,6 +235,48 @@ TEST_CASE("network: only the component of a change is recomputed") {
   CHECK(net.recomputed_flows() == 5);
 }
 
+TEST_CASE("network: a change re-solves only the fill levels from the first one it alters") {
+  // Link 0 (1e9 B/s) carries a, b and e; link 1 (9e9 B/s) carries e and c. Filling: pop 0
+  // is link 0 (share 1e9 / 3 < 9e9 / 2): a, b, e get 1e9 / 3; pop 1 is link 1: c gets
+  // the rest, 9e9 - 1e9 / 3. Flow g joins link 1: at pop 0 link 1 would offer 9e9 / 3 >
+  // 1e9 / 3, so pop 0 stays and only pop 1 is filled again: c and g (2 recomputations,
+  // not 5), each (9e9 - 1e9 / 3) / 2. When g ends, only pop 1 again: c alone gets its
+  // old rate back, and a, b, e keep their rates and finish times throughout.
+  const double third = 1e9 / 3;
+  FlowNetwork net({1e9, 9e9});
+  const FlowId a = net.start(spec({0}, 1e12), 0);
+  const FlowId b = net.start(spec({0}, 1e12), 0);
+  const FlowId e = net.start(spec({0, 1}, 1e12), 0);
+  const FlowId c = net.start(spec({1}, 1e12), 0);
+  net.settle(0);
+  CHECK(net.recomputed_flows() == 4);
+  CHECK(net.rate_bytes_per_s(e) == third);
+  CHECK(net.rate_bytes_per_s(c) == 9e9 - third);
+  const auto a_finish = net.projected_finish_ps(a);
+  const auto e_finish = net.projected_finish_ps(e);
+  const FlowId g = net.start(spec({1}, 1000), 10);
+  net.settle(10);
+  CHECK(net.recomputed_flows() == 4 + 2);
+  const double half_rest = (9e9 - third) / 2;
+  CHECK(net.rate_bytes_per_s(c) == half_rest);
+  CHECK(net.rate_bytes_per_s(g) == half_rest);
+  CHECK(net.rate_bytes_per_s(a) == third);
+  CHECK(net.rate_bytes_per_s(b) == third);
+  CHECK(net.projected_finish_ps(a) == a_finish);
+  CHECK(net.projected_finish_ps(e) == e_finish);
+  CHECK(net.rerated_flows() == std::vector<FlowId>{c, g});
+  // g: 1000 B at half_rest from 10 ps.
+  const auto g_finish = static_cast<Picoseconds>(10 + std::ceil(1000 * 1e12 / half_rest));
+  CHECK(net.projected_finish_ps(g) == g_finish);
+  CHECK(net.next_finish_ps() == g_finish);
+  CHECK(net.take_finished(g_finish) == std::vector<FlowId>{g});
+  net.settle(g_finish);
+  CHECK(net.recomputed_flows() == 4 + 2 + 1);
+  CHECK(net.rate_bytes_per_s(c) == 9e9 - third);
+  CHECK(net.rerated_flows() == std::vector<FlowId>{c});
+  CHECK(net.projected_finish_ps(a) == a_finish);
+}
+
 TEST_CASE("network: the network is a value: a copy evolves independently and identically") {
   FlowNetwork net({1e9, 2e9});
   net.start(spec({0, 1}, 5000), 0);

@@ -8,24 +8,28 @@
 // capped by its own `rate_cap_bytes_per_s` (one NCCL pair cannot fill a link),
 // which freezes it at the cap when the cap is below the current fair level.
 //
-// Rates are recomputed lazily: add/finish mark links dirty, and `settle(now)`
-// recomputes only the connected component (flows linked transitively through
-// shared links) of the dirty links, once per timestamp however many flows
-// changed. Between settles every flow progresses at a constant rate, so each
-// flow's finish time is known exactly; finish times are rounded up to whole
-// picoseconds and the state is deterministic (ties broken by flow id).
+// Rates are recomputed lazily: add/finish mark changes, and `settle(now)` recomputes
+// only the components (flows linked transitively through shared links) the changes
+// touched, once per timestamp however many flows changed. Between settles every flow
+// progresses at a constant rate, so each flow's finish time is known exactly; finish
+// times are rounded up to whole picoseconds and the state is deterministic (ties
+// broken by flow id).
 //
-// Incremental filling: the progressive filling of a component is kept as a log of
-// its pops (each a fill level: the share, the link or cap that set it, the flows it
-// froze) and, per link, the (frozen count, remaining capacity) after each pop that
-// touched it. When the next settle of that component only removes or adds flows, the
-// pops before the first one the change can alter are exactly those a full solve
-// would make (proof in flow_network_filling.cpp), so the filling is rolled back to
-// that pop and resumed from there; the rates are bit-identical to a full solve. A
-// removed flow can alter pops from the one that froze it on; an added flow from the
-// first pop whose level is above its cap or above the share one of its links would
-// offer with it (tested against the running maximum of the levels, which is safe).
-// A component that merges others or lost flows elsewhere is solved from scratch.
+// Incremental filling: the progressive filling of a component is kept as a log of its
+// pops (each a fill level: the share, the link or cap that set it, the flows it froze)
+// and, per link, the (frozen count, remaining capacity) after each pop that touched
+// it. A settle that removes flows from one log or adds flows to it rolls the filling
+// back to the first pop the change can alter and resumes from the restored state; the
+// pops before it are exactly those a full solve would make (proof in
+// flow_network_filling.cpp), so the rates are bit-identical to a full solve. A removed
+// flow can alter pops from the one that froze it on; an added flow from the first pop
+// whose level is above its cap or above the share one of its links would offer with
+// it (tested against the running maximum of the levels, which errs early, never late).
+// Logs stand for whole components, found without a search: a scratch solve splits its
+// flows into connected components, one log each; a started flow joins the log its
+// links belong to, and one whose links belong to several logs merges them in a scratch
+// solve. A removal that splits a component leaves one log for both parts: still
+// exact (parts do not interact), at the cost of re-solving the other part's later pops.
 //
 // Progress: a flow's bytes are advanced only when its rate changes. Its state is
 // an anchor (time t0, remaining bytes r0) and a rate x, so
@@ -40,9 +44,12 @@
 // called. When the guard ends a flow the component is allocated again without it.
 // A started flow moves from the settle that first gives it a rate.
 //
-// Cost of a settle: O(F + R) to find the affected components (F flows, R route
-// entries), plus O((F' + R') log(L + F)) for the F' flows and R' route entries frozen
-// at or after the first pop the change can alter; other flows are not touched.
+// Cost of a settle: O((F' + R') log(L' + F')) for the F' flows and R' route entries
+// frozen at or after the first pop the change can alter (L' links), plus the route
+// entries of the changed flows and, per added flow, O(steps log pops) of its links to
+// find that pop; a merge or a start into fresh links costs a scratch solve of the
+// flows concerned. No node-based container: flat vectors, an indexed level heap and an
+// indexed finish heap, slots reused after the settle that removes their flow.
 //
 // Edge cases: a flow with an empty route (a same-device copy) is limited only
 // by its cap; without a cap it finishes at its start time (rate reported as
