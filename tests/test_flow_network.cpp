@@ -2,6 +2,7 @@
 // Time to move b bytes at x bytes/s is b * 1e12 / x ps, rounded up.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdlib>
 #include <stdexcept>
 #include <vector>
 
@@ -275,6 +276,64 @@ TEST_CASE("network: a change re-solves only the fill levels from the first one i
   CHECK(net.rate_bytes_per_s(c) == 9e9 - third);
   CHECK(net.rerated_flows() == std::vector<FlowId>{c});
   CHECK(net.projected_finish_ps(a) == a_finish);
+}
+
+namespace {
+
+// Runs a network to the end; returns every flow's finish time by id.
+std::vector<Picoseconds> finishes(FlowNetwork& net, std::size_t flows) {
+  std::vector<Picoseconds> done(flows, -1);
+  net.settle(0);
+  while (auto t = net.next_finish_ps()) {
+    for (FlowId id : net.take_finished(*t)) done[static_cast<std::size_t>(id)] = *t;
+    net.settle(*t);
+  }
+  return done;
+}
+
+}  // namespace
+
+TEST_CASE("network: k identical flows equal one flow of multiplicity k, to the picosecond") {
+  // Link 0 (10e9 B/s) carries y (2e6 B) and x_1..x_3 (5e6 B each), x_i also its own link i
+  // (4e9 B/s). One class flow x on link 0 with multiplicity 3 and on link 1 with 1 (one
+  // private link stands for the three) is the same problem. Uncapped: all get 10e9 / 4
+  // = 2.5e9 until y ends at 2e6 / 2.5e9 s = 8e8 ps; then x gets 10e9 / 3 for its
+  // last 3e6 B. Capped at 3e9: y ends as before, then the cap (3e9 < 10e9 / 3) binds:
+  // 3e6 B in 1e9 ps.
+  for (const double cap : {0.0, 3e9}) {
+    CAPTURE(cap);
+    FlowNetwork apart({10e9, 4e9, 4e9, 4e9});
+    apart.start(spec({0}, 2e6), 0);
+    for (int i = 1; i <= 3; ++i) apart.start(spec({0, i}, 5e6, cap), 0);
+    FlowNetwork together({10e9, 4e9});
+    together.start(spec({0}, 2e6), 0);
+    FlowSpec x = spec({0, 1}, 5e6, cap);
+    x.link_multiplicity = {3, 1};
+    together.start(x, 0);
+    apart.settle(0);
+    together.settle(0);
+    CHECK(together.rate_bytes_per_s(1) == apart.rate_bytes_per_s(1));
+    CHECK(together.link_load_bytes_per_s(0) == apart.link_load_bytes_per_s(0));
+    CHECK(together.link_load_bytes_per_s(0) == 10e9);
+    const auto a = finishes(apart, 4);
+    const auto t = finishes(together, 2);
+    CHECK(a[0] == 800'000'000);
+    CHECK(t[0] == a[0]);
+    const double x_rate = cap > 0 ? cap : 10e9 / 3;
+    const auto x_finish = static_cast<Picoseconds>(800'000'000 + std::ceil(3e6 * 1e12 / x_rate));
+    CHECK(std::llabs(a[1] - x_finish) <= 1);  // the remaining bytes carry rounding
+    for (int i = 1; i <= 3; ++i) CHECK(a[static_cast<std::size_t>(i)] == t[1]);
+  }
+}
+
+TEST_CASE("network: a multiplicity needs one entry >= 1 per route link") {
+  FlowNetwork net({1e9, 1e9});
+  FlowSpec short_list = spec({0, 1}, 100);
+  short_list.link_multiplicity = {2};
+  CHECK_THROWS_AS(net.start(short_list, 0), std::invalid_argument);
+  FlowSpec zero = spec({0, 1}, 100);
+  zero.link_multiplicity = {1, 0};
+  CHECK_THROWS_AS(net.start(zero, 0), std::invalid_argument);
 }
 
 TEST_CASE("network: the network is a value: a copy evolves independently and identically") {

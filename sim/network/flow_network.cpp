@@ -63,6 +63,15 @@ FlowId FlowNetwork::start(FlowSpec spec, Picoseconds now) {
   if (has_repeated_link(spec.links)) {
     throw std::invalid_argument("FlowNetwork::start: a route repeats a link");
   }
+  if (!spec.link_multiplicity.empty()) {
+    if (spec.link_multiplicity.size() != spec.links.size()) {
+      throw std::invalid_argument(
+          "FlowNetwork::start: link_multiplicity needs one entry per route link");
+    }
+    for (int m : spec.link_multiplicity) {
+      if (m < 1) throw std::invalid_argument("FlowNetwork::start: a link multiplicity is < 1");
+    }
+  }
 
   int slot = 0;
   if (free_slots_.empty()) {
@@ -77,6 +86,7 @@ FlowId FlowNetwork::start(FlowSpec spec, Picoseconds now) {
   flow = Flow{};
   flow.id = id;
   flow.links = std::move(spec.links);
+  flow.multiplicity = std::move(spec.link_multiplicity);
   flow.bytes = spec.bytes;
   flow.rate_cap_bytes_per_s = std::max(spec.rate_cap_bytes_per_s, 0.0);
   flow.remaining_bytes = spec.bytes;
@@ -149,7 +159,11 @@ double FlowNetwork::link_load_bytes_per_s(int link) const {
   }
   double load = 0.0;
   for (const LinkMember& member : link_members_[link]) {
-    if (is_live(member)) load += flows_[member.slot].rate_bytes_per_s;
+    if (!is_live(member)) continue;
+    const Flow& flow = flows_[member.slot];
+    const auto at = std::find(flow.links.begin(), flow.links.end(), link) - flow.links.begin();
+    const int shares = shares_on(flow, static_cast<std::size_t>(at));
+    for (int k = 0; k < shares; ++k) load += flow.rate_bytes_per_s;  // as m flows add up
   }
   return load;
 }

@@ -51,6 +51,11 @@
 // flows concerned. No node-based container: flat vectors, an indexed level heap and an
 // indexed finish heap, slots reused after the settle that removes their flow.
 //
+// Multiplicity: a flow that stands for m identical flows on a link counts m times in
+// that link's unfrozen flows and subtracts its rate m times (one subtraction per
+// member, as m flows frozen one after the other do), so m identical flows with
+// consecutive ids and one flow of multiplicity m get the same bits.
+//
 // Edge cases: a flow with an empty route (a same-device copy) is limited only
 // by its cap; without a cap it finishes at its start time (rate reported as
 // +infinity). A flow whose projected finish is <= the settle time but that was
@@ -76,6 +81,10 @@ struct FlowSpec {
   std::vector<int> links;             // route, link ids in [0, link_count)
   double bytes = 0.0;                 // > 0
   double rate_cap_bytes_per_s = 0.0;  // <= 0 means no cap
+  // Per link of the route, how many identical flows this one stands for there (each
+  // takes a share of the link: a class of symmetric flows); empty means 1 everywhere.
+  // Bytes, cap and the reported rate are those of one member.
+  std::vector<int> link_multiplicity = {};
 };
 
 class FlowNetwork {
@@ -118,6 +127,7 @@ class FlowNetwork {
   struct Flow {
     FlowId id = -1;
     std::vector<int> links;
+    std::vector<int> multiplicity;  // per link; empty: 1 everywhere
     double bytes = 0.0;
     double rate_cap_bytes_per_s = 0.0;
     double remaining_bytes = 0.0;  // at anchor_ps
@@ -185,6 +195,9 @@ class FlowNetwork {
   void sift_finish(int pos);
   void sort_by_id(std::vector<int>& slots);
   double remaining_at(const Flow& flow, Picoseconds now) const;
+  static int shares_on(const Flow& flow, std::size_t route_index) {
+    return flow.multiplicity.empty() ? 1 : flow.multiplicity[route_index];
+  }
 
   // Filling (flow_network_filling.cpp).
   bool log_is_valid(const Flow& flow) const;

@@ -192,9 +192,10 @@ int FlowNetwork::solve_from_scratch(const std::vector<int>& slots) {
     flow.log_stamp = log.stamp;
     flow.pop = -1;
     ++log.live_flows;
-    for (int link : flow.links) {
+    for (std::size_t i = 0; i < flow.links.size(); ++i) {
+      const int link = flow.links[i];
       if (link_stamp_[link] != log.stamp) reset_link(link, index, log.stamp);
-      ++link_filling_members_[link];
+      link_filling_members_[link] += shares_on(flow, i);
       mark_link(link);
     }
   }
@@ -220,7 +221,9 @@ void FlowNetwork::solve_incrementally(int index, const std::vector<int>& removed
     assert(flow.pop < 0);
     flow.in_filling = false;
     --log.live_flows;
-    for (int link : flow.links) --link_filling_members_[link];
+    for (std::size_t i = 0; i < flow.links.size(); ++i) {
+      link_filling_members_[flow.links[i]] -= shares_on(flow, i);
+    }
   }
   for (int slot : added) {
     Flow& flow = flows_[slot];
@@ -229,9 +232,10 @@ void FlowNetwork::solve_incrementally(int index, const std::vector<int>& removed
     flow.log_stamp = log.stamp;
     flow.pop = -1;
     ++log.live_flows;
-    for (int link : flow.links) {
+    for (std::size_t i = 0; i < flow.links.size(); ++i) {
+      const int link = flow.links[i];
       if (link_stamp_[link] != log.stamp) reset_link(link, index, log.stamp);
-      ++link_filling_members_[link];
+      link_filling_members_[link] += shares_on(flow, i);
       mark_link(link);
     }
     if (flow.rate_cap_bytes_per_s > 0.0) unfrozen_caps_.push_back(slot);
@@ -262,16 +266,17 @@ int FlowNetwork::first_altered_pop(const FillingLog& log, const std::vector<int>
   ++link_mark_epoch_;
   candidate_links_.clear();
   for (int slot : removed) {
-    for (int link : flows_[slot].links) {
-      ++link_removed_[link];
-      mark_link(link);
+    const Flow& flow = flows_[slot];
+    for (std::size_t i = 0; i < flow.links.size(); ++i) {
+      link_removed_[flow.links[i]] += shares_on(flow, i);
+      mark_link(flow.links[i]);
     }
   }
   for (int slot : added) {
     const Flow& flow = flows_[slot];
-    for (int link : flow.links) {
-      ++link_added_[link];
-      mark_link(link);
+    for (std::size_t i = 0; i < flow.links.size(); ++i) {
+      link_added_[flow.links[i]] += shares_on(flow, i);
+      mark_link(flow.links[i]);
     }
     if (flow.rate_cap_bytes_per_s > 0.0) {
       first = first_above(0, first, flow.rate_cap_bytes_per_s, link_count + flow.id);
@@ -350,9 +355,11 @@ void FlowNetwork::freeze(FillingLog& log, int slot, double rate_bytes_per_s) {
   flow.filled_rate_bytes_per_s = rate_bytes_per_s;
   log.freezes.push_back(slot);
   resolved_.push_back(slot);
-  for (int link : flow.links) {
-    link_remaining_bytes_per_s_[link] -= rate_bytes_per_s;
-    ++link_frozen_[link];
+  for (std::size_t i = 0; i < flow.links.size(); ++i) {
+    const int link = flow.links[i];
+    const int shares = shares_on(flow, i);
+    for (int k = 0; k < shares; ++k) link_remaining_bytes_per_s_[link] -= rate_bytes_per_s;
+    link_frozen_[link] += shares;
     std::vector<LinkStep>& steps = link_steps_[link];
     if (!steps.empty() && steps.back().pop == pop) {
       steps.back().frozen = link_frozen_[link];
