@@ -336,6 +336,37 @@ TEST_CASE("network: a multiplicity needs one entry >= 1 per route link") {
   CHECK_THROWS_AS(net.start(zero, 0), std::invalid_argument);
 }
 
+TEST_CASE("network: ids stay valid while thousands of flows before and after them are taken") {
+  // 3000 short flows on link 1 (1e9 B/s), one after the other, 1000 B each: 1e6 ps apiece;
+  // a long flow on link 0 starts after the 1500th. The id map drops the taken prefix
+  // before it on the way; the long flow and the running short one must still be found,
+  // taken ones not.
+  FlowNetwork net({1e9, 1e9});
+  FlowId current = net.start(spec({1}, 1000), 0);
+  FlowId lasting = -1;
+  net.settle(0);
+  for (int i = 1; i < 3000; ++i) {
+    const auto t = *net.next_finish_ps();
+    CHECK(t == 1'000'000 * static_cast<Picoseconds>(i));
+    CHECK(net.take_finished(t) == std::vector<FlowId>{current});
+    CHECK_FALSE(net.contains(current));
+    if (i == 1500) lasting = net.start(spec({0}, 1e12), t);
+    current = net.start(spec({1}, 1000), t);
+    net.settle(t);
+  }
+  CHECK(lasting == 1500);
+  CHECK(net.contains(lasting));
+  CHECK(net.rate_bytes_per_s(lasting) == 1e9);
+  CHECK(net.projected_finish_ps(lasting) ==
+        1'500'000'000 + 1'000'000'000'000'000);  // + 1e12 B / 1e9 B/s
+  CHECK(net.contains(current));
+  CHECK(net.rate_bytes_per_s(current) == 1e9);
+  CHECK_FALSE(net.contains(1));
+  CHECK_FALSE(net.contains(2000));
+  CHECK_THROWS_AS(net.rate_bytes_per_s(700), std::out_of_range);
+  CHECK(net.active_flows() == 2);
+}
+
 TEST_CASE("network: the network is a value: a copy evolves independently and identically") {
   FlowNetwork net({1e9, 2e9});
   net.start(spec({0, 1}, 5000), 0);

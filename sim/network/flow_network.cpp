@@ -92,7 +92,7 @@ FlowId FlowNetwork::start(FlowSpec spec, Picoseconds now) {
   flow.remaining_bytes = spec.bytes;
   flow.anchor_ps = now;
   flow.active = true;
-  slot_of_id_.push_back(slot);  // ids are dense: id == slot_of_id_.size() before
+  slot_of_id_.push_back(slot);  // ids are dense: id == first_id_ + slot_of_id_.size() before
   ++active_count_;
   // Ids only grow, so appending keeps every member list in id order.
   for (int link : flow.links) {
@@ -137,14 +137,29 @@ std::vector<FlowId> FlowNetwork::take_finished(Picoseconds now) {
     Flow& flow = flows_[slot];
     for (int link : flow.links) mark_dirty(link);
     flow.active = false;
-    slot_of_id_[static_cast<std::size_t>(flow.id)] = -1;
+    slot_of_id_[static_cast<std::size_t>(flow.id - first_id_)] = -1;
     --active_count_;
     if (flow.in_filling) taken_in_filling_.push_back(slot);
     released_slots_.push_back(slot);
     done.push_back(flow.id);
   }
   std::sort(done.begin(), done.end());
+  forget_taken_ids();
   return done;
+}
+
+// The id map covers the ids from the oldest active flow on: once more than half of it
+// is a prefix of taken flows, that prefix goes (amortised O(1) per flow), so memory
+// follows the flows in flight, not every flow ever started.
+void FlowNetwork::forget_taken_ids() {
+  while (dead_id_prefix_ < slot_of_id_.size() && slot_of_id_[dead_id_prefix_] < 0) {
+    ++dead_id_prefix_;
+  }
+  if (dead_id_prefix_ < 1024 || 2 * dead_id_prefix_ < slot_of_id_.size()) return;
+  slot_of_id_.erase(slot_of_id_.begin(),
+                    slot_of_id_.begin() + static_cast<std::ptrdiff_t>(dead_id_prefix_));
+  first_id_ += static_cast<FlowId>(dead_id_prefix_);
+  dead_id_prefix_ = 0;
 }
 
 double FlowNetwork::rate_bytes_per_s(FlowId id) const { return flow_at(id).rate_bytes_per_s; }
@@ -171,7 +186,8 @@ double FlowNetwork::link_load_bytes_per_s(int link) const {
 std::int64_t FlowNetwork::recomputed_flows() const { return recomputed_flows_; }
 
 bool FlowNetwork::contains(FlowId id) const {
-  return id >= 0 && id < next_id_ && slot_of_id_[static_cast<std::size_t>(id)] >= 0;
+  return id >= first_id_ && id < next_id_ &&
+         slot_of_id_[static_cast<std::size_t>(id - first_id_)] >= 0;
 }
 
 std::optional<Picoseconds> FlowNetwork::projected_finish_ps(FlowId id) const {
@@ -184,7 +200,7 @@ const FlowNetwork::Flow& FlowNetwork::flow_at(FlowId id) const {
   if (!contains(id)) {
     throw std::out_of_range("FlowNetwork: flow " + std::to_string(id) + " is not active");
   }
-  return flows_[static_cast<std::size_t>(slot_of_id_[static_cast<std::size_t>(id)])];
+  return flows_[static_cast<std::size_t>(slot_of_id_[static_cast<std::size_t>(id - first_id_)])];
 }
 
 bool FlowNetwork::is_live(const LinkMember& member) const {

@@ -193,6 +193,7 @@ class FlowNetwork {
   void set_finish(int slot, Picoseconds finish_ps);
   void unqueue(int slot);
   void sift_finish(int pos);
+  void forget_taken_ids();
   void sort_by_id(std::vector<int>& slots);
   double remaining_at(const Flow& flow, Picoseconds now) const;
   static int shares_on(const Flow& flow, std::size_t route_index) {
@@ -223,7 +224,9 @@ class FlowNetwork {
   std::vector<Flow> flows_;  // by slot
   std::vector<int> free_slots_;
   std::vector<int> released_slots_;  // taken since the last settle: reusable after it
-  std::vector<int> slot_of_id_;      // by FlowId; -1 when not active
+  std::vector<int> slot_of_id_;      // by FlowId - first_id_; -1 when not active
+  FlowId first_id_ = 0;
+  std::size_t dead_id_prefix_ = 0;  // leading entries of slot_of_id_ known to be -1
   std::size_t active_count_ = 0;
   std::vector<std::vector<LinkMember>> link_members_;  // by link, in id order
   std::vector<std::uint64_t> link_visit_;
