@@ -2,6 +2,7 @@
 // Time to move b bytes at x bytes/s is b * 1e12 / x ps, rounded up.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdlib>
 #include <stdexcept>
 #include <vector>
 
@@ -233,6 +234,137 @@ TEST_CASE("network: only the component of a change is recomputed") {
   CHECK(net.rate_bytes_per_s(x) == Approx(1e9 / 3));
   net.settle(20);  // nothing changed: nothing recomputed
   CHECK(net.recomputed_flows() == 5);
+}
+
+TEST_CASE("network: a change re-solves only the fill levels from the first one it alters") {
+  // Link 0 (1e9 B/s) carries a, b and e; link 1 (9e9 B/s) carries e and c. Filling: pop 0
+  // is link 0 (share 1e9 / 3 < 9e9 / 2): a, b, e get 1e9 / 3; pop 1 is link 1: c gets
+  // the rest, 9e9 - 1e9 / 3. Flow g joins link 1: at pop 0 link 1 would offer 9e9 / 3 >
+  // 1e9 / 3, so pop 0 stays and only pop 1 is filled again: c and g (2 recomputations,
+  // not 5), each (9e9 - 1e9 / 3) / 2. When g ends, only pop 1 again: c alone gets its
+  // old rate back, and a, b, e keep their rates and finish times throughout.
+  const double third = 1e9 / 3;
+  FlowNetwork net({1e9, 9e9});
+  const FlowId a = net.start(spec({0}, 1e12), 0);
+  const FlowId b = net.start(spec({0}, 1e12), 0);
+  const FlowId e = net.start(spec({0, 1}, 1e12), 0);
+  const FlowId c = net.start(spec({1}, 1e12), 0);
+  net.settle(0);
+  CHECK(net.recomputed_flows() == 4);
+  CHECK(net.rate_bytes_per_s(e) == third);
+  CHECK(net.rate_bytes_per_s(c) == 9e9 - third);
+  const auto a_finish = net.projected_finish_ps(a);
+  const auto e_finish = net.projected_finish_ps(e);
+  const FlowId g = net.start(spec({1}, 1000), 10);
+  net.settle(10);
+  CHECK(net.recomputed_flows() == 4 + 2);
+  const double half_rest = (9e9 - third) / 2;
+  CHECK(net.rate_bytes_per_s(c) == half_rest);
+  CHECK(net.rate_bytes_per_s(g) == half_rest);
+  CHECK(net.rate_bytes_per_s(a) == third);
+  CHECK(net.rate_bytes_per_s(b) == third);
+  CHECK(net.projected_finish_ps(a) == a_finish);
+  CHECK(net.projected_finish_ps(e) == e_finish);
+  CHECK(net.rerated_flows() == std::vector<FlowId>{c, g});
+  // g: 1000 B at half_rest from 10 ps.
+  const auto g_finish = static_cast<Picoseconds>(10 + std::ceil(1000 * 1e12 / half_rest));
+  CHECK(net.projected_finish_ps(g) == g_finish);
+  CHECK(net.next_finish_ps() == g_finish);
+  CHECK(net.take_finished(g_finish) == std::vector<FlowId>{g});
+  net.settle(g_finish);
+  CHECK(net.recomputed_flows() == 4 + 2 + 1);
+  CHECK(net.rate_bytes_per_s(c) == 9e9 - third);
+  CHECK(net.rerated_flows() == std::vector<FlowId>{c});
+  CHECK(net.projected_finish_ps(a) == a_finish);
+}
+
+namespace {
+
+// Runs a network to the end; returns every flow's finish time by id.
+std::vector<Picoseconds> finishes(FlowNetwork& net, std::size_t flows) {
+  std::vector<Picoseconds> done(flows, -1);
+  net.settle(0);
+  while (auto t = net.next_finish_ps()) {
+    for (FlowId id : net.take_finished(*t)) done[static_cast<std::size_t>(id)] = *t;
+    net.settle(*t);
+  }
+  return done;
+}
+
+}  // namespace
+
+TEST_CASE("network: k identical flows equal one flow of multiplicity k, to the picosecond") {
+  // Link 0 (10e9 B/s) carries y (2e6 B) and x_1..x_3 (5e6 B each), x_i also its own link i
+  // (4e9 B/s). One class flow x on link 0 with multiplicity 3 and on link 1 with 1 (one
+  // private link stands for the three) is the same problem. Uncapped: all get 10e9 / 4
+  // = 2.5e9 until y ends at 2e6 / 2.5e9 s = 8e8 ps; then x gets 10e9 / 3 for its
+  // last 3e6 B. Capped at 3e9: y ends as before, then the cap (3e9 < 10e9 / 3) binds:
+  // 3e6 B in 1e9 ps.
+  for (const double cap : {0.0, 3e9}) {
+    CAPTURE(cap);
+    FlowNetwork apart({10e9, 4e9, 4e9, 4e9});
+    apart.start(spec({0}, 2e6), 0);
+    for (int i = 1; i <= 3; ++i) apart.start(spec({0, i}, 5e6, cap), 0);
+    FlowNetwork together({10e9, 4e9});
+    together.start(spec({0}, 2e6), 0);
+    FlowSpec x = spec({0, 1}, 5e6, cap);
+    x.link_multiplicity = {3, 1};
+    together.start(x, 0);
+    apart.settle(0);
+    together.settle(0);
+    CHECK(together.rate_bytes_per_s(1) == apart.rate_bytes_per_s(1));
+    CHECK(together.link_load_bytes_per_s(0) == apart.link_load_bytes_per_s(0));
+    CHECK(together.link_load_bytes_per_s(0) == 10e9);
+    const auto a = finishes(apart, 4);
+    const auto t = finishes(together, 2);
+    CHECK(a[0] == 800'000'000);
+    CHECK(t[0] == a[0]);
+    const double x_rate = cap > 0 ? cap : 10e9 / 3;
+    const auto x_finish = static_cast<Picoseconds>(800'000'000 + std::ceil(3e6 * 1e12 / x_rate));
+    CHECK(std::llabs(a[1] - x_finish) <= 1);  // the remaining bytes carry rounding
+    for (int i = 1; i <= 3; ++i) CHECK(a[static_cast<std::size_t>(i)] == t[1]);
+  }
+}
+
+TEST_CASE("network: a multiplicity needs one entry >= 1 per route link") {
+  FlowNetwork net({1e9, 1e9});
+  FlowSpec short_list = spec({0, 1}, 100);
+  short_list.link_multiplicity = {2};
+  CHECK_THROWS_AS(net.start(short_list, 0), std::invalid_argument);
+  FlowSpec zero = spec({0, 1}, 100);
+  zero.link_multiplicity = {1, 0};
+  CHECK_THROWS_AS(net.start(zero, 0), std::invalid_argument);
+}
+
+TEST_CASE("network: ids stay valid while thousands of flows before and after them are taken") {
+  // 3000 short flows on link 1 (1e9 B/s), one after the other, 1000 B each: 1e6 ps apiece;
+  // a long flow on link 0 starts after the 1500th. The id map drops the taken prefix
+  // before it on the way; the long flow and the running short one must still be found,
+  // taken ones not.
+  FlowNetwork net({1e9, 1e9});
+  FlowId current = net.start(spec({1}, 1000), 0);
+  FlowId lasting = -1;
+  net.settle(0);
+  for (int i = 1; i < 3000; ++i) {
+    const auto t = *net.next_finish_ps();
+    CHECK(t == 1'000'000 * static_cast<Picoseconds>(i));
+    CHECK(net.take_finished(t) == std::vector<FlowId>{current});
+    CHECK_FALSE(net.contains(current));
+    if (i == 1500) lasting = net.start(spec({0}, 1e12), t);
+    current = net.start(spec({1}, 1000), t);
+    net.settle(t);
+  }
+  CHECK(lasting == 1500);
+  CHECK(net.contains(lasting));
+  CHECK(net.rate_bytes_per_s(lasting) == 1e9);
+  CHECK(net.projected_finish_ps(lasting) ==
+        1'500'000'000 + 1'000'000'000'000'000);  // + 1e12 B / 1e9 B/s
+  CHECK(net.contains(current));
+  CHECK(net.rate_bytes_per_s(current) == 1e9);
+  CHECK_FALSE(net.contains(1));
+  CHECK_FALSE(net.contains(2000));
+  CHECK_THROWS_AS(net.rate_bytes_per_s(700), std::out_of_range);
+  CHECK(net.active_flows() == 2);
 }
 
 TEST_CASE("network: the network is a value: a copy evolves independently and identically") {

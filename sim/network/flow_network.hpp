@@ -8,12 +8,28 @@
 // capped by its own `rate_cap_bytes_per_s` (one NCCL pair cannot fill a link),
 // which freezes it at the cap when the cap is below the current fair level.
 //
-// Rates are recomputed lazily: add/finish mark links dirty, and `settle(now)`
-// recomputes only the connected component (flows linked transitively through
-// shared links) of the dirty links, once per timestamp however many flows
-// changed. Between settles every flow progresses at a constant rate, so each
-// flow's finish time is known exactly; finish times are rounded up to whole
-// picoseconds and the state is deterministic (ties broken by flow id).
+// Rates are recomputed lazily: add/finish mark changes, and `settle(now)` recomputes
+// only the components (flows linked transitively through shared links) the changes
+// touched, once per timestamp however many flows changed. Between settles every flow
+// progresses at a constant rate, so each flow's finish time is known exactly; finish
+// times are rounded up to whole picoseconds and the state is deterministic (ties
+// broken by flow id).
+//
+// Incremental filling: the progressive filling of a component is kept as a log of its
+// pops (each a fill level: the share, the link or cap that set it, the flows it froze)
+// and, per link, the (frozen count, remaining capacity) after each pop that touched
+// it. A settle that removes flows from one log or adds flows to it rolls the filling
+// back to the first pop the change can alter and resumes from the restored state; the
+// pops before it are exactly those a full solve would make (proof in
+// flow_network_filling.cpp), so the rates are bit-identical to a full solve. A removed
+// flow can alter pops from the one that froze it on; an added flow from the first pop
+// whose level is above its cap or above the share one of its links would offer with
+// it (tested against the running maximum of the levels, which errs early, never late).
+// Logs stand for whole components, found without a search: a scratch solve splits its
+// flows into connected components, one log each; a started flow joins the log its
+// links belong to, and one whose links belong to several logs merges them in a scratch
+// solve. A removal that splits a component leaves one log for both parts: still
+// exact (parts do not interact), at the cost of re-solving the other part's later pops.
 //
 // Progress: a flow's bytes are advanced only when its rate changes. Its state is
 // an anchor (time t0, remaining bytes r0) and a rate x, so
@@ -28,8 +44,17 @@
 // called. When the guard ends a flow the component is allocated again without it.
 // A started flow moves from the settle that first gives it a rate.
 //
-// Cost of a settle: O(F log F + (F + L + R) log(L + R)) for the F flows, L links
-// and R route entries of the affected components; other flows are not touched.
+// Cost of a settle: O((F' + R') log(L' + F')) for the F' flows and R' route entries
+// frozen at or after the first pop the change can alter (L' links), plus the route
+// entries of the changed flows and, per added flow, O(steps log pops) of its links to
+// find that pop; a merge or a start into fresh links costs a scratch solve of the
+// flows concerned. No node-based container: flat vectors, an indexed level heap and an
+// indexed finish heap, slots reused after the settle that removes their flow.
+//
+// Multiplicity: a flow that stands for m identical flows on a link counts m times in
+// that link's unfrozen flows and subtracts its rate m times (one subtraction per
+// member, as m flows frozen one after the other do), so m identical flows with
+// consecutive ids and one flow of multiplicity m get the same bits.
 //
 // Edge cases: a flow with an empty route (a same-device copy) is limited only
 // by its cap; without a cap it finishes at its start time (rate reported as
@@ -42,14 +67,11 @@
 
 #include <cstdint>
 #include <limits>
-#include <map>
 #include <optional>
-#include <set>
-#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "sim/core/units.hpp"
-#include "sim/network/max_min_fair.hpp"
 
 namespace tilesim {
 
@@ -59,6 +81,10 @@ struct FlowSpec {
   std::vector<int> links;             // route, link ids in [0, link_count)
   double bytes = 0.0;                 // > 0
   double rate_cap_bytes_per_s = 0.0;  // <= 0 means no cap
+  // Per link of the route, how many identical flows this one stands for there (each
+  // takes a share of the link: a class of symmetric flows); empty means 1 everywhere.
+  // Bytes, cap and the reported rate are those of one member.
+  std::vector<int> link_multiplicity = {};
 };
 
 class FlowNetwork {
@@ -101,53 +127,152 @@ class FlowNetwork {
   struct Flow {
     FlowId id = -1;
     std::vector<int> links;
+    std::vector<int> multiplicity;  // per link; empty: 1 everywhere
     double bytes = 0.0;
     double rate_cap_bytes_per_s = 0.0;
     double remaining_bytes = 0.0;  // at anchor_ps
     double rate_bytes_per_s = 0.0;
     Picoseconds anchor_ps = 0;
     Picoseconds finish_ps = kNeverPs;
-    std::uint64_t visit = 0;  // settle epoch that last reached it
+    std::uint64_t visit = 0;  // split that last reached it
+    int heap_pos = -1;        // position in finish_heap_, -1 when not queued
+    int cap_heap_pos = -1;    // position of its cap in heap_, -1 when not there
     bool active = false;
-    bool queued = false;  // (finish_ps, id, slot) is in finish_queue_
+    bool queued = false;  // has a projected finish in finish_heap_
+    // Filling state: whether the flow takes bandwidth in its component's filling, the
+    // component log (index and stamp) holding it, the pop that froze it (-1: none yet)
+    // and the rate that pop gave.
+    bool in_filling = false;
+    int log = -1;
+    std::uint64_t log_stamp = 0;
+    int pop = -1;
+    double filled_rate_bytes_per_s = 0.0;
+    std::uint64_t resolved_mark = 0;  // settle epoch that last re-solved it
+    std::uint64_t fired_mark = 0;     // settle epoch whose drift guard ended it
   };
   struct LinkMember {
     FlowId id;
     int slot;
   };
-  using FinishKey = std::tuple<Picoseconds, FlowId, int>;  // (finish, id, slot)
+  // One pop of the progressive filling: the fill level (share, tag) it froze flows at,
+  // the running maximum of the levels up to it, and where its frozen flows start in the
+  // log's freeze order.
+  struct Pop {
+    double share_bytes_per_s;
+    std::int64_t tag;  // link id, or link count + flow id for a cap
+    double max_share_bytes_per_s;
+    std::int64_t max_tag;
+    int freeze_begin;
+  };
+  // A link's state after a pop that froze some of its flows.
+  struct LinkStep {
+    int pop;
+    int frozen;
+    double remaining_bytes_per_s;
+  };
+  // The filling of one component (or of a union of components: they do not interact).
+  struct FillingLog {
+    std::uint64_t stamp = 0;  // 0: free
+    std::uint64_t mark = 0;   // settle epoch that involved it
+    int live_flows = 0;       // flows in the filling that belong to it
+    std::vector<Pop> pops;
+    std::vector<int> freezes;  // slots, in freeze order
+  };
+  // An entry of the level heap: a link (item = link id) or a cap (item = -1 - slot).
+  struct HeapEntry {
+    double share_bytes_per_s;
+    std::int64_t tag;
+    int item;
+  };
 
   const Flow& flow_at(FlowId id) const;
   bool is_live(const LinkMember& member) const;
   void mark_dirty(int link);
-  void collect_component();
-  void allocate_component(Picoseconds now);
+  void prune_dirty_links();
+  void allocate(Picoseconds now);
   void set_finish(int slot, Picoseconds finish_ps);
+  void unqueue(int slot);
+  void sift_finish(int pos);
+  void forget_taken_ids();
+  void sort_by_id(std::vector<int>& slots);
   double remaining_at(const Flow& flow, Picoseconds now) const;
+  static int shares_on(const Flow& flow, std::size_t route_index) {
+    return flow.multiplicity.empty() ? 1 : flow.multiplicity[route_index];
+  }
+
+  // Filling (flow_network_filling.cpp).
+  bool log_is_valid(const Flow& flow) const;
+  int new_log();
+  void drop_log(int log);
+  void solve_components_from_scratch(const std::vector<int>& slots);
+  int solve_from_scratch(const std::vector<int>& slots);
+  void solve_incrementally(int log, const std::vector<int>& removed, const std::vector<int>& added);
+  int first_altered_pop(const FillingLog& log, const std::vector<int>& removed,
+                        const std::vector<int>& added);
+  void roll_back(FillingLog& log, int pop);
+  void reset_link(int link, int log, std::uint64_t stamp);
+  void push_link(int link);
+  void push_cap(int slot);
+  void place_level(int pos, const HeapEntry& entry);
+  void sift_level(int pos);
+  void remove_level(int pos);
+  void mark_link(int link);
+  void fill(int log_index);
+  void freeze(FillingLog& log, int slot, double rate_bytes_per_s);
 
   std::vector<double> capacity_;
   std::vector<Flow> flows_;  // by slot
   std::vector<int> free_slots_;
-  std::map<FlowId, int> slot_of_;
+  std::vector<int> released_slots_;  // taken since the last settle: reusable after it
+  std::vector<int> slot_of_id_;      // by FlowId - first_id_; -1 when not active
+  FlowId first_id_ = 0;
+  std::size_t dead_id_prefix_ = 0;  // leading entries of slot_of_id_ known to be -1
+  std::size_t active_count_ = 0;
   std::vector<std::vector<LinkMember>> link_members_;  // by link, in id order
   std::vector<std::uint64_t> link_visit_;
   std::vector<char> link_dirty_;
   std::vector<int> dirty_links_;
   std::vector<int> pending_routeless_;  // slots of unsettled empty-route flows
+  std::vector<int> pending_started_;    // slots of unsettled flows with a route
+  std::vector<int> taken_in_filling_;   // slots taken since the last settle, still filled
   std::vector<FlowId> rerated_;         // at the last settle
-  std::set<FinishKey> finish_queue_;
+  std::vector<int> finish_heap_;        // slots, min-heap on (finish_ps, id)
   FlowId next_id_ = 0;
   Picoseconds last_settle_ps_ = 0;
   std::uint64_t epoch_ = 0;
+  std::uint64_t visit_epoch_ = 0;  // of the component split
   std::int64_t recomputed_flows_ = 0;
 
+  // Filling state by link: the log that last filled it (by stamp), its flows in the
+  // filling, how many are frozen and its remaining capacity, the pop that saturated it
+  // (-1: none) and its steps. Valid only for the links of a live log.
+  std::vector<std::uint64_t> link_stamp_;
+  std::vector<int> link_log_;
+  std::vector<int> link_filling_members_;
+  std::vector<int> link_frozen_;
+  std::vector<double> link_remaining_bytes_per_s_;
+  std::vector<int> link_popped_at_;
+  std::vector<std::vector<LinkStep>> link_steps_;
+  std::vector<int> link_heap_pos_;  // -1 when not in heap_
+  std::vector<FillingLog> logs_;
+  std::vector<int> free_logs_;
+  std::uint64_t next_log_stamp_ = 1;
+
   // Per-settle scratch (kept to avoid re-allocation).
-  std::vector<int> component_;  // slots, sorted by id
-  std::vector<int> link_stack_;
-  std::vector<int> solved_;  // slots given to the solver
-  FairShareProblem problem_;
-  std::vector<double> rates_;
-  MaxMinFairSolver solver_;
+  std::vector<int> involved_logs_;
+  std::vector<int> due_;        // finish-heap positions
+  std::vector<int> component_;  // slots
+  std::vector<int> flow_stack_;
+  std::vector<int> resolved_;  // slots re-solved at this settle
+  std::vector<int> candidate_links_;
+  std::vector<std::uint64_t> link_mark_;
+  std::uint64_t link_mark_epoch_ = 0;
+  std::vector<int> link_added_;    // by link: flows added at this settle
+  std::vector<int> link_removed_;  // by link: flows removed at this settle
+  std::vector<int> unfrozen_caps_;
+  std::vector<int> frozen_now_;
+  std::vector<std::pair<FlowId, int>> id_order_;
+  std::vector<HeapEntry> heap_;  // indexed min-heap of fill levels, one entry per item
 };
 
 }  // namespace tilesim
