@@ -61,8 +61,8 @@ std::int64_t visible_pairs(const BlockShape& shape, const PositionMask& mask) {
 }
 
 double forward_flops(const BlockShape& shape, const PositionMask& mask) {
-  return 4.0 * static_cast<double>(shape.batch) * static_cast<double>(visible_pairs(shape, mask)) *
-         static_cast<double>(shape.heads) * static_cast<double>(shape.head_dim);
+  return 2.0 * static_cast<double>(shape.batch) * static_cast<double>(visible_pairs(shape, mask)) *
+         static_cast<double>(shape.heads) * static_cast<double>(shape.head_dim + shape.v_dim());
 }
 
 }  // namespace tilesim::kernels

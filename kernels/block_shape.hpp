@@ -1,8 +1,12 @@
 // Shapes, layouts and masks shared by every attention block kernel (CPU and CUDA).
 //
 // Layout (all row-major, no padding):
-//   Q chunk, O chunk, dO, dQ : [batch][q_tokens][heads][head_dim]
-//   K, V chunks, dK, dV      : [batch][kv_tokens][kv_heads][head_dim]
+//   Q chunk, dQ    : [batch][q_tokens][heads][head_dim]
+//   O chunk, dO    : [batch][q_tokens][heads][v_dim]
+//   K chunk, dK    : [batch][kv_tokens][kv_heads][head_dim]
+//   V chunk, dV    : [batch][kv_tokens][kv_heads][v_dim]
+// head_dim is the q/k head dim (QK^T contracts over it), v_dim the v head dim (MLA: 192 and
+// 128); v_dim = head_dim unless v_head_dim is set.
 //   LSE (and D = rowsum(dO*O)): [batch][heads][q_tokens], fp32
 // GQA: query head h reads kv head h / (heads / kv_heads).
 //
@@ -80,10 +84,16 @@ struct BlockShape {
   std::int64_t head_dim = 64;
   std::int64_t q_tokens = 1;
   std::int64_t kv_tokens = 1;
+  std::int64_t v_head_dim = 0;  // 0: the v head dim is head_dim
 
+  constexpr std::int64_t v_dim() const { return v_head_dim > 0 ? v_head_dim : head_dim; }
   constexpr std::int64_t group_size() const { return heads / kv_heads; }
   constexpr std::int64_t q_elements() const { return batch * q_tokens * heads * head_dim; }
-  constexpr std::int64_t kv_elements() const { return batch * kv_tokens * kv_heads * head_dim; }
+  constexpr std::int64_t o_elements() const { return batch * q_tokens * heads * v_dim(); }
+  constexpr std::int64_t k_elements() const { return batch * kv_tokens * kv_heads * head_dim; }
+  constexpr std::int64_t v_elements() const { return batch * kv_tokens * kv_heads * v_dim(); }
+  // K or V elements where both have head_dim (the CUDA kernels, which require v_dim = head_dim).
+  constexpr std::int64_t kv_elements() const { return k_elements(); }
   constexpr std::int64_t lse_elements() const { return batch * heads * q_tokens; }
 };
 
@@ -92,14 +102,14 @@ struct RowsShape {
   std::int64_t batch = 1;
   std::int64_t tokens = 1;
   std::int64_t heads = 1;
-  std::int64_t head_dim = 64;
+  std::int64_t head_dim = 64;  // of O: the v head dim
 
   constexpr std::int64_t o_elements() const { return batch * tokens * heads * head_dim; }
   constexpr std::int64_t lse_elements() const { return batch * heads * tokens; }
 };
 
 constexpr RowsShape output_rows(const BlockShape& s) {
-  return RowsShape{s.batch, s.q_tokens, s.heads, s.head_dim};
+  return RowsShape{s.batch, s.q_tokens, s.heads, s.v_dim()};
 }
 
 // Throws std::invalid_argument when a shape or mask is unusable (non-positive sizes, heads not
@@ -110,7 +120,8 @@ void validate_rows(const RowsShape& rows);
 // Number of (query, key) pairs of the block that the mask leaves visible (per batch and head).
 std::int64_t visible_pairs(const BlockShape& shape, const PositionMask& mask);
 
-// Forward FLOPs of the block counting only visible pairs: 4 * batch * pairs * heads * head_dim.
+// Forward FLOPs of the block counting only visible pairs:
+// 2 * batch * pairs * heads * (head_dim + v_dim).
 double forward_flops(const BlockShape& shape, const PositionMask& mask);
 
 // The keys of the KV chunk visible to query q_index: one index range (positions grow with the

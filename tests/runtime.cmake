@@ -84,7 +84,7 @@ endforeach()
 # Every schedule kind forward, fp32, checked against the full attention (max abs error 1e-5).
 # A case is name|ranks|settings ("," separated)|values: the values checked, i.e. every output
 # element exactly once (O and LSE: S*H*d + S*H = 6528 for the small shape; dQ and dKV:
-# S*H*d + 2*S*Hkv*d = 12288). Ulysses with 4 ranks needs kv_heads % 4 == 0, so it runs 8 heads
+# S*H*d + 2*S*Hkv*d = 12288). Ulysses with 4 ranks and kv_heads % 4 == 0 runs 8 heads
 # over 4 kv heads (GQA 2:1); "usp uAxB" has A ranks of all-to-all in each of B ring groups.
 set(rt_forward_cases
   "zigzag|4|schedule.kind=zigzag|6528"
@@ -105,7 +105,15 @@ set(rt_backward_cases
   "zigzag|4|schedule.kind=zigzag|6528|12288"
   "striped|4|schedule.kind=striped|6528|12288"
   "ulysses|4|schedule.kind=ulysses,attention.heads=8,attention.kv_heads=4|13056|24576"
-  "usp u2x2|4|schedule.kind=usp,schedule.ulysses=2|6528|12288")
+  "usp u2x2|4|schedule.kind=usp,schedule.ulysses=2|6528|12288"
+  "allgather_kv|4|schedule.kind=allgather_kv|6528|12288"
+  "double_ring inner 2|4|schedule.kind=double_ring,schedule.inner=2|6528|12288"
+  "double_ring inner 2|8|schedule.kind=double_ring,schedule.inner=2|6528|12288"
+  "double_ring inner 4|8|schedule.kind=double_ring,schedule.inner=4|6528|12288"
+  "double_ring inner 1|4|schedule.kind=double_ring,schedule.inner=1|6528|12288"
+  # KV replication: the small shape's 2 KV heads on u = 4 (each KV head on 2 ranks).
+  "ulysses kv replicated|4|schedule.kind=ulysses|6528|12288"
+  "usp u4x2 kv replicated|8|schedule.kind=usp,schedule.ulysses=4|6528|12288")
 
 # rt_case(<case> prefix): prefix_name, prefix_gpus, prefix_sets ("--set;a=b;..."), prefix_v1,
 # prefix_v2 from a case string.
@@ -205,8 +213,8 @@ endforeach()
 # Every mask under mpirun, checked against the reference attention with the same mask (max abs
 # error 1e-5 forward, 1e-4 backward, as above): a sliding window of 20 tokens (the ring then
 # runs 2 of its 4 steps and sends each dKV straight home) and of 40 (3 steps), and packed
-# documents 10 + 30 + 20 + 36 = 96 tokens, causal inside each. Schedules with a backward run
-# both passes; allgather_kv is forward only in this build. Mesh refuses masks that leave a chunk
+# documents 10 + 30 + 20 + 36 = 96 tokens, causal inside each, both passes. Mesh refuses masks
+# that leave a chunk
 # pair empty (these do), so it has no case here.
 set(rt_mask_window20 --set attention.causal=true --set attention.mask=sliding_window
                      --set attention.window=20)
@@ -223,16 +231,27 @@ foreach(mask window20 window40 documents)
     if(mask STREQUAL "window40" AND NOT sched STREQUAL "ring")
       continue()
     endif()
-    if(sched STREQUAL "allgather_kv")
-      set(pass forward)
-      set(regex "${rt_fwd} 6528 ${rt_ok}")
-    else()
-      set(pass both)
-      set(regex "${rt_fwd} 6528 ${rt_ok}\n  ${rt_bwd} 12288 ${rt_ok}")
-    endif()
+    set(pass both)
+    set(regex "${rt_fwd} 6528 ${rt_ok}\n  ${rt_bwd} 12288 ${rt_ok}")
     tilesim_mpi_test("${sched} 4 ranks ${pass} mask ${mask} matches the masked reference" 4
       EXPECT ok REGEX "${regex}"
       ARGS --set schedule.gpus=4 ${rt_mask_sched_${sched}} ${rt_mask_${mask}}
            --set attention.pass=${pass} --check)
   endforeach()
 endforeach()
+# Head shapes (issue 14): MLA's q/k head dim 192 with v head dim 128, and head dim 256, both
+# passes, checked against the reference. Values checked, S = 96, H = 4, Hkv = 2:
+#   MLA forward  O S*H*dv + LSE S*H = 49152 + 384 = 49536;
+#   MLA backward dQ S*H*d + dK S*Hkv*d + dV S*Hkv*dv = 73728 + 36864 + 24576 = 135168;
+#   d256 forward 98304 + 384 = 98688; backward 98304 + 2 * 49152 = 196608.
+foreach(kind ring allgather_kv usp)
+  tilesim_mpi_test("${kind} 4 ranks MLA 192/128 both causal=true matches the reference" 4
+    EXPECT ok REGEX "${rt_fwd} 49536 ${rt_ok}\n  ${rt_bwd} 135168 ${rt_ok}"
+    ARGS --set schedule.gpus=4 --set schedule.kind=${kind} --set attention.head_dim=192
+         --set attention.v_head_dim=128 --set attention.pass=both --set attention.causal=true
+         --check)
+endforeach()
+tilesim_mpi_test("mesh 2x2 4 ranks head_dim 256 both matches the reference" 4
+  EXPECT ok REGEX "${rt_fwd} 98688 ${rt_ok}\n  ${rt_bwd} 196608 ${rt_ok}"
+  ARGS --set schedule.gpus=4 --set schedule.kind=mesh "--set" "schedule.tile=[2,2]"
+       --set attention.head_dim=256 --set attention.pass=both --set attention.causal=true --check)

@@ -48,6 +48,12 @@ std::vector<Case> cases() {
        {MaskKind::causal, {0, 1}, {30, 1}}},
       {"whole block masked", {2, 2, 1, 64, 17, 19}, {MaskKind::causal, {0, 1}, {1000, 1}}},
       {"long rows 5x300 d64", {1, 2, 1, 64, 5, 300}, {}},
+      // MLA (q/k 192, v 128) and the widest head dim, 256 (issue 14).
+      {"MLA 192/128 causal 24x40",
+       {1, 4, 2, 192, 24, 40, 128},
+       {MaskKind::causal, {16, 1}, {0, 1}}},
+      {"MLA 192/128 full 9x17 GQA 4:1", {2, 4, 1, 192, 9, 17, 128}, {}},
+      {"d256 causal 20x20", {1, 2, 2, 256, 20, 20}, {MaskKind::causal, {0, 1}, {0, 1}}},
   };
 }
 
@@ -56,8 +62,8 @@ struct Data {
 };
 
 Data make_data(const tk::BlockShape& s, std::uint32_t seed) {
-  return Data{random_floats(s.q_elements(), seed), random_floats(s.kv_elements(), seed + 1),
-              random_floats(s.kv_elements(), seed + 2)};
+  return Data{random_floats(s.q_elements(), seed), random_floats(s.k_elements(), seed + 1),
+              random_floats(s.v_elements(), seed + 2)};
 }
 
 }  // namespace
@@ -69,9 +75,10 @@ TEST_CASE("kernels: CPU fast forward matches the reference", "[kernels]") {
       INFO(c.name << ", threads " << threads);
       const tk::BlockShape& s = c.shape;
       const Data d = make_data(s, seed);
-      std::vector<float> o(d.q.size()), lse(static_cast<std::size_t>(s.lse_elements()));
+      std::vector<float> o(static_cast<std::size_t>(s.o_elements()));
+      std::vector<float> lse(static_cast<std::size_t>(s.lse_elements()));
       tk::attention_forward_cpu(s, c.mask, d.q, d.k, d.v, o, lse, threads);
-      std::vector<double> o_ref(d.q.size()), lse_ref(lse.size());
+      std::vector<double> o_ref(o.size()), lse_ref(lse.size());
       tk::reference_forward(s, c.mask, to_double(d.q), to_double(d.k), to_double(d.v), o_ref,
                             lse_ref);
       CHECK(relative_error(o, o_ref) < 1e-5);
@@ -88,9 +95,10 @@ TEST_CASE("kernels: CPU fast backward matches the reference", "[kernels]") {
       INFO(c.name << ", threads " << threads);
       const tk::BlockShape& s = c.shape;
       const Data d = make_data(s, seed);
-      const auto d_o = random_floats(s.q_elements(), seed + 7);
+      const auto d_o = random_floats(s.o_elements(), seed + 7);
       // O and LSE of the full row: here the block is the whole row.
-      std::vector<double> o_ref(d.q.size()), lse_ref(static_cast<std::size_t>(s.lse_elements()));
+      std::vector<double> o_ref(static_cast<std::size_t>(s.o_elements()));
+      std::vector<double> lse_ref(static_cast<std::size_t>(s.lse_elements()));
       tk::reference_forward(s, c.mask, to_double(d.q), to_double(d.k), to_double(d.v), o_ref,
                             lse_ref);
       const std::vector<float> o(o_ref.begin(), o_ref.end());
@@ -151,4 +159,35 @@ TEST_CASE("kernels: CPU fast path: fully masked rows and bad sizes", "[kernels]"
   tk::BlockShape bad = s;
   bad.kv_heads = 3;
   CHECK_THROWS_AS(tk::attention_forward_cpu(bad, m, d.q, d.k, d.v, o, lse), std::invalid_argument);
+}
+
+TEST_CASE("kernels: CPU fast path: a v head dim narrower than q/k is V's leading columns",
+          "[kernels]") {
+  // O = softmax(QK^T) V is linear in V column by column: a block with dv = 128 gives the first
+  // 128 columns of the same block with dv = 192 whose V agrees on those columns.
+  const tk::BlockShape mla{1, 4, 2, 192, 24, 40, 128};
+  tk::BlockShape square = mla;
+  square.v_head_dim = 0;
+  const tk::PositionMask m{tk::MaskKind::causal, {16, 1}, {0, 1}};
+  const auto q = random_floats(mla.q_elements(), 31);
+  const auto k = random_floats(mla.k_elements(), 32);
+  const auto v_wide = random_floats(square.v_elements(), 33);
+  std::vector<float> v_narrow;
+  for (std::size_t row = 0; row < v_wide.size() / 192; ++row) {
+    v_narrow.insert(v_narrow.end(), v_wide.begin() + static_cast<std::ptrdiff_t>(row * 192),
+                    v_wide.begin() + static_cast<std::ptrdiff_t>(row * 192 + 128));
+  }
+  std::vector<float> o_narrow(static_cast<std::size_t>(mla.o_elements()));
+  std::vector<float> o_wide(static_cast<std::size_t>(square.o_elements()));
+  std::vector<float> lse_narrow(static_cast<std::size_t>(mla.lse_elements()));
+  std::vector<float> lse_wide(lse_narrow.size());
+  tk::attention_forward_cpu(mla, m, q, k, v_narrow, o_narrow, lse_narrow);
+  tk::attention_forward_cpu(square, m, q, k, v_wide, o_wide, lse_wide);
+  CHECK(lse_narrow == lse_wide);
+  for (std::size_t row = 0; row < o_narrow.size() / 128; ++row) {
+    for (std::size_t d = 0; d < 128; ++d) {
+      REQUIRE(o_narrow[row * 128 + d] == Approx(o_wide[row * 192 + d]).margin(1e-6));
+    }
+  }
+  CHECK(tk::forward_flops(mla, tk::PositionMask{}) == 2.0 * 24 * 40 * 4 * (192 + 128));
 }

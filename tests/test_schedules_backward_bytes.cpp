@@ -1,5 +1,7 @@
 // Closed-form bytes per rank, backward and forward+backward.
 #include <catch2/catch.hpp>
+#include <string>
+#include <utility>
 
 #include "tests/schedule_fixtures.hpp"
 
@@ -98,5 +100,61 @@ TEST_CASE("schedules: ring backward keeps Q-side tensors home and double-buffers
   for (const RankStats& r : report.ranks) {
     CHECK(r.peak_bytes <= own + 2 * shape.kv_bytes(c) + 2 * shape.dkv_accumulator_bytes(c));
     CHECK(r.peak_bytes > own);
+  }
+}
+
+TEST_CASE("schedules: all-gather KV backward gathers KV again and reduce-scatters dKV") {
+  // TransformerEngine's all-gather CP backward: (P-1) kv in (the forward kept only its own
+  // chunk), then the reduce-scatter of the fp32 dK+dV partials: (P-1) dkv in and out.
+  for (int p : {1, 2, 3, 4, 8}) {
+    for (bool gqa : {false, true}) {
+      for (bool causal : {false, true}) {
+        INFO("P = " << p << (gqa ? " GQA" : " MHA") << (causal ? " causal" : ""));
+        const AttentionShape bwd = shape_with(gqa, causal, PassSelection::backward);
+        const ChunkBytes b = chunk_bytes(bwd, p);
+        check_every_rank(validate_plan(plan_of("allgather_kv", bwd, p)), (p - 1) * (b.kv + b.dkv));
+        const AttentionShape both = shape_with(gqa, causal, PassSelection::both);
+        check_every_rank(validate_plan(plan_of("allgather_kv", both, p)),
+                         2 * (p - 1) * b.kv + (p - 1) * b.dkv);
+      }
+    }
+  }
+}
+
+TEST_CASE("schedules: all-gather KV backward values for one shape, written out") {
+  // S = 48K, P = 8, MHA: kv = 100663296, dkv = 201326592 bytes: 7 (kv + dkv) = 2113929216.
+  const AttentionShape bwd = shape_with(false, false, PassSelection::backward);
+  const PlanReport report = validate_plan(plan_of("allgather_kv", bwd, 8));
+  REQUIRE(report.ok());
+  CHECK(report.max_bytes_received() == 2113929216.0);
+}
+
+TEST_CASE("schedules: double ring backward: KV as forward, dKV k hops per node and n across") {
+  // P = n k; dKV hops: [k > 1] n k inner + [n > 1] n outer; with n = 1 this is the ring's P.
+  for (auto [p, k] : {std::pair{8, 4}, std::pair{8, 2}, std::pair{8, 1}, std::pair{8, 8},
+                      std::pair{6, 3}, std::pair{4, 2}, std::pair{1, 1}}) {
+    for (bool causal : {false, true}) {
+      const int n = p / k;
+      INFO("P = " << p << " inner " << k << (causal ? " causal" : ""));
+      const AttentionShape bwd = shape_with(true, causal, PassSelection::backward);
+      const ChunkBytes b = chunk_bytes(bwd, p);
+      const double hops = (k > 1 ? n * k : 0) + (n > 1 ? n : 0);
+      check_every_rank(validate_plan(plan_of("double_ring", bwd, p, 0, k)),
+                       (p - 1) * b.kv + hops * b.dkv);
+      const AttentionShape both = shape_with(true, causal, PassSelection::both);
+      check_every_rank(validate_plan(plan_of("double_ring", both, p, 0, k)),
+                       2 * (p - 1) * b.kv + hops * b.dkv);
+    }
+  }
+}
+
+TEST_CASE("schedules: pass-q backward is refused, saying why") {
+  const AttentionShape bwd = shape_with(false, true, PassSelection::backward);
+  try {
+    plan_of("pass_q", bwd, 4);
+    FAIL("expected a ScheduleError");
+  } catch (const ScheduleError& e) {
+    CHECK(e.key() == "attention.pass");
+    CHECK(std::string(e.what()).find("no implementation defines a backward") != std::string::npos);
   }
 }

@@ -185,3 +185,51 @@ TEST_CASE("closed form: a grouped all-gather pays alpha once, concurrently, not 
   CHECK(makespan_s(plan_of("allgather_kv", shape, p), kLink, profile) ==
         Approx(5e-3 + (p - 1) * z.kv / kLink + p * z.block_s).epsilon(1e-3));
 }
+
+TEST_CASE("closed form: all-gather kv backward is the gather, one backward call, the scatter") {
+  // TransformerEngine's all-gather CP backward: KV gathered again ((P-1) kv / L), one backward
+  // call of P blocks at 2.5 B each (2bH(3d + 2dv) FLOPs per pair, d = dv), then the reduce-
+  // scatter of the fp32 dK+dV partials ((P-1) dkv / L, dkv = 2 kv) and a merge (at 1e15 B/s).
+  //   P = 4, S = 16K:  T = 3 kv / L + 4 (2.5 B) + 3 (2 kv) / L = 201 ms + 2.749 s + 403 ms.
+  const AttentionShape shape = shape_with(false, false, PassSelection::backward, 16 * 1024);
+  for (int p : {2, 4}) {
+    const Sizes z = sizes(shape, p, kPeak);
+    INFO("P = " << p);
+    const double want = (p - 1) * z.kv / kLink + p * 2.5 * z.block_s + (p - 1) * 2 * z.kv / kLink;
+    CHECK(makespan_s(plan_of("allgather_kv", shape, p), kLink, ideal_profile(kPeak)) ==
+          Approx(want).epsilon(1e-3));
+  }
+}
+
+TEST_CASE("closed form: double ring backward waits one dKV hop between its calls") {
+  // A backward call writes the dKV accumulator that arrives from the previous member, so on a
+  // symmetric ring each call waits for the hop of the one before: the inner hop (dkv / L,
+  // dkv = 2 kv fp32) after every call, and after the last call of an outer step also the
+  // outer hop. With n nodes of k: T = P (2.5 B) + (n k + n) dkv / L (KV prefetch, at most
+  // 2 kv / L, hides under the call). P = 4 = 2 x 2, S = 16K: T = 4 * 0.687 s + 6 * 134 ms.
+  const AttentionShape shape = shape_with(false, false, PassSelection::backward, 16 * 1024);
+  const int p = 4, k = 2, n = 2;
+  const Sizes z = sizes(shape, p, kPeak);
+  REQUIRE(2 * z.kv / kLink < 2.5 * z.block_s);
+  const double want = p * 2.5 * z.block_s + (n * k + n) * 2 * z.kv / kLink;
+  CHECK(makespan_s(plan_of("double_ring", shape, p, 0, k, Correction::fused), kLink,
+                   ideal_profile(kPeak)) == Approx(want).epsilon(1e-3));
+  // One node (n = 1) is the ring backward: P calls and P hops.
+  CHECK(makespan_s(plan_of("double_ring", shape, p, 0, p, Correction::fused), kLink,
+                   ideal_profile(kPeak)) ==
+        Approx(p * 2.5 * z.block_s + p * 2 * z.kv / kLink).epsilon(1e-3));
+}
+
+TEST_CASE("closed form: MLA all-gather kv costs its K+V bytes and 2bH(d + dv) FLOPs") {
+  // q/k head dim 192, v head dim 128, 32 heads, bf16, P = 4, S = 16K, c = 4096:
+  //   kv = c * 32 * (192 + 128) * 2 = 83.9 MB, B = c^2 * 2 * 32 * 320 / F = 0.344 s;
+  //   T = 3 kv / L + 4 B = 252 ms + 1.374 s.
+  AttentionShape shape = shape_with(false, false, PassSelection::forward, 16 * 1024);
+  shape.head_dim = 192;
+  shape.v_head_dim = 128;
+  const double c = 4096, kv = c * 32 * 320 * 2, block_s = c * c * 2 * 32 * 320 / kPeak;
+  CHECK(kv == shape.kv_bytes(4096));
+  const double want = 3 * kv / kLink + 4 * block_s;
+  CHECK(makespan_s(plan_of("allgather_kv", shape, 4), kLink, ideal_profile(kPeak)) ==
+        Approx(want).epsilon(1e-3));
+}

@@ -19,9 +19,9 @@ constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
 // Scratch of one (batch, head) task.
 struct ForwardScratch {
   std::vector<float> k_transposed;  // [head_dim][kv_tokens]
-  std::vector<float> v_rows;        // [kv_tokens][head_dim]
+  std::vector<float> v_rows;        // [kv_tokens][v_dim]
   std::vector<float> q_scaled;      // [head_dim]
-  std::vector<float> acc;           // [head_dim]
+  std::vector<float> acc;           // [v_dim]
   std::vector<float> scores;        // [kKeyBlock]
 };
 
@@ -29,6 +29,7 @@ struct ForwardScratch {
 void forward_row(const BlockShape& s, KeyRange keys, ForwardScratch& w, float* o_row,
                  float* lse_out) {
   const Index dim = s.head_dim;
+  const Index v_dim = s.v_dim();
   float* acc = w.acc.data();
   float* scores = w.scores.data();
   std::fill(w.acc.begin(), w.acc.end(), 0.0F);
@@ -47,22 +48,22 @@ void forward_row(const BlockShape& s, KeyRange keys, ForwardScratch& w, float* o
     const float new_max = std::max(running_max, block_max);
     const float correction = std::exp(running_max - new_max);  // exp(-inf) = 0 on first block
     running_sum *= correction;
-    for (Index d = 0; d < dim; ++d) acc[d] *= correction;
+    for (Index d = 0; d < v_dim; ++d) acc[d] *= correction;
     for (Index j = 0; j < n; ++j) {
       const float p = std::exp(scores[j] - new_max);
       running_sum += p;
-      const float* v = w.v_rows.data() + (j0 + j) * dim;
-      for (Index d = 0; d < dim; ++d) acc[d] += p * v[d];
+      const float* v = w.v_rows.data() + (j0 + j) * v_dim;
+      for (Index d = 0; d < v_dim; ++d) acc[d] += p * v[d];
     }
     running_max = new_max;
   }
   if (keys.count() <= 0) {
-    std::fill(o_row, o_row + dim, 0.0F);
+    std::fill(o_row, o_row + v_dim, 0.0F);
     *lse_out = kMinusInf;
     return;
   }
   const float inv_sum = 1.0F / running_sum;
-  for (Index d = 0; d < dim; ++d) o_row[d] = acc[d] * inv_sum;
+  for (Index d = 0; d < v_dim; ++d) o_row[d] = acc[d] * inv_sum;
   *lse_out = running_max + std::log(running_sum);
 }
 
@@ -73,9 +74,9 @@ void attention_forward_cpu(const BlockShape& s, const PositionMask& mask, std::s
                            std::span<float> lse, int threads) {
   validate_block(s, mask);
   detail::require_size(q, s.q_elements(), "q");
-  detail::require_size(k, s.kv_elements(), "k");
-  detail::require_size(v, s.kv_elements(), "v");
-  detail::require_size(o, s.q_elements(), "o");
+  detail::require_size(k, s.k_elements(), "k");
+  detail::require_size(v, s.v_elements(), "v");
+  detail::require_size(o, s.o_elements(), "o");
   detail::require_size(lse, s.lse_elements(), "lse");
   const float scale = 1.0F / std::sqrt(static_cast<float>(s.head_dim));
   std::vector<KeyRange> visible(static_cast<std::size_t>(s.q_tokens));
@@ -86,15 +87,15 @@ void attention_forward_cpu(const BlockShape& s, const PositionMask& mask, std::s
     const Index h = task % s.heads;
     const Index g = h / s.group_size();
     ForwardScratch w;
-    detail::pack_transposed(s, k, b, g, w.k_transposed);
-    detail::pack_rows(s, v, b, g, w.v_rows);
+    detail::pack_transposed(s, k, b, g, s.head_dim, w.k_transposed);
+    detail::pack_rows(s, v, b, g, s.v_dim(), w.v_rows);
     w.q_scaled.resize(static_cast<std::size_t>(s.head_dim));
-    w.acc.resize(static_cast<std::size_t>(s.head_dim));
+    w.acc.resize(static_cast<std::size_t>(s.v_dim()));
     w.scores.resize(static_cast<std::size_t>(kKeyBlock));
     for (Index i = 0; i < s.q_tokens; ++i) {
-      const float* q_row = q.data() + detail::q_offset(s, b, i, h);
+      const float* q_row = q.data() + detail::q_offset(s, b, i, h, s.head_dim);
       for (Index d = 0; d < s.head_dim; ++d) w.q_scaled[d] = q_row[d] * scale;
-      forward_row(s, visible[i], w, o.data() + detail::q_offset(s, b, i, h),
+      forward_row(s, visible[i], w, o.data() + detail::q_offset(s, b, i, h, s.v_dim()),
                   lse.data() + detail::row_offset(s, b, h) + i);
     }
   });

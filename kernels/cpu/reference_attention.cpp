@@ -17,11 +17,17 @@ constexpr double kMinusInf = -std::numeric_limits<double>::infinity();
 // Flat indices into the documented layouts.
 struct Indexer {
   const BlockShape& s;
-  Index q(Index b, Index i, Index h, Index d) const {
+  Index q(Index b, Index i, Index h, Index d) const {  // Q, dQ
     return ((b * s.q_tokens + i) * s.heads + h) * s.head_dim + d;
   }
-  Index kv(Index b, Index j, Index g, Index d) const {
+  Index o(Index b, Index i, Index h, Index d) const {  // O, dO
+    return ((b * s.q_tokens + i) * s.heads + h) * s.v_dim() + d;
+  }
+  Index k(Index b, Index j, Index g, Index d) const {
     return ((b * s.kv_tokens + j) * s.kv_heads + g) * s.head_dim + d;
+  }
+  Index v(Index b, Index j, Index g, Index d) const {
+    return ((b * s.kv_tokens + j) * s.kv_heads + g) * s.v_dim() + d;
   }
   Index row(Index b, Index h, Index i) const { return (b * s.heads + h) * s.q_tokens + i; }
 };
@@ -30,7 +36,7 @@ double score(const BlockShape& s, const Indexer& at, std::span<const double> q,
              std::span<const double> k, Index b, Index i, Index h, Index j) {
   const Index g = h / s.group_size();
   double dot = 0.0;
-  for (Index d = 0; d < s.head_dim; ++d) dot += q[at.q(b, i, h, d)] * k[at.kv(b, j, g, d)];
+  for (Index d = 0; d < s.head_dim; ++d) dot += q[at.q(b, i, h, d)] * k[at.k(b, j, g, d)];
   return dot / std::sqrt(static_cast<double>(s.head_dim));
 }
 
@@ -41,9 +47,9 @@ void reference_forward(const BlockShape& s, const PositionMask& mask, std::span<
                        std::span<double> lse) {
   validate_block(s, mask);
   require_size(q, s.q_elements(), "q");
-  require_size(k, s.kv_elements(), "k");
-  require_size(v, s.kv_elements(), "v");
-  require_size(o, s.q_elements(), "o");
+  require_size(k, s.k_elements(), "k");
+  require_size(v, s.v_elements(), "v");
+  require_size(o, s.o_elements(), "o");
   require_size(lse, s.lse_elements(), "lse");
   const Indexer at{s};
   for (Index b = 0; b < s.batch; ++b) {
@@ -57,7 +63,7 @@ void reference_forward(const BlockShape& s, const PositionMask& mask, std::span<
             if (sc > max_score) max_score = sc;
           }
         }
-        for (Index d = 0; d < s.head_dim; ++d) o[at.q(b, i, h, d)] = 0.0;
+        for (Index d = 0; d < s.v_dim(); ++d) o[at.o(b, i, h, d)] = 0.0;
         if (max_score == kMinusInf) {
           lse[at.row(b, h, i)] = kMinusInf;
           continue;
@@ -67,9 +73,9 @@ void reference_forward(const BlockShape& s, const PositionMask& mask, std::span<
           if (!mask.visible(i, j)) continue;
           const double p = std::exp(score(s, at, q, k, b, i, h, j) - max_score);
           sum += p;
-          for (Index d = 0; d < s.head_dim; ++d) o[at.q(b, i, h, d)] += p * v[at.kv(b, j, g, d)];
+          for (Index d = 0; d < s.v_dim(); ++d) o[at.o(b, i, h, d)] += p * v[at.v(b, j, g, d)];
         }
-        for (Index d = 0; d < s.head_dim; ++d) o[at.q(b, i, h, d)] /= sum;
+        for (Index d = 0; d < s.v_dim(); ++d) o[at.o(b, i, h, d)] /= sum;
         lse[at.row(b, h, i)] = max_score + std::log(sum);
       }
     }
@@ -83,14 +89,14 @@ void reference_backward(const BlockShape& s, const PositionMask& mask, std::span
                         std::span<double> dv) {
   validate_block(s, mask);
   require_size(q, s.q_elements(), "q");
-  require_size(k, s.kv_elements(), "k");
-  require_size(v, s.kv_elements(), "v");
-  require_size(o, s.q_elements(), "o");
-  require_size(d_o, s.q_elements(), "d_o");
+  require_size(k, s.k_elements(), "k");
+  require_size(v, s.v_elements(), "v");
+  require_size(o, s.o_elements(), "o");
+  require_size(d_o, s.o_elements(), "d_o");
   require_size(lse, s.lse_elements(), "lse");
   require_size(dq, s.q_elements(), "dq");
-  require_size(dk, s.kv_elements(), "dk");
-  require_size(dv, s.kv_elements(), "dv");
+  require_size(dk, s.k_elements(), "dk");
+  require_size(dv, s.v_elements(), "dv");
   const Indexer at{s};
   const double scale = 1.0 / std::sqrt(static_cast<double>(s.head_dim));
   for (Index b = 0; b < s.batch; ++b) {
@@ -100,18 +106,18 @@ void reference_backward(const BlockShape& s, const PositionMask& mask, std::span
         const double row_lse = lse[at.row(b, h, i)];
         if (row_lse == kMinusInf) continue;  // the row sees no key anywhere: no gradient
         double d_row = 0.0;
-        for (Index d = 0; d < s.head_dim; ++d) d_row += d_o[at.q(b, i, h, d)] * o[at.q(b, i, h, d)];
+        for (Index d = 0; d < s.v_dim(); ++d) d_row += d_o[at.o(b, i, h, d)] * o[at.o(b, i, h, d)];
         for (Index j = 0; j < s.kv_tokens; ++j) {
           if (!mask.visible(i, j)) continue;
           const double p = std::exp(score(s, at, q, k, b, i, h, j) - row_lse);
           double dp = 0.0;
-          for (Index d = 0; d < s.head_dim; ++d) dp += d_o[at.q(b, i, h, d)] * v[at.kv(b, j, g, d)];
+          for (Index d = 0; d < s.v_dim(); ++d) dp += d_o[at.o(b, i, h, d)] * v[at.v(b, j, g, d)];
           const double ds = p * (dp - d_row);
           for (Index d = 0; d < s.head_dim; ++d) {
-            dq[at.q(b, i, h, d)] += scale * ds * k[at.kv(b, j, g, d)];
-            dk[at.kv(b, j, g, d)] += scale * ds * q[at.q(b, i, h, d)];
-            dv[at.kv(b, j, g, d)] += p * d_o[at.q(b, i, h, d)];
+            dq[at.q(b, i, h, d)] += scale * ds * k[at.k(b, j, g, d)];
+            dk[at.k(b, j, g, d)] += scale * ds * q[at.q(b, i, h, d)];
           }
+          for (Index d = 0; d < s.v_dim(); ++d) dv[at.v(b, j, g, d)] += p * d_o[at.o(b, i, h, d)];
         }
       }
     }

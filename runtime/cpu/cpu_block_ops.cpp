@@ -50,15 +50,16 @@ void run_forward_blocks(const Plan& plan, int q_chunk, int kv_chunk, const Forwa
   const kernels::BlockShape shape = block_shape(plan);
   const kernels::RowsShape rows = block_rows(plan);
   const std::int64_t q_size = block_elements(plan, Tensor::q);
+  const std::int64_t o_size = block_elements(plan, Tensor::o);
   const std::int64_t kv_size = block_elements(plan, Tensor::kv);
+  const auto k_size = static_cast<std::size_t>(shape.k_elements());
   const std::int64_t lse_size = block_elements(plan, Tensor::lse);
   for_each_pair(
       plan, q_chunk, kv_chunk, [&](std::size_t a, std::size_t b, kernels::PositionMask m) {
         const std::span<const float> kv = block_of(spans.kv, b, kv_size);
-        kernels::attention_forward_cpu(shape, m, block_of(spans.q, a, q_size),
-                                       kv.first(kv.size() / 2), kv.last(kv.size() / 2), scratch.o,
-                                       scratch.lse, threads);
-        kernels::accumulate_partial_cpu(rows, scratch.o, scratch.lse, block_of(spans.o, a, q_size),
+        kernels::attention_forward_cpu(shape, m, block_of(spans.q, a, q_size), kv.first(k_size),
+                                       kv.subspan(k_size), scratch.o, scratch.lse, threads);
+        kernels::accumulate_partial_cpu(rows, scratch.o, scratch.lse, block_of(spans.o, a, o_size),
                                         block_of(spans.lse, a, lse_size));
       });
 }
@@ -67,18 +68,20 @@ void run_backward_blocks(const Plan& plan, int q_chunk, int kv_chunk, const Back
                          int threads) {
   const kernels::BlockShape shape = block_shape(plan);
   const std::int64_t q_size = block_elements(plan, Tensor::q);
+  const std::int64_t o_size = block_elements(plan, Tensor::o);
   const std::int64_t kv_size = block_elements(plan, Tensor::kv);
+  const auto k_size = static_cast<std::size_t>(shape.k_elements());
   const std::int64_t lse_size = block_elements(plan, Tensor::lse);
-  for_each_pair(
-      plan, q_chunk, kv_chunk, [&](std::size_t a, std::size_t b, kernels::PositionMask m) {
-        const std::span<const float> kv = block_of(spans.kv, b, kv_size);
-        const std::span<float> dkv = block_of(spans.dkv, b, kv_size);
-        kernels::attention_backward_cpu(
-            shape, m, block_of(spans.q, a, q_size), kv.first(kv.size() / 2), kv.last(kv.size() / 2),
-            block_of(spans.o, a, q_size), block_of(spans.d_o, a, q_size),
-            block_of(spans.lse, a, lse_size), block_of(spans.dq, a, q_size),
-            dkv.first(dkv.size() / 2), dkv.last(dkv.size() / 2), threads);
-      });
+  for_each_pair(plan, q_chunk, kv_chunk,
+                [&](std::size_t a, std::size_t b, kernels::PositionMask m) {
+                  const std::span<const float> kv = block_of(spans.kv, b, kv_size);
+                  const std::span<float> dkv = block_of(spans.dkv, b, kv_size);
+                  kernels::attention_backward_cpu(
+                      shape, m, block_of(spans.q, a, q_size), kv.first(k_size), kv.subspan(k_size),
+                      block_of(spans.o, a, o_size), block_of(spans.d_o, a, o_size),
+                      block_of(spans.lse, a, lse_size), block_of(spans.dq, a, q_size),
+                      dkv.first(k_size), dkv.subspan(k_size), threads);
+                });
 }
 
 }  // namespace tilesim::runtime

@@ -20,6 +20,15 @@ namespace {
 bool pick_device(const Plan& plan, const MpiSession& mpi, kernels::KernelFamily family,
                  std::string& why) {
   const std::int64_t d = plan.shape.head_dim;
+  // Both CUDA paths (own WMMA kernels and the cuDNN graph of cudnn_attention.cpp) are built
+  // for one head dim shared by Q, K and V; MLA shapes run on the CPU backend.
+  if (plan.shape.value_dim() != d) {
+    why = fmt::format(
+        "the CUDA kernels (own and cuDNN) need v_head_dim = head_dim; v_head_dim {} with "
+        "head_dim {} runs on the CPU backend (--backend cpu)",
+        plan.shape.value_dim(), d);
+    return false;
+  }
   if (family == kernels::KernelFamily::cudnn && (d % 8 != 0 || d > 256)) {
     why = fmt::format("cuDNN fused attention takes head_dim a multiple of 8 up to 256, not {}", d);
     return false;

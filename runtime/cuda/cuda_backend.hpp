@@ -1,8 +1,8 @@
 // Backend `cuda`: one MPI rank per GPU, CUDA kernels, NCCL point-to-point, CUDA-event timings.
 //
 // Device: rank r uses GPU <local rank> (MPI_COMM_TYPE_SHARED split), cudaSetDevice. If any rank
-// finds no usable GPU (or the head_dim has no CUDA kernel) every rank throws
-// BackendUnavailable with the reason, so the job ends cleanly instead of hanging in NCCL.
+// finds no usable GPU (or the head_dim has no CUDA kernel, or v_head_dim != head_dim) every rank
+// throws BackendUnavailable with the reason, so the job ends cleanly instead of hanging in NCCL.
 // Data: Q, KV and dO are stored as bf16 (whatever the scenario dtype; the reference rounds
 // the inputs the same way), accumulators, partials and saved forward state (O, LSE, dQ, dKV)
 // as fp32; layout as in

@@ -52,6 +52,8 @@ class InputData {
  private:
   // Tokens start + t * stride, t < tokens, heads [head_begin, head_begin + heads), in the
   // layout [batch][tokens][heads][head_dim].
+  // Values per head of a tensor: head_dim for Q, dQ, K (kv part 0); v_head_dim for O, dO, V.
+  std::int64_t head_dim_of(Tensor tensor, int part) const;
   void fill_tokens(Tensor tensor, int part, std::int64_t head_begin, std::int64_t heads,
                    std::int64_t start, std::int64_t stride, std::int64_t tokens,
                    std::span<float> out) const;

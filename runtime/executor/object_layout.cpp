@@ -15,29 +15,38 @@ std::int64_t group_heads(const Plan& plan, std::int64_t heads, const char* what)
   return heads / plan.head_groups;
 }
 
+// KV heads of one head group: kv_heads / g, or one whole KV head replicated over g / kv_heads
+// groups when g is a multiple of kv_heads (Ulysses beyond the KV-head count).
+std::int64_t group_kv_heads(const Plan& plan) {
+  const std::int64_t kv = plan.shape.kv_heads;
+  if (plan.head_groups > kv && plan.head_groups % kv == 0) return 1;
+  return group_heads(plan, kv, "kv_heads");
+}
+
 }  // namespace
 
 HeadRange head_range(const Plan& plan, int chunk) {
   const std::int64_t h = plan.chunks.at(static_cast<std::size_t>(chunk)).head_group;
   const std::int64_t q = group_heads(plan, plan.shape.heads, "heads");
-  const std::int64_t kv = group_heads(plan, plan.shape.kv_heads, "kv_heads");
-  return HeadRange{h * q, q, h * kv, kv};
+  const std::int64_t kv = group_kv_heads(plan);
+  return HeadRange{h * q, q, h * plan.shape.kv_heads / plan.head_groups, kv};
 }
 
 std::int64_t block_elements(const Plan& plan, Tensor tensor) {
   const AttentionShape& s = plan.shape;
   const std::int64_t c = plan.layout.block_tokens();
   const std::int64_t heads = group_heads(plan, s.heads, "heads");
-  const std::int64_t kv_heads = group_heads(plan, s.kv_heads, "kv_heads");
+  const std::int64_t kv_heads = group_kv_heads(plan);
   switch (tensor) {
     case Tensor::q:
-    case Tensor::o:
-    case Tensor::d_o:
     case Tensor::dq:
       return s.batch * c * heads * s.head_dim;
+    case Tensor::o:
+    case Tensor::d_o:
+      return s.batch * c * heads * s.value_dim();
     case Tensor::kv:
     case Tensor::dkv:
-      return 2 * s.batch * c * kv_heads * s.head_dim;
+      return s.batch * c * kv_heads * (s.head_dim + s.value_dim());
     case Tensor::lse:
     case Tensor::delta:
       return s.batch * heads * c;
@@ -54,12 +63,9 @@ ObjectExtent object_extent(const Plan& plan, int object) {
 kernels::BlockShape block_shape(const Plan& plan) {
   const AttentionShape& s = plan.shape;
   const std::int64_t c = plan.layout.block_tokens();
-  return kernels::BlockShape{s.batch,
-                             group_heads(plan, s.heads, "heads"),
-                             group_heads(plan, s.kv_heads, "kv_heads"),
-                             s.head_dim,
-                             c,
-                             c};
+  return kernels::BlockShape{
+      s.batch,      group_heads(plan, s.heads, "heads"), group_kv_heads(plan), s.head_dim, c, c,
+      s.value_dim()};
 }
 
 kernels::RowsShape block_rows(const Plan& plan) { return kernels::output_rows(block_shape(plan)); }

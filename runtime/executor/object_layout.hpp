@@ -3,8 +3,10 @@
 // A chunk is a list of token blocks (sim/plan/token_layout.hpp). The runtime stores a chunk's
 // data as the concatenation of its blocks, each block in the kernel layout of
 // kernels/attention_shape.hpp for c = seq_len / blocks tokens:
-//   q, o, d_o, dq : [batch][c][heads][head_dim]
-//   kv, dkv       : K block [batch][c][kv_heads][head_dim], then V block, same shape
+//   q, dq         : [batch][c][heads][head_dim]
+//   o, d_o        : [batch][c][heads][v_head_dim]
+//   kv, dkv       : K block [batch][c][kv_heads][head_dim], then V block
+//                   [batch][c][kv_heads][v_head_dim]
 //   lse, delta    : [batch][heads][c]
 // so that every (q block, kv block) pair is one kernel call on contiguous spans, and a block's
 // token t sits at position block_start + t * block_stride.
@@ -12,7 +14,9 @@
 // Head groups (Plan::head_groups = g > 1, Ulysses and USP): an object of a chunk with head
 // group h holds only query heads h*H/g .. (h+1)*H/g - 1 and kv heads h*Hkv/g .. (h+1)*Hkv/g - 1,
 // so `heads` and `kv_heads` above are H/g and Hkv/g. Local query head i still reads local kv
-// head i / (H/Hkv): the GQA grouping of the slice is that of the full heads.
+// head i / (H/Hkv): the GQA grouping of the slice is that of the full heads. When g > Hkv
+// (g a multiple of Hkv: KV heads replicated), a group holds one KV head, h*Hkv/g, which all its
+// H/g query heads read.
 #pragma once
 
 #include <cstdint>

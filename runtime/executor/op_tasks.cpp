@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "runtime/executor/object_layout.hpp"
 #include "runtime/executor/rank_failure.hpp"
 
 namespace tilesim::runtime {
@@ -13,6 +14,18 @@ int find_object(const Plan& plan, std::span<const int> objects, Tensor tensor, i
     if (o.tensor == tensor && o.chunk == chunk) return obj;
   }
   return -1;
+}
+
+// Whether two accumulators cover the same tokens and heads: the same chunk, or (replicated KV
+// heads, usp_schedule.hpp) chunks of the same blocks whose objects hold the same KV heads.
+bool same_rows(const Plan& plan, const DataObject& a, const DataObject& b) {
+  if (a.chunk == b.chunk) return true;
+  if (a.tensor != Tensor::dkv) return false;
+  const Chunk& ca = plan.chunks.at(static_cast<std::size_t>(a.chunk));
+  const Chunk& cb = plan.chunks.at(static_cast<std::size_t>(b.chunk));
+  const HeadRange ha = head_range(plan, a.chunk);
+  const HeadRange hb = head_range(plan, b.chunk);
+  return ca.blocks == cb.blocks && ha.kv_begin == hb.kv_begin && ha.kv_count == hb.kv_count;
 }
 
 }  // namespace
@@ -71,7 +84,7 @@ MergeTask merge_task(const Plan& plan, int rank, int op) {
       sum.target = target;
       for (int r : reads) {
         const DataObject& part = plan.object(r);
-        if (r != target && part.tensor == t.tensor && part.chunk == t.chunk)
+        if (r != target && part.tensor == t.tensor && same_rows(plan, part, t))
           sum.addends.push_back(r);
       }
       if (sum.addends.empty()) {

@@ -23,7 +23,8 @@ void append_heads(std::span<const double> all, std::int64_t outer, std::int64_t 
 // One (q tokens x kv tokens) block over all heads.
 kernels::BlockShape full_heads(const Plan& plan, std::int64_t q_tokens, std::int64_t kv_tokens) {
   const AttentionShape& s = plan.shape;
-  return kernels::BlockShape{s.batch, s.heads, s.kv_heads, s.head_dim, q_tokens, kv_tokens};
+  return kernels::BlockShape{s.batch,  s.heads,   s.kv_heads,   s.head_dim,
+                             q_tokens, kv_tokens, s.value_dim()};
 }
 
 }  // namespace
@@ -42,7 +43,7 @@ std::vector<double> ReferenceOutputs::kv_block(int part, int block) {
   const std::vector<double>& all = full_kv(part);
   const kernels::TokenPositions pos = block_positions(plan_, block);
   const std::int64_t c = plan_.layout.block_tokens();
-  const std::int64_t row = s.kv_heads * s.head_dim;
+  const std::int64_t row = s.kv_heads * (part == 0 ? s.head_dim : s.value_dim());
   std::vector<double> out;
   out.reserve(static_cast<std::size_t>(s.batch * c * row));
   for (std::int64_t b = 0; b < s.batch; ++b) {
@@ -58,7 +59,7 @@ const ReferenceRows& ReferenceOutputs::forward(int block) {
   if (auto it = forward_.find(block); it != forward_.end()) return it->second;
   const kernels::BlockShape shape =
       full_heads(plan_, plan_.layout.block_tokens(), plan_.shape.seq_len);
-  ReferenceRows rows{std::vector<double>(static_cast<std::size_t>(shape.q_elements())),
+  ReferenceRows rows{std::vector<double>(static_cast<std::size_t>(shape.o_elements())),
                      std::vector<double>(static_cast<std::size_t>(shape.lse_elements()))};
   const kernels::PositionMask mask = kernel_mask(plan_, block_positions(plan_, block), {0, 1});
   kernels::reference_forward(shape, mask, inputs_.q_block(Tensor::q, block), full_kv(0), full_kv(1),
@@ -72,8 +73,8 @@ const std::vector<double>& ReferenceOutputs::dq(int block) {
       full_heads(plan_, plan_.layout.block_tokens(), plan_.shape.seq_len);
   const ReferenceRows& fwd = forward(block);
   std::vector<double> dq(static_cast<std::size_t>(shape.q_elements()), 0.0);
-  std::vector<double> dk(static_cast<std::size_t>(shape.kv_elements()), 0.0);
-  std::vector<double> dv(dk.size(), 0.0);
+  std::vector<double> dk(static_cast<std::size_t>(shape.k_elements()), 0.0);
+  std::vector<double> dv(static_cast<std::size_t>(shape.v_elements()), 0.0);
   const kernels::PositionMask mask = kernel_mask(plan_, block_positions(plan_, block), {0, 1});
   kernels::reference_backward(shape, mask, inputs_.q_block(Tensor::q, block), full_kv(0),
                               full_kv(1), fwd.o, inputs_.q_block(Tensor::d_o, block), fwd.lse, dq,
@@ -88,8 +89,8 @@ const std::vector<double>& ReferenceOutputs::dkv(int block) {
   const std::vector<double> k = kv_block(0, block);
   const std::vector<double> v = kv_block(1, block);
   std::vector<double> dq(static_cast<std::size_t>(shape.q_elements()));
-  std::vector<double> dk(static_cast<std::size_t>(shape.kv_elements()), 0.0);
-  std::vector<double> dv(dk.size(), 0.0);
+  std::vector<double> dk(static_cast<std::size_t>(shape.k_elements()), 0.0);
+  std::vector<double> dv(static_cast<std::size_t>(shape.v_elements()), 0.0);
   for (int q_block = 0; q_block < plan_.layout.blocks; ++q_block) {
     if (plan_.layout.mask(q_block, block, plan_.shape.mask) == BlockPairMask::skip) continue;
     const ReferenceRows& fwd = forward(q_block);
@@ -111,7 +112,7 @@ std::vector<double> ReferenceOutputs::object_values(int object) {
   for (int block : chunk.blocks) {
     switch (obj.tensor) {
       case Tensor::o:
-        append_heads(forward(block).o, s.batch * c, s.heads, s.head_dim, heads.q_begin,
+        append_heads(forward(block).o, s.batch * c, s.heads, s.value_dim(), heads.q_begin,
                      heads.q_count, out);
         break;
       case Tensor::lse:
@@ -123,11 +124,11 @@ std::vector<double> ReferenceOutputs::object_values(int object) {
         break;
       case Tensor::dkv: {
         const std::span<const double> both = dkv(block);
-        for (const std::span<const double> part :
-             {both.first(both.size() / 2), both.last(both.size() / 2)}) {
-          append_heads(part, s.batch * c, s.kv_heads, s.head_dim, heads.kv_begin, heads.kv_count,
-                       out);
-        }
+        const auto k_size = static_cast<std::size_t>(s.batch * c * s.kv_heads * s.head_dim);
+        append_heads(both.first(k_size), s.batch * c, s.kv_heads, s.head_dim, heads.kv_begin,
+                     heads.kv_count, out);
+        append_heads(both.subspan(k_size), s.batch * c, s.kv_heads, s.value_dim(), heads.kv_begin,
+                     heads.kv_count, out);
         break;
       }
       default:

@@ -28,6 +28,8 @@ AttentionCall ComputeModel::call_of(Pass pass, std::span<const ChunkPair> pairs)
     return sum;
   };
   const AttentionShape& shape = plan_->shape;
+  // The efficiency row is the q/k head dim's (nearest calibrated row); the v
+  // head dim enters through the FLOPs (attention_shape.hpp).
   return {pass,
           shape.head_dim,
           tokens(q_chunks),

@@ -23,6 +23,7 @@ nlohmann::ordered_json plan_identity_json(const Plan& plan) {
   j["heads"] = plan.shape.heads;
   j["kv_heads"] = plan.shape.kv_heads;
   j["head_dim"] = plan.shape.head_dim;
+  if (plan.shape.value_dim() != plan.shape.head_dim) j["v_head_dim"] = plan.shape.value_dim();
   j["dtype"] = std::string(to_string(plan.shape.dtype));
   return j;
 }

@@ -41,23 +41,42 @@ void AttentionShape::set_causal(bool on) {
 
 int element_bytes(DType dtype) { return dtype == DType::fp32 ? 4 : 2; }
 
+namespace {
+// Elements of a query-side tensor of `dim` per head, and of K+V.
+double query_elements(const AttentionShape& s, std::int64_t tokens, int dim) {
+  return static_cast<double>(s.batch) * static_cast<double>(tokens) * s.heads * dim;
+}
+double dkv_elements(const AttentionShape& s, std::int64_t tokens) {
+  return static_cast<double>(s.batch) * static_cast<double>(tokens) * s.kv_heads *
+         (s.head_dim + s.value_dim());
+}
+double o_elements(const AttentionShape& s, std::int64_t tokens) {
+  return query_elements(s, tokens, s.value_dim());
+}
+double dq_elements(const AttentionShape& s, std::int64_t tokens) {
+  return query_elements(s, tokens, s.head_dim);
+}
+}  // namespace
+
 double AttentionShape::q_bytes(std::int64_t tokens) const {
-  return static_cast<double>(batch) * static_cast<double>(tokens) * heads * head_dim *
-         element_bytes(dtype);
+  return dq_elements(*this, tokens) * element_bytes(dtype);
+}
+
+double AttentionShape::d_o_bytes(std::int64_t tokens) const {
+  return o_elements(*this, tokens) * element_bytes(dtype);
 }
 
 double AttentionShape::kv_bytes(std::int64_t tokens) const {
-  return 2.0 * batch * static_cast<double>(tokens) * kv_heads * head_dim * element_bytes(dtype);
+  return dkv_elements(*this, tokens) * element_bytes(dtype);
 }
 
-namespace {
-double o_elements(const AttentionShape& s, std::int64_t tokens) {
-  return static_cast<double>(s.batch) * static_cast<double>(tokens) * s.heads * s.head_dim;
+double AttentionShape::dq_accumulator_bytes(std::int64_t tokens) const {
+  return dq_elements(*this, tokens) * element_bytes(partial_dtype);
 }
-double dkv_elements(const AttentionShape& s, std::int64_t tokens) {
-  return 2.0 * s.batch * static_cast<double>(tokens) * s.kv_heads * s.head_dim;
+
+double AttentionShape::dq_output_bytes(std::int64_t tokens) const {
+  return dq_elements(*this, tokens) * element_bytes(finished_dtype());
 }
-}  // namespace
 
 double AttentionShape::o_accumulator_bytes(std::int64_t tokens) const {
   return o_elements(*this, tokens) * element_bytes(partial_dtype);

@@ -1,21 +1,29 @@
 // The attention problem being distributed and the byte sizes of its pieces.
 //
 // Notation (docs/schedules.md): S tokens, b batch, H heads, Hkv kv heads, d
-// head dim, e bytes per element of the activation dtype, ep of the partial
-// dtype (attention.partial_dtype, default fp32), ef of the output dtype
+// the q/k head dim (attention.head_dim), dv the v head dim
+// (attention.v_head_dim, default d; MLA: d = 192, dv = 128), e bytes per
+// element of the activation dtype, ep of the partial dtype
+// (attention.partial_dtype, default fp32), ef of the output dtype
 // (attention.output_dtype, default the activation dtype). For c tokens:
-//   q   = b*c*H*d*e          (one Q chunk, also one dO chunk)
-//   kv  = 2*b*c*Hkv*d*e      (one K+V chunk)
-//   o   = b*c*H*d*ep         (an O or dQ accumulator still being summed)
-//   of  = b*c*H*d*ef         (a finished O or dQ)
+//   q   = b*c*H*d*e          (one Q chunk)
+//   do  = b*c*H*dv*e         (one dO chunk; = q when dv = d)
+//   kv  = b*c*Hkv*(d+dv)*e   (one K+V chunk: K has d, V has dv per head)
+//   o   = b*c*H*dv*ep        (an O accumulator still being summed)
+//   of  = b*c*H*dv*ef        (a finished O)
+//   dq  = b*c*H*d*ep         (a dQ accumulator; dqf = b*c*H*d*ef finished)
 //   lse = b*c*H*4            (log-sum-exp or D = rowsum(dO*O), always fp32)
-//   dkv = 2*b*c*Hkv*d*ep     (a dK+dV accumulator still being summed)
-//   dkvf = 2*b*c*Hkv*d*ef    (a finished dK+dV)
+//   dkv = b*c*Hkv*(d+dv)*ep  (a dK+dV accumulator still being summed)
+//   dkvf = b*c*Hkv*(d+dv)*ef (a finished dK+dV)
 // FlashAttention-based implementations keep running accumulators and the
 // partials they send in fp32 and cast the finished output once (ring-flash-
 // attention utils.py keeps `out` fp32 and returns out.to(q.dtype)).
-// FLOPs of attention between nq query and nk key tokens that see each other:
-//   forward 4*b*H*d per (query, key) pair; backward 2.5x forward.
+// FLOPs per (query, key) pair that see each other, counting 2 per
+// multiply-add of each matmul:
+//   forward  2*b*H*(d + dv)      (S = QK^T over d, O = PV over dv)
+//   backward 2*b*H*(3d + 2dv)    (S again, dQ = dS K, dK = dS^T Q over d;
+//                                 dP = dO V^T, dV = P^T dO over dv)
+// With dv = d: 4*b*H*d forward and 2.5x that backward (FlashAttention-2's count).
 #pragma once
 
 #include <cstdint>
@@ -38,7 +46,8 @@ struct AttentionShape {
   int batch = 1;
   int heads = 0;
   int kv_heads = 0;
-  int head_dim = 0;
+  int head_dim = 0;    // q/k head dim d
+  int v_head_dim = 0;  // v (and O, dO) head dim dv; 0 means dv = d
   DType dtype = DType::bf16;
   DType partial_dtype = DType::fp32;  // accumulators while they are summed
   std::optional<DType> output_dtype;  // finished O, dQ, dKV; unset = dtype
@@ -54,16 +63,25 @@ struct AttentionShape {
   bool has_forward() const { return pass != PassSelection::backward; }
   bool has_backward() const { return pass != PassSelection::forward; }
 
+  int value_dim() const { return v_head_dim > 0 ? v_head_dim : head_dim; }
+
   double q_bytes(std::int64_t tokens) const;
+  double d_o_bytes(std::int64_t tokens) const;
   double kv_bytes(std::int64_t tokens) const;
   DType finished_dtype() const { return output_dtype.value_or(dtype); }
-  double o_accumulator_bytes(std::int64_t tokens) const;  // partial dtype
-  double o_output_bytes(std::int64_t tokens) const;       // output dtype
+  double o_accumulator_bytes(std::int64_t tokens) const;   // partial dtype
+  double o_output_bytes(std::int64_t tokens) const;        // output dtype
+  double dq_accumulator_bytes(std::int64_t tokens) const;  // partial dtype
+  double dq_output_bytes(std::int64_t tokens) const;       // output dtype
   double lse_bytes(std::int64_t tokens) const;
   double dkv_accumulator_bytes(std::int64_t tokens) const;  // partial dtype
   double dkv_output_bytes(std::int64_t tokens) const;       // output dtype
-  double flops_per_pair_forward() const { return 4.0 * batch * heads * head_dim; }
-  double flops_per_pair_backward() const { return 2.5 * flops_per_pair_forward(); }
+  double flops_per_pair_forward() const {
+    return 2.0 * batch * heads * (head_dim + value_dim());
+  }
+  double flops_per_pair_backward() const {
+    return 2.0 * batch * heads * (3.0 * head_dim + 2.0 * value_dim());
+  }
 };
 
 }  // namespace tilesim

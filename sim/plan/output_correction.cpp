@@ -26,7 +26,8 @@ double block_partial_bytes(const Plan& plan, const DataObject& target) {
   const std::int64_t c = plan.chunks[static_cast<std::size_t>(target.chunk)].tokens;
   const auto groups = static_cast<double>(plan.head_groups);
   switch (target.tensor) {
-    case Tensor::o:
+    case Tensor::o:  // O has the v head dim, dQ the q/k one (attention_shape.hpp)
+      return plan.shape.d_o_bytes(c) / groups;
     case Tensor::dq:
       return plan.shape.q_bytes(c) / groups;
     case Tensor::dkv:

@@ -20,6 +20,8 @@ void add_shape(Fnv1a& fnv, const AttentionShape& s) {
   fnv.add(static_cast<std::int32_t>(s.heads));
   fnv.add(static_cast<std::int32_t>(s.kv_heads));
   fnv.add(static_cast<std::int32_t>(s.head_dim));
+  // Only a distinct v head dim is hashed, so plans of dv = d keep their digests.
+  if (s.value_dim() != s.head_dim) fnv.add(static_cast<std::int32_t>(s.value_dim()));
   fnv.add(static_cast<std::int32_t>(s.dtype));
   fnv.add(static_cast<std::uint8_t>(s.causal));
   fnv.add(static_cast<std::int32_t>(s.pass));

@@ -338,8 +338,9 @@ Scenario read_scenario(const std::string& path, const std::vector<std::string>& 
   if (root.has("calibration")) s.calibration_path = resolve(path, root.string("calibration"));
 
   const YamlMap att = root.map("attention");
-  att.allow_only({"seq_len", "batch", "heads", "kv_heads", "head_dim", "dtype", "partial_dtype",
-                  "output_dtype", "causal", "pass", "mask", "window", "documents"});
+  att.allow_only({"seq_len", "batch", "heads", "kv_heads", "head_dim", "v_head_dim", "dtype",
+                  "partial_dtype", "output_dtype", "causal", "pass", "mask", "window",
+                  "documents"});
   AttentionShape& a = s.attention;
   a.seq_len = att.tokens("seq_len");
   if (a.seq_len < 1) att.fail("seq_len", "expected at least 1 token");
@@ -347,6 +348,8 @@ Scenario read_scenario(const std::string& path, const std::vector<std::string>& 
   a.heads = positive_int(att, "heads");
   a.kv_heads = att.has("kv_heads") ? positive_int(att, "kv_heads") : a.heads;
   a.head_dim = positive_int(att, "head_dim");
+  // MLA (DeepSeek-V3): q/k head dim 192, v head dim 128; unset, V has head_dim.
+  if (att.has("v_head_dim")) a.v_head_dim = positive_int(att, "v_head_dim");
   a.dtype = read_dtype(att);
   if (att.has("partial_dtype")) a.partial_dtype = read_dtype(att, "partial_dtype");
   if (att.has("output_dtype")) a.output_dtype = read_dtype(att, "output_dtype");

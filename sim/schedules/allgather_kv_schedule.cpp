@@ -1,5 +1,7 @@
 #include "sim/schedules/allgather_kv_schedule.hpp"
 
+#include <fmt/format.h>
+
 #include <numeric>
 
 #include "sim/plan/fusing_builder.hpp"
@@ -8,25 +10,36 @@
 #include "sim/schedules/pairwise_exchange.hpp"
 
 namespace tilesim {
+namespace {
 
-Plan make_allgather_kv_plan(const AttentionShape& shape, int ranks, bool by_work) {
-  const ChunkOwnership ownership = by_work        ? ChunkOwnership::work
-                                   : shape.causal ? ChunkOwnership::zigzag
-                                                  : ChunkOwnership::contiguous;
-  Plan plan = make_chunked_plan("allgather_kv", shape, ranks, ownership);
-  plan.tile_a = 1;
-  plan.tile_b = ranks;
-  const AttentionObjects objs = add_attention_objects(plan);
-  auto at = [](const std::vector<int>& v, int i) { return v[static_cast<std::size_t>(i)]; };
-  CommGroups groups(ranks);
+int at(const std::vector<int>& v, int i) { return v[static_cast<std::size_t>(i)]; }
+
+std::vector<int> all_ranks(int ranks) {
   std::vector<int> members(static_cast<std::size_t>(ranks));
   std::iota(members.begin(), members.end(), 0);
-  // Only the KV chunks some local query sees travel (all of them unless a window or short
-  // documents leave some chunk pairs empty).
-  auto needs = [&](int rank, int chunk) { return plan.unmasked_pairs(rank, chunk) > 0; };
-  add_pairwise_exchange(plan, groups, members, [&](int from, int to) {
-    return needs(to, from) ? std::vector<int>{at(objs.kv, from)} : std::vector<int>{};
+  return members;
+}
+
+// Only the KV chunks some local query sees travel (all of them unless a window or short
+// documents leave some chunk pairs empty).
+bool needs(const Plan& plan, int rank, int chunk) { return plan.unmasked_pairs(rank, chunk) > 0; }
+
+void add_kv_allgather(Plan& plan, CommGroups& groups, const AttentionObjects& objs) {
+  add_pairwise_exchange(plan, groups, all_ranks(plan.ranks), [&](int from, int to) {
+    return needs(plan, to, from) ? std::vector<int>{at(objs.kv, from)} : std::vector<int>{};
   });
+}
+
+void free_gathered(const Plan& plan, FusingBuilder& build, const AttentionObjects& objs, int r) {
+  for (int t = 1; t < plan.ranks; ++t) {
+    const int j = (r - t + plan.ranks) % plan.ranks;
+    if (needs(plan, r, j)) build.free(at(objs.kv, j));
+  }
+}
+
+void add_forward(Plan& plan, CommGroups& groups, const AttentionObjects& objs) {
+  const int ranks = plan.ranks;
+  add_kv_allgather(plan, groups, objs);
   FusingScratch scratch;
   for (int r = 0; r < ranks; ++r) {
     // One attention call of the local Q against the gathered KV (pairs in
@@ -39,12 +52,87 @@ Plan make_allgather_kv_plan(const AttentionShape& shape, int ranks, bool by_work
       const int writes[] = {at(objs.o, r), at(objs.lse, r)};
       build.compute({r, j}, Pass::fwd, reads, writes);
     }
-    for (int t = 1; t < ranks; ++t) {
-      const int j = (r - t + ranks) % ranks;
-      if (needs(r, j)) build.free(at(objs.kv, j));
-    }
+    free_gathered(plan, build, objs, r);
     build.flush();
   }
+}
+
+// partial[j * P + r]: rank r's contribution to dKV[j] (r != j, -1 on the diagonal
+// and where the block is fully masked; an empty partial is neither made nor sent).
+std::vector<int> add_dkv_partials(Plan& plan) {
+  const int p = plan.ranks;
+  std::vector<int> partial(static_cast<std::size_t>(p) * static_cast<std::size_t>(p), -1);
+  for (int j = 0; j < p; ++j) {
+    const std::int64_t c = plan.chunks[static_cast<std::size_t>(j)].tokens;
+    for (int r = 0; r < p; ++r) {
+      if (r == j || plan.unmasked_pairs(r, j) <= 0) continue;
+      partial[static_cast<std::size_t>(j * p + r)] =
+          plan.add_object({Tensor::dkv, j, r, plan.shape.dkv_accumulator_bytes(c), false, false,
+                           fmt::format("dKV[{}]@{}", j, r)});
+    }
+  }
+  return partial;
+}
+
+void add_backward(Plan& plan, CommGroups& groups, const AttentionObjects& objs) {
+  const int ranks = plan.ranks;
+  const std::vector<int> partial = add_dkv_partials(plan);
+  auto dkv_part = [&](int chunk, int rank) {
+    return chunk == rank ? at(objs.dkv, chunk) : at(partial, chunk * ranks + rank);
+  };
+  add_kv_allgather(plan, groups, objs);
+  FusingScratch scratch;
+  for (int r = 0; r < ranks; ++r) {
+    // One backward call of the local Q, dO against the gathered KV: dQ[r] and a
+    // dKV contribution to every chunk, in the gathered (global) coordinates.
+    FusingBuilder build(plan, scratch, r, true);
+    for (int t = 0; t < ranks; ++t) {
+      const int j = (r - t + ranks) % ranks;
+      if (plan.unmasked_pairs(r, j) <= 0) continue;
+      const int reads[] = {at(objs.q, r), at(objs.kv, j), at(objs.d_o, r), at(objs.o, r),
+                           at(objs.lse, r)};
+      const int writes[] = {at(objs.dq, r), dkv_part(j, r)};
+      build.compute({r, j}, Pass::bwd, reads, writes);
+    }
+    free_gathered(plan, build, objs, r);
+    build.flush();
+  }
+  // Reduce-scatter of dKV as grouped send/recv: rank `from` sends its partial of
+  // chunk `to` to `to`, which sums the P-1 partials into its own dKV.
+  add_pairwise_exchange(plan, groups, all_ranks(ranks), [&](int from, int to) {
+    const int obj = dkv_part(to, from);
+    return obj < 0 ? std::vector<int>{} : std::vector<int>{obj};
+  });
+  for (int r = 0; r < ranks; ++r) {
+    FusingBuilder build(plan, scratch, r, true);
+    std::vector<int> received;
+    for (int x = 0; x < ranks; ++x) {
+      if (x == r) continue;
+      const int sent = dkv_part(x, r);
+      if (sent >= 0) build.free(sent);
+      const int got = dkv_part(r, x);
+      if (got >= 0) received.push_back(got);
+    }
+    if (received.empty()) continue;
+    const int targets[] = {at(objs.dkv, r)};
+    build.merge(received, targets);
+    for (int obj : received) build.free(obj);
+  }
+}
+
+}  // namespace
+
+Plan make_allgather_kv_plan(const AttentionShape& shape, int ranks, bool by_work) {
+  const ChunkOwnership ownership = by_work        ? ChunkOwnership::work
+                                   : shape.causal ? ChunkOwnership::zigzag
+                                                  : ChunkOwnership::contiguous;
+  Plan plan = make_chunked_plan("allgather_kv", shape, ranks, ownership);
+  plan.tile_a = 1;
+  plan.tile_b = ranks;
+  const AttentionObjects objs = add_attention_objects(plan);
+  CommGroups groups(ranks);
+  if (shape.has_forward()) add_forward(plan, groups, objs);
+  if (shape.has_backward()) add_backward(plan, groups, objs);
   return plan;
 }
 

@@ -1,4 +1,4 @@
-// All-gather KV (Llama-3 style context parallelism), forward.
+// All-gather KV (Llama-3 style context parallelism), forward and backward.
 //
 // Rank r owns chunk r (contiguous; zigzag ownership under a causal mask to
 // balance the work: every rank then has (2P-1) full + 2 diagonal blocks of
@@ -14,6 +14,19 @@
 // queries see travel: with a sliding window W <= S/2P over the zigzag chunks, rank r needs the
 // chunks of ranks r-1 (for block r) and r+1 (for block 2P-1-r): 2 * kv for 0 < r < P-1 and
 // 1 * kv at both ends.
+//
+// Backward, as TransformerEngine's AttnFuncWithCPAndKVAllGather.backward does
+// (context_parallel.py: it gathers K and V again, accumulates dK, dV in the
+// gathered coordinates and ends with reduce_scatter_along_first_dim of dK and
+// of dV): KV is all-gathered again (the forward kept only its own chunk); ONE
+// backward call of Q[r], dO[r] against the gathered KV writes dQ[r] and one
+// dKV contribution per chunk j (into dKV[r] itself for j = r, else into a
+// partial dKV[j]@r); the reduce-scatter is one grouped send/recv in which r
+// sends dKV[j]@r to j; rank j sums the P-1 partials it receives into dKV[j]
+// (one merge op). Partials are in the partial dtype (attention.partial_dtype;
+// set it to the activation dtype for TE, whose dK/dV have K's dtype).
+// Backward bytes received per rank: (P-1) * kv + (P-1) * dkv (dkv = the dK+dV
+// accumulator bytes of c tokens); sent the same.
 #pragma once
 
 #include "sim/plan/plan.hpp"

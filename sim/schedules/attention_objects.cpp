@@ -23,8 +23,8 @@ AttentionObjects add_attention_objects(Plan& plan) {
         {Tensor::lse, i, owner, shape.lse_bytes(c), !fwd, fwd, fmt::format("LSE[{}]", i)}));
     if (!bwd) continue;
     objs.d_o.push_back(plan.add_object(
-        {Tensor::d_o, i, owner, shape.q_bytes(c), true, false, fmt::format("dO[{}]", i)}));
-    objs.dq.push_back(plan.add_object({Tensor::dq, i, owner, shape.o_accumulator_bytes(c), false,
+        {Tensor::d_o, i, owner, shape.d_o_bytes(c), true, false, fmt::format("dO[{}]", i)}));
+    objs.dq.push_back(plan.add_object({Tensor::dq, i, owner, shape.dq_accumulator_bytes(c), false,
                                        true, fmt::format("dQ[{}]", i)}));
     objs.dkv.push_back(plan.add_object({Tensor::dkv, i, owner, shape.dkv_accumulator_bytes(c),
                                         false, true, fmt::format("dKV[{}]", i)}));

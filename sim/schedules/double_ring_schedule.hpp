@@ -1,5 +1,5 @@
-// Double ring (forward): an inner ring inside each node, an outer ring across
-// nodes.
+// Double ring (forward and backward): an inner ring inside each node, an outer
+// ring across nodes (LoongTrain's double-ring attention, which trains with it).
 //
 // P = n * k ranks, k = inner ring size (default gpus_per_node), rank
 // p = N*k + i is member i of node N. Rank p owns chunk p (contiguous; zigzag
@@ -15,6 +15,16 @@
 // Bytes received per rank: n*(k-1) * kv over the intra-node links plus
 // (n-1) * kv across nodes: (P-1) * kv in all, as the ring, but only n-1 of
 // them on the slower inter-node links.
+//
+// Backward: KV circulates exactly as in the forward; after the compute of
+// each inner step (one backward call: dQ[p] kept, dKV[cur] accumulating),
+// dKV[cur] goes to the inner successor (when k > 1), so after the k inner
+// steps of an outer step the rank holds its slot's dKV again, and then (when
+// n > 1) to the outer successor, which computes that slot in its next outer
+// step; the n-th outer hop brings every dKV home with all P contributions.
+// A dKV receive waits for the previous dKV free (double buffering).
+// Backward bytes received per rank: (P-1) * kv + ([k > 1] * n*k + [n > 1] * n)
+// * dkv; with n = 1 this is the ring's (P-1) * kv + P * dkv.
 #pragma once
 
 #include "sim/plan/plan.hpp"

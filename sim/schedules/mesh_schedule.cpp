@@ -570,7 +570,7 @@ Plan make_mesh_plan(const AttentionShape& shape, const MeshOptions& options) {
         if (u == tile.q_pos(g)) continue;
         const int chunk = tile.q_chunk(g, u);
         partials.dq[at(g * tile.a + u)] =
-            plan.add_object({Tensor::dq, chunk, g, shape.o_accumulator_bytes(c), false, false,
+            plan.add_object({Tensor::dq, chunk, g, shape.dq_accumulator_bytes(c), false, false,
                              fmt::format("dQ[{}]@{}", chunk, g)});
       }
       for (int v = 0; v < tile.b; ++v) {
@@ -599,8 +599,9 @@ double mesh_forward_bytes_in_per_rank(const AttentionShape& shape, MeshTile tile
 
 double mesh_backward_bytes_in_per_rank(const AttentionShape& shape, MeshTile tile) {
   const std::int64_t c = shape.seq_len / tile.ranks();
-  const double q = shape.q_bytes(c), o = shape.o_accumulator_bytes(c);
-  return (tile.a - 1) * (2 * q + 2 * o + shape.lse_bytes(c)) +
+  const double q_side = shape.q_bytes(c) + shape.d_o_bytes(c) + shape.o_accumulator_bytes(c) +
+                        shape.dq_accumulator_bytes(c) + shape.lse_bytes(c);
+  return (tile.a - 1) * q_side +
          (tile.b - 1) * (shape.kv_bytes(c) + shape.dkv_accumulator_bytes(c));
 }
 

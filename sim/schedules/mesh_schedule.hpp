@@ -56,7 +56,7 @@
 //     into the own partial it is forwarded with; after the last step the
 //     received sums are merged into dQ[g] and dKV[g].
 // Bytes received (= sent) per rank, backward, fp32 accumulators (o-sized dQ):
-//   (a-1)*(2q + 2o + lse)   Q-group: Q, dO, O, LSE in; partial dQ reduced
+//   (a-1)*(q + do + o + dq + lse)   Q-group: Q, dO, O, LSE in; partial dQ reduced
 // + (b-1)*(kv + dkv)        KV-group: KV in; partial dKV reduced
 // and with `both` forward + backward (the backward gathers Q and KV again:
 // the forward frees what it gathered). The backward holds up to every gathered

@@ -21,8 +21,9 @@ struct HeadObjects {
 };
 
 struct Grid {
-  int u = 1;  // ranks per Ulysses group = head groups
-  int r = 1;  // ring groups
+  int u = 1;    // ranks per Ulysses group = head groups
+  int r = 1;    // ring groups
+  int rep = 1;  // ranks holding a copy of each KV head (u / kv_heads when u > kv_heads)
   int chunk(int p, int h) const { return p * u + h; }
   int head_rank(int p, int h) const { return (p / u) * u + h; }  // who computes chunk (p, h)
 };
@@ -39,12 +40,20 @@ void check_divisible(const AttentionShape& shape, int ranks, int u, const std::s
                                     "all-to-all gives each rank heads/{} heads)",
                                     name, shape.heads, u, u));
   }
-  if (shape.kv_heads % u != 0) {
-    throw ScheduleError("attention.kv_heads",
-                        fmt::format("{}: kv_heads {} are not divisible by the Ulysses degree {} "
-                                    "(KV heads are not replicated)",
-                                    name, shape.kv_heads, u));
+  if (shape.kv_heads % u != 0 && u % shape.kv_heads != 0) {
+    throw ScheduleError(
+        "attention.kv_heads",
+        fmt::format("{}: kv_heads {} and the Ulysses degree {} do not divide one another: each "
+                    "rank's heads/{} query heads must read whole KV heads, which needs kv_heads "
+                    "divisible by {} or, replicating KV heads, {} divisible by kv_heads",
+                    name, shape.kv_heads, u, u, u, u));
   }
+}
+
+// KV replication (usp_schedule.hpp): with u > kv_heads every KV head goes to u / kv_heads
+// ranks of the Ulysses group.
+int replication(const AttentionShape& shape, int u) {
+  return u > shape.kv_heads ? u / shape.kv_heads : 1;
 }
 
 Plan make_grid_plan(std::string name, const AttentionShape& shape, int ranks, const Grid& grid) {
@@ -85,6 +94,9 @@ HeadObjects add_head_objects(Plan& plan, const Grid& grid) {
   const bool fwd = s.has_forward();
   const bool bwd = s.has_backward();
   const double u = grid.u;
+  // The KV side of a chunk holds min(u, kv_heads) parts of the KV heads: 1/u of them, or one
+  // whole KV head when replicated.
+  const double kv_parts = static_cast<double>(grid.u / grid.rep);
   for (int p = 0; p < plan.ranks; ++p) {
     for (int h = 0; h < grid.u; ++h) {
       const int i = grid.chunk(p, h);
@@ -94,8 +106,8 @@ HeadObjects add_head_objects(Plan& plan, const Grid& grid) {
       auto name = [&](const char* t) { return fmt::format("{}[{}.h{}]", t, p, h); };
       objs.q.push_back(
           plan.add_object({Tensor::q, i, in_home, s.q_bytes(c) / u, true, false, name("Q")}));
-      objs.kv.push_back(
-          plan.add_object({Tensor::kv, i, in_home, s.kv_bytes(c) / u, true, false, name("KV")}));
+      objs.kv.push_back(plan.add_object(
+          {Tensor::kv, i, in_home, s.kv_bytes(c) / kv_parts, true, false, name("KV")}));
       // O and dQ travel only finished (the all-to-all back): output dtype. dKV
       // also travels the ring unfinished when r > 1: then the partial dtype.
       objs.o.push_back(plan.add_object(
@@ -104,12 +116,15 @@ HeadObjects add_head_objects(Plan& plan, const Grid& grid) {
           plan.add_object({Tensor::lse, i, x, s.lse_bytes(c) / u, !fwd, fwd, name("LSE")}));
       if (!bwd) continue;
       objs.d_o.push_back(
-          plan.add_object({Tensor::d_o, i, p, s.q_bytes(c) / u, true, false, name("dO")}));
+          plan.add_object({Tensor::d_o, i, p, s.d_o_bytes(c) / u, true, false, name("dO")}));
       objs.dq.push_back(
-          plan.add_object({Tensor::dq, i, p, s.o_output_bytes(c) / u, false, true, name("dQ")}));
+          plan.add_object({Tensor::dq, i, p, s.dq_output_bytes(c) / u, false, true, name("dQ")}));
       const double dkv_bytes = grid.r > 1 ? s.dkv_accumulator_bytes(c) : s.dkv_output_bytes(c);
-      objs.dkv.push_back(
-          plan.add_object({Tensor::dkv, i, p, dkv_bytes / u, false, true, name("dKV")}));
+      // Of the rep copies of a KV head's gradient, the first is the output; the others are
+      // summed into it at the owner.
+      const bool dkv_output = h % grid.rep == 0;
+      objs.dkv.push_back(plan.add_object(
+          {Tensor::dkv, i, p, dkv_bytes / kv_parts, false, dkv_output, name("dKV")}));
     }
   }
   return objs;
@@ -161,9 +176,24 @@ void free_foreign(Plan& plan, const Grid& grid, const std::function<std::vector<
   }
 }
 
+// On every owner p, sums the replicas' dKV[p, h] into dKV[p, h - h % rep] (one merge op).
+void sum_replicated_dkv(Plan& plan, const Grid& grid, const HeadObjects& objs) {
+  if (grid.rep == 1) return;
+  ProgramBuilder build(plan);
+  for (int p = 0; p < plan.ranks; ++p) {
+    std::vector<int> targets, partials;
+    for (int h = 0; h < grid.u; h += grid.rep) {
+      targets.push_back(at(objs.dkv, grid.chunk(p, h)));
+      for (int c = 1; c < grid.rep; ++c) partials.push_back(at(objs.dkv, grid.chunk(p, h + c)));
+    }
+    build.merge(p, partials, targets);
+    for (int obj : partials) build.free(p, obj);
+  }
+}
+
 Plan build_grid(std::string name, const AttentionShape& shape, int ranks, int u) {
   check_divisible(shape, ranks, u, name);
-  const Grid grid{u, ranks / u};
+  const Grid grid{u, ranks / u, replication(shape, u)};
   Plan plan = make_grid_plan(std::move(name), shape, ranks, grid);
   const HeadObjects objs = add_head_objects(plan, grid);
   const bool fwd = shape.has_forward();
@@ -199,6 +229,7 @@ Plan build_grid(std::string name, const AttentionShape& shape, int ranks, int u)
       return std::vector<int>{at(objs.dq, i), at(objs.dkv, i), at(objs.d_o, i),
                               at(objs.q, i),  at(objs.kv, i),  at(objs.o, i)};
     });
+    sum_replicated_dkv(plan, grid, objs);
   }
   return plan;
 }

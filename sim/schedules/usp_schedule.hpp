@@ -31,7 +31,16 @@
 //   forward  (u-1)/u * (q + kv + of) + (r-1) * kv
 //   backward (u-1)/u * (q + of + D) + (r-1) * kv + [r > 1] * r * dkv,
 //   D = dkvf when r = 1, dkv when r > 1 (dO in, dQ and dKV back).
-// Ulysses needs heads and kv_heads divisible by u (ScheduleError otherwise).
+// Ulysses needs heads divisible by u, and kv_heads divisible by u or u divisible
+// by kv_heads (ScheduleError otherwise, saying why).
+// KV replication (u > kv_heads, u = rep * kv_heads): each head group's heads/u
+// query heads then share ONE KV head (kv head h*kv_heads/u), which rep ranks of
+// the group hold (as DeepSpeed-Ulysses and Megatron replicate KV heads for GQA
+// beyond the KV-head count): a KV or dKV chunk (p, h) is 1/kv_heads of a full
+// one instead of 1/u, so with m = min(u, kv_heads) the KV terms above become
+//   (u-1) * kv/m (all-to-all) and (r-1) * u * kv/m (ring), and likewise dkv,
+// i.e. rep times the bytes of the unreplicated KV; the owner sums the rep dKV
+// copies of each KV head it receives into the first (one merge op).
 #pragma once
 
 #include "sim/plan/plan.hpp"
