@@ -1,4 +1,5 @@
 // tilesim simulate SCENARIO [--set k=v]... [--json] [--out result.json] [--trace trace.json]
+//                  [--per-op] [--full-check]
 // Files are written whole or not at all (sim/core/atomic_file.hpp); SIGINT/SIGTERM stops the
 // simulation and leaves every previous file as it was.
 #include <fmt/format.h>
@@ -10,6 +11,7 @@
 #include "sim/model/result_json.hpp"
 #include "sim/model/simulator.hpp"
 #include "sim/scenario/prepared_scenario.hpp"
+#include "sim/validation/op_times_json.hpp"
 #include "tools/cli/cli_errors.hpp"
 #include "tools/cli/commands.hpp"
 
@@ -20,7 +22,16 @@ struct SimulateArgs {
   ScenarioArgs scenario;
   std::string trace;
   std::string out;  // the result JSON, instead of stdout
+  bool full_check = false;
+  bool per_op = false;  // add op_times to the result JSON
 };
+
+nlohmann::ordered_json result_json(const Plan& plan, const SimulationResult& result,
+                                   const ResultContext& context, bool per_op) {
+  nlohmann::ordered_json j = result_to_json(plan, result, context);
+  if (per_op) j["op_times"] = validation::op_times_to_json(plan, result);
+  return j;
+}
 
 void print_summary(const PreparedScenario& p, const Plan& plan, const SimulationResult& result) {
   const Figures f = summarize(result);
@@ -46,9 +57,11 @@ int run_simulate(const SimulateArgs& args) {
   const InterruptGuard interrupts;
   const PreparedScenario p =
       prepare_scenario(args.scenario.path, args.scenario.sets, resource_limits(args.scenario));
-  const Plan plan = build_valid_plan(p.scenario);
+  const Plan plan = build_plan_to_simulate(p.scenario, args.full_check);
   SimulationOptions options;
+  // Per-rank totals by default; the trace draws every op and transfer.
   options.record_link_samples = !args.trace.empty();
+  options.record_ops = options.record_transfers = !args.trace.empty() || args.per_op;
   const SimulationResult result = simulate(plan, p.topology, p.profile, options);
   check_memory_budget(p.scenario, summarize(result).peak_memory_bytes_max);
   for (const std::string& w : result.warnings) fmt::print(stderr, "warning: {}\n", w);
@@ -61,13 +74,14 @@ int run_simulate(const SimulateArgs& args) {
   const ResultContext context{p.scenario.name, p.scenario.topology_path,
                               p.scenario.calibration_path, !args.scenario.no_wall_clock};
   if (!args.out.empty()) {
-    files.add(args.out, "--out").stream() << result_to_json(plan, result, context).dump(2) << "\n";
+    files.add(args.out, "--out").stream()
+        << result_json(plan, result, context, args.per_op).dump(2) << "\n";
   }
   files.commit_all();
   if (!args.out.empty()) {
     fmt::print("wrote {}\n", args.out);
   } else if (args.scenario.json) {
-    fmt::print("{}\n", result_to_json(plan, result, context).dump(2));
+    fmt::print("{}\n", result_json(plan, result, context, args.per_op).dump(2));
   } else {
     print_summary(p, plan, result);
   }
@@ -85,6 +99,13 @@ void add_simulate(CLI::App& app, int& exit_code) {
   verb->add_option("--out", args->out, "Write the result JSON (as --json prints it) to this file")
       ->check(output_file_check());
   add_no_wall_clock_option(*verb, args->scenario);
+  verb->add_flag("--per-op", args->per_op,
+                 "Keep every op's times and add them to the result JSON as op_times (the array "
+                 "`run --json` writes, for `validate --measured`); by default only per-rank "
+                 "totals are kept");
+  verb->add_flag("--full-check", args->full_check,
+                 "Prove the plan with the full validator (a dry run) at any GPU count; by default "
+                 "only plans of up to 256 GPUs are (docs/design-notes.md, One pass)");
   verb->callback(
       [args, &exit_code] { exit_code = run_guarded([&] { return run_simulate(*args); }); });
 }
