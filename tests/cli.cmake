@@ -55,6 +55,10 @@ tilesim_cli_test(topo_more_gpus_than_it_has 2 "dgx-h100\\.yaml: key '--gpus': at
                  topo topologies/dgx-h100.yaml --gpus 16)
 tilesim_cli_test(trace_into_missing_directory 2 "--trace: directory /nonexistent-dir does not exist"
                  simulate scenarios/ring-256k.yaml --trace /nonexistent-dir/t.json)
+# Per-op times only when asked (docs/design-notes.md, streaming results).
+tilesim_cli_test(simulate_per_op 0 "\"op_times\": \\[.*\"kind\": \"send\""
+                 simulate scenarios/ring-256k.yaml --json --per-op --set schedule.gpus=2
+                 --set attention.seq_len=8K)
 tilesim_cli_test(negative_seed 2 "--seed: expected a non-negative integer"
                  run scenarios/ring-256k.yaml --seed -1)
 tilesim_cli_test(validate_run_without_op_times 2

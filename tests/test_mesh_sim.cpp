@@ -96,7 +96,9 @@ TEST_CASE("mesh: q-group-major keeps an 8-wide Q-group on NVLink") {
   Plan plan = make_mesh_plan(p.scenario.attention, opt);
   auto ib_bytes = [&](const std::vector<int>& placement) {
     plan.placement = placement;
-    const SimulationResult result = simulate(plan, p.topology, p.profile);
+    SimulationOptions keep_transfers;
+    keep_transfers.record_transfers = true;
+    const SimulationResult result = simulate(plan, p.topology, p.profile, keep_transfers);
     Router router(p.topology);
     double q_group_ib = 0.0, total_ib = 0.0;
     for (const TransferRecord& tr : result.transfers) {

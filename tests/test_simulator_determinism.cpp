@@ -15,7 +15,7 @@ std::pair<std::string, std::string> run_once(const std::vector<std::string>& set
   const PreparedScenario p = prepare_scenario(scenario, sets);
   const Plan plan = build_valid_plan(p.scenario);
   SimulationOptions options;
-  options.record_link_samples = true;
+  options.record_link_samples = options.record_ops = options.record_transfers = true;
   const SimulationResult result = simulate(plan, p.topology, p.profile, options);
   std::ostringstream trace;
   write_chrome_trace(trace, plan, result, {}, &p.topology);

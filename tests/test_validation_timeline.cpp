@@ -20,9 +20,16 @@ using namespace tilesim::testing;
 
 namespace {
 
+SimulationOptions with_records() {
+  SimulationOptions options;
+  options.record_ops = options.record_transfers = true;
+  return options;
+}
+
 struct Fixture {
   Plan plan = make_ring_plan(mha_shape(16 * 1024), 4);
-  SimulationResult result = simulate(plan, star_topology(4, 1e11), ideal_profile(1e12));
+  SimulationResult result =
+      simulate(plan, star_topology(4, 1e11), ideal_profile(1e12), with_records());
 };
 
 }  // namespace

@@ -15,6 +15,8 @@ JobRun simulate_job(const Plan& group_plan, const JobLayout& layout, const Topol
   run.plan = compose_job_plan(group_plan, layout);
   SimulationOptions together;
   together.record_link_samples = record_link_samples;  // traces
+  together.record_ops = record_link_samples;           // only a trace draws every op
+  together.record_transfers = true;                    // most_loaded_links sums them per link
   run.job = simulate(run.plan, topology, profile, together);
   run.slowdown = run.group_alone_makespan_ps > 0
                      ? static_cast<double>(run.job.makespan_ps) /

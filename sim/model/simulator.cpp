@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <stdexcept>
+#include <unordered_map>
 
 #include "sim/core/input_error.hpp"
 #include "sim/core/interrupt.hpp"
@@ -16,7 +17,6 @@
 #include "sim/model/compute_model.hpp"
 #include "sim/model/compute_stretch.hpp"
 #include "sim/model/event_queue.hpp"
-#include "sim/model/exposed_comm.hpp"
 #include "sim/model/flow_transfer_model.hpp"
 #include "sim/model/link_sampler.hpp"
 #include "sim/plan/plan_tracker.hpp"
@@ -38,10 +38,21 @@ struct EventPayload {
 // its completion is rescheduled whenever the stretch changes.
 struct RunningCompute {
   int index = -1;
+  Picoseconds start_ps = 0;
   double remaining_ps = 0.0;
   Picoseconds since_ps = 0;
   double stretch = 1.0;
   std::uint32_t version = 0;
+};
+
+// What a rank's exposed communication is made of (exposed_comm.hpp), kept as
+// its ops run instead of read back from per-op times: the compute stream runs
+// in program order, so the gap before each compute-stream op is known when it
+// starts.
+struct RankStream {
+  Picoseconds stream_free_ps = 0;     // the last compute-stream op ended
+  Picoseconds gaps_ps = 0;            // idle gaps before compute-stream ops
+  Picoseconds output_arrived_ps = 0;  // the last final output received by its owner
 };
 
 std::vector<int> placement_of(const Plan& plan, const Topology& topology,
@@ -83,10 +94,13 @@ class Simulation final : private TransferCalendar {
         stretch_(nodes_of(placement_, topology), profile.comm_slowdown, profile.compute_cores),
         activity_(plan.ranks) {
     result_.ranks.resize(static_cast<std::size_t>(plan.ranks));
-    result_.ops.resize(static_cast<std::size_t>(plan.ranks));
-    for (int r = 0; r < plan.ranks; ++r) {
-      result_.ops[static_cast<std::size_t>(r)].resize(
-          plan.programs[static_cast<std::size_t>(r)].size());
+    streams_.resize(static_cast<std::size_t>(plan.ranks));
+    if (options.record_ops) {
+      result_.ops.resize(static_cast<std::size_t>(plan.ranks));
+      for (int r = 0; r < plan.ranks; ++r) {
+        result_.ops[static_cast<std::size_t>(r)].resize(
+            plan.programs[static_cast<std::size_t>(r)].size());
+      }
     }
     running_.assign(static_cast<std::size_t>(plan.ranks), RunningCompute{});
     ranks_on_gpu_.resize(static_cast<std::size_t>(topology.gpu_count()));
@@ -176,12 +190,14 @@ class Simulation final : private TransferCalendar {
     const RankProgram& program = plan_.programs[static_cast<std::size_t>(id.rank)];
     RunningCompute& run = running_[static_cast<std::size_t>(id.rank)];
     run.index = id.index;
+    run.start_ps = now;
     run.remaining_ps = static_cast<double>(compute_.duration_ps(program, id.index));
     run.since_ps = now;
     node_load_changed(id.rank, +1, now);
     run.stretch = stretch_.of(id.rank);
-    result_.ops[static_cast<std::size_t>(id.rank)][static_cast<std::size_t>(id.index)].start_ps =
-        now;
+    RankStream& stream = streams_[static_cast<std::size_t>(id.rank)];
+    stream.gaps_ps += std::max<Picoseconds>(0, now - stream.stream_free_ps);
+    if (options_.record_ops) op_timing(id).start_ps = now;
     result_.ranks[static_cast<std::size_t>(id.rank)].compute_flops += plan_.compute_flops(id);
     schedule_completion(id.rank, now);
   }
@@ -189,9 +205,12 @@ class Simulation final : private TransferCalendar {
   void finish_compute(const EventPayload& e, Picoseconds now) {
     RunningCompute& run = running_[static_cast<std::size_t>(e.rank)];
     if (e.version != run.version || run.index != e.index) return;  // rescheduled
-    auto& timing = result_.ops[static_cast<std::size_t>(e.rank)][static_cast<std::size_t>(e.index)];
-    timing.end_ps = now;
-    result_.ranks[static_cast<std::size_t>(e.rank)].compute_busy_ps += now - timing.start_ps;
+    if (options_.record_ops) op_timing({e.rank, static_cast<int>(e.index)}).end_ps = now;
+    RankTotals& totals = result_.ranks[static_cast<std::size_t>(e.rank)];
+    totals.compute_busy_ps += now - run.start_ps;
+    totals.end_ps = std::max(totals.end_ps, now);
+    RankStream& stream = streams_[static_cast<std::size_t>(e.rank)];
+    stream.stream_free_ps = std::max(stream.stream_free_ps, now);
     run.index = -1;
     node_load_changed(e.rank, -1, now);
     tracker_.finish({e.rank, static_cast<int>(e.index)});
@@ -219,7 +238,6 @@ class Simulation final : private TransferCalendar {
     rec.object = t.object;
     rec.bytes = plan_.object(t.object).bytes;
     rec.posted_ps = now;
-    result_.transfers.push_back(rec);
     transfer_touches(t.send.rank, +1, now);
     transfer_touches(t.recv.rank, +1, now);
     const TransferId id =
@@ -227,9 +245,32 @@ class Simulation final : private TransferCalendar {
                         placement_[static_cast<std::size_t>(t.recv.rank)], rec.bytes},
                        now);
     // Transfer ids double as indices of result_.transfers.
-    if (static_cast<std::size_t>(id) + 1 != result_.transfers.size()) {
+    if (id != posted_)
       throw std::logic_error("transfer model ids must be 0, 1, 2, ... in post order");
+    ++posted_;
+    if (options_.record_transfers) {
+      result_.transfers.push_back(rec);
+    } else {
+      in_flight_.emplace(id, rec);
     }
+  }
+
+  OpTiming& op_timing(OpId op) {
+    return result_.ops[static_cast<std::size_t>(op.rank)][static_cast<std::size_t>(op.index)];
+  }
+
+  // The transfer's record; a transfer not kept for the result leaves the in-flight set.
+  TransferRecord take_record(TransferId id, Picoseconds now) {
+    if (options_.record_transfers) {
+      TransferRecord& rec = result_.transfers[static_cast<std::size_t>(id)];
+      rec.end_ps = now;
+      return rec;
+    }
+    const auto it = in_flight_.find(id);
+    TransferRecord rec = it->second;
+    in_flight_.erase(it);
+    rec.end_ps = now;
+    return rec;
   }
 
   // Books the transfers the model reports complete: op times, bytes, comm activity.
@@ -237,20 +278,28 @@ class Simulation final : private TransferCalendar {
     completed_.clear();
     network_->take_completed(completed_);
     for (TransferId id : completed_) {
-      TransferRecord& rec = result_.transfers[static_cast<std::size_t>(id)];
-      rec.end_ps = now;
+      const TransferRecord rec = take_record(id, now);
       for (OpId op : {rec.send, rec.recv}) {
-        auto& timing =
-            result_.ops[static_cast<std::size_t>(op.rank)][static_cast<std::size_t>(op.index)];
-        timing.start_ps = rec.posted_ps;
-        timing.end_ps = now;
+        if (options_.record_ops) op_timing(op) = {rec.posted_ps, now};
+        RankTotals& totals = result_.ranks[static_cast<std::size_t>(op.rank)];
+        totals.end_ps = std::max(totals.end_ps, now);
       }
+      note_output_arrival(rec.recv, now);
       result_.ranks[static_cast<std::size_t>(rec.send.rank)].bytes_sent += rec.bytes;
       result_.ranks[static_cast<std::size_t>(rec.recv.rank)].bytes_received += rec.bytes;
       transfer_touches(rec.send.rank, -1, now);
       transfer_touches(rec.recv.rank, -1, now);
       tracker_.finish_transfer({rec.send, rec.recv, rec.object});
     }
+  }
+
+  // A final output that reaches its owner ends the owner's exposed communication no earlier.
+  void note_output_arrival(OpId recv, Picoseconds now) {
+    const RankProgram& program = plan_.programs[static_cast<std::size_t>(recv.rank)];
+    const DataObject& obj = plan_.object(program.writes(recv.index)[0]);
+    if (!obj.output || obj.home_rank != recv.rank) return;
+    RankStream& stream = streams_[static_cast<std::size_t>(recv.rank)];
+    stream.output_arrived_ps = std::max(stream.output_arrived_ps, now);
   }
 
   void handle(const EventPayload& e, Picoseconds now) {
@@ -268,9 +317,9 @@ class Simulation final : private TransferCalendar {
   void finalize() {
     for (int r = 0; r < plan_.ranks; ++r) {
       auto& totals = result_.ranks[static_cast<std::size_t>(r)];
-      for (const OpTiming& t : result_.ops[static_cast<std::size_t>(r)]) {
-        totals.end_ps = std::max(totals.end_ps, t.end_ps);
-      }
+      const RankStream& stream = streams_[static_cast<std::size_t>(r)];
+      totals.exposed_comm_ps = stream.gaps_ps + std::max<Picoseconds>(0, stream.output_arrived_ps -
+                                                                             stream.stream_free_ps);
       totals.comm_active_ps = activity_.active_ps(r);
       totals.peak_bytes = tracker_.peak_bytes(r);
       totals.peak_breakdown = tracker_.peak_breakdown(r);
@@ -278,7 +327,6 @@ class Simulation final : private TransferCalendar {
     }
     result_.single_gpu_s = compute_.single_gpu_time_s();
     result_.warnings = compute_.warnings();
-    fill_exposed_comm(plan_, result_);
   }
 
   const Plan& plan_;
@@ -291,6 +339,9 @@ class Simulation final : private TransferCalendar {
   CommActivity activity_;
   EventQueue<EventPayload> queue_;
   std::vector<RunningCompute> running_;
+  std::vector<RankStream> streams_;
+  TransferId posted_ = 0;
+  std::unordered_map<TransferId, TransferRecord> in_flight_;  // when not recording transfers
   std::vector<TransferId> completed_;
   std::vector<std::vector<int>> ranks_on_gpu_;
   std::vector<int> changed_gpus_;

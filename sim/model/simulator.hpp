@@ -11,6 +11,11 @@
 // model's gpu_traffic_share) and while computes share a node's cores
 // (compute_stretch.hpp), for exactly the time each holds. Link loads are sampled
 // for traces (link_sampler.hpp).
+// Results stream: the per-rank totals (end, busy, exposed communication, bytes,
+// peak memory) are accumulated as events happen, in O(P) memory. Per-op times
+// and per-transfer records (O(ops)) are kept only when asked for: traces,
+// validation against a measured run, the tuner's bound analysis. The totals are
+// the same either way (tests/test_simulator_streaming.cpp).
 // Same inputs give the same result to the picosecond.
 #pragma once
 
@@ -26,6 +31,8 @@ namespace tilesim {
 struct SimulationOptions {
   std::vector<int> placement;  // rank -> GPU index; empty = the plan's placement
   bool record_link_samples = false;
+  bool record_ops = false;        // SimulationResult::ops, per-op start and end
+  bool record_transfers = false;  // SimulationResult::transfers
 };
 
 // Throws PlanError if the plan cannot run to completion (the validator catches

@@ -8,6 +8,7 @@
 #include "sim/core/input_error.hpp"
 #include "sim/core/interrupt.hpp"
 #include "sim/core/units.hpp"
+#include "sim/plan/plan_structure.hpp"
 #include "sim/scenario/job_scenario.hpp"
 #include "sim/scenario/schedule_tuner.hpp"
 #include "sim/schedules/schedule.hpp"
@@ -102,6 +103,21 @@ Plan build_valid_plan(const Scenario& scenario, PlanReport* report) {
     throw std::logic_error(fmt::format("generated {} plan is invalid:{}", plan.schedule, all));
   }
   if (report) *report = std::move(r);
+  return plan;
+}
+
+Plan build_plan_to_simulate(const Scenario& scenario, bool full_check) {
+  if (full_check || scenario.schedule.gpus <= kFullCheckMaxRanks) {
+    return build_valid_plan(scenario);
+  }
+  Plan plan = build_plan(scenario);
+  throw_if_interrupted();
+  const std::vector<std::string> errors = plan_structure_errors(plan);
+  if (!errors.empty()) {
+    std::string all;
+    for (const auto& e : errors) all += "\n  " + e;
+    throw std::logic_error(fmt::format("generated {} plan is malformed:{}", plan.schedule, all));
+  }
   return plan;
 }
 

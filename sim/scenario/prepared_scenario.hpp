@@ -55,4 +55,17 @@ void check_memory_budget(const Scenario& scenario, double peak_bytes);
 // throws std::logic_error listing the validator's errors.
 Plan build_valid_plan(const Scenario& scenario, PlanReport* report = nullptr);
 
+// Up to this many ranks a plan to simulate gets the validator's full proof (a dry run
+// as long as the simulation); beyond, only the structural check (docs/design-notes.md
+// "One pass"): every generator is proven by the validator at 1..256 ranks in the tests,
+// the tracker rejects unmatched sends and receives when it is built, and the simulator
+// reports a plan that cannot finish (PlanError naming the first blocked op).
+inline constexpr int kFullCheckMaxRanks = 256;
+
+// The plan `simulate`, `sweep` and the like run: build_valid_plan up to
+// kFullCheckMaxRanks ranks (or always, with `full_check`), else built and checked by
+// plan_structure_errors (O(ops), no dry run). A failing check is a generator bug:
+// std::logic_error listing the errors.
+Plan build_plan_to_simulate(const Scenario& scenario, bool full_check = false);
+
 }  // namespace tilesim

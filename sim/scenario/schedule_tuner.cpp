@@ -90,7 +90,9 @@ CandidateResult evaluate_candidate(const PreparedScenario& p, const ScheduleCand
       r.sim_wall_s = run.job.sim_wall_s;
       r.job_slowdown = run.slowdown;
     } else {
-      const SimulationResult result = simulate(plan, p.topology, p.profile);
+      SimulationOptions options;
+      options.record_transfers = true;  // bound_of finds the busiest route from them
+      const SimulationResult result = simulate(plan, p.topology, p.profile, options);
       r.figures = summarize(result);
       r.bound = bound_of(plan, result, r.figures, p.topology);
       r.sim_wall_s = result.sim_wall_s;

@@ -35,7 +35,9 @@ PublishedCase read_case(const std::string& file) {
   PublishedCase c = load_published_case(file);
   const PreparedScenario p = prepare_scenario(c.scenario, c.sets);
   const Plan plan = build_valid_plan(p.scenario);
-  const SimulationResult result = simulate(plan, p.topology, p.profile);
+  SimulationOptions options;
+  options.record_transfers = true;  // p2p bandwidth is read from the transfers
+  const SimulationResult result = simulate(plan, p.topology, p.profile, options);
   c.gpus = plan.ranks;
   c.schedule = plan.schedule;
   c.predicted = predict(c.metric, plan, result);

@@ -1,4 +1,5 @@
 // tilesim simulate SCENARIO [--set k=v]... [--json] [--out result.json] [--trace trace.json]
+//                  [--per-op] [--full-check]
 // Files are written whole or not at all (sim/core/atomic_file.hpp); SIGINT/SIGTERM stops the
 // simulation and leaves every previous file as it was.
 #include <fmt/format.h>
@@ -14,6 +15,7 @@
 #include "sim/model/result_json.hpp"
 #include "sim/model/simulator.hpp"
 #include "sim/scenario/prepared_scenario.hpp"
+#include "sim/validation/op_times_json.hpp"
 #include "tools/cli/cli_errors.hpp"
 #include "tools/cli/commands.hpp"
 
@@ -24,6 +26,8 @@ struct SimulateArgs {
   ScenarioArgs scenario;
   std::string trace;
   std::string out;  // the result JSON, instead of stdout
+  bool full_check = false;
+  bool per_op = false;  // add op_times to the result JSON
 };
 
 void print_summary(const PreparedScenario& p, const Plan& plan, const SimulationResult& result) {
@@ -73,9 +77,12 @@ int run_simulate(const SimulateArgs& args) {
   const InterruptGuard interrupts;
   const PreparedScenario p =
       prepare_scenario(args.scenario.path, args.scenario.sets, resource_limits(args.scenario));
-  const Plan plan = build_valid_plan(p.scenario);  // with a job: one CP group, validated once
+  // With a job: one CP group, validated once (beyond 256 ranks: the structural check).
+  const Plan plan = build_plan_to_simulate(p.scenario, args.full_check);
   SimulationOptions options;
+  // Per-rank totals by default; the trace draws every op and transfer.
   options.record_link_samples = !args.trace.empty();
+  options.record_ops = options.record_transfers = !args.trace.empty() || args.per_op;
   std::optional<JobRun> job;
   if (p.job_layout) {
     job = simulate_job(plan, *p.job_layout, p.topology, p.profile, 8, options.record_link_samples);
@@ -96,7 +103,9 @@ int run_simulate(const SimulateArgs& args) {
   const ResultContext context{p.scenario.name, p.scenario.topology_path,
                               p.scenario.calibration_path, !args.scenario.no_wall_clock};
   if (!args.out.empty() || args.scenario.json) {
+    // A job's result describes one group's plan (ops, digest, shape) and the whole job's figures.
     json = result_to_json(plan, shown, context);
+    if (args.per_op) json["op_times"] = validation::op_times_to_json(traced, shown);
     if (job) add_job_json(json, *p.job_layout, *job);
   }
   if (!args.out.empty()) files.add(args.out, "--out").stream() << json.dump(2) << "\n";
@@ -123,6 +132,13 @@ void add_simulate(CLI::App& app, int& exit_code) {
   verb->add_option("--out", args->out, "Write the result JSON (as --json prints it) to this file")
       ->check(output_file_check());
   add_no_wall_clock_option(*verb, args->scenario);
+  verb->add_flag("--per-op", args->per_op,
+                 "Keep every op's times and add them to the result JSON as op_times (the array "
+                 "`run --json` writes, for `validate --measured`); by default only per-rank "
+                 "totals are kept");
+  verb->add_flag("--full-check", args->full_check,
+                 "Prove the plan with the full validator (a dry run) at any GPU count; by default "
+                 "only plans of up to 256 GPUs are (docs/design-notes.md, One pass)");
   verb->callback(
       [args, &exit_code] { exit_code = run_guarded([&] { return run_simulate(*args); }); });
 }

@@ -43,8 +43,10 @@ int run_sweep(const SweepArgs& args) {
         prepare_scenario(args.scenario.path, sets, resource_limits(args.scenario));
     reject_job(p.scenario, "sweep");
     name = p.scenario.name;
-    const Plan plan = build_valid_plan(p.scenario);
-    const SimulationResult result = simulate(plan, p.topology, p.profile);
+    const Plan plan = build_plan_to_simulate(p.scenario);
+    SimulationOptions options;  // the phase statistics read per-op and per-transfer times
+    options.record_ops = options.record_transfers = true;
+    const SimulationResult result = simulate(plan, p.topology, p.profile, options);
     const Figures f = summarize(result);
     check_memory_budget(p.scenario, f.peak_memory_bytes_max);
     const PhaseStats ph = phase_stats(plan, result);

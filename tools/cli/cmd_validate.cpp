@@ -82,7 +82,9 @@ int run_validate(const ValidateArgs& args) {
   }
   validation::check_run_matches_plan(run, plan, args.measured);
   const auto measured = validation::op_times_from_json(run, plan, args.measured);
-  const SimulationResult predicted = simulate(plan, p.topology, p.profile);
+  SimulationOptions options;  // compared op by op
+  options.record_ops = options.record_transfers = true;
+  const SimulationResult predicted = simulate(plan, p.topology, p.profile, options);
   const validation::TimelineComparison report =
       validation::compare_timelines(plan, measured, run["makespan_s"].get<double>(), predicted);
   if (args.scenario.json) {
