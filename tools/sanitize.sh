@@ -83,7 +83,7 @@ for stage in "${stages[@]}"; do
         echo "-- $name: ${fuzz_seconds} s"
         "$target" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 \
           -dict=fuzz/tilesim.dict -artifact_prefix="$work/" -print_final_stats=1 \
-          "$work" "$corpus" 2>&1 | grep -E "^#[0-9]+ +DONE|stat::number_of_executed_units|ERROR|SUMMARY|Test unit written" || true
+          "$work" "$corpus" 2>&1 | grep -E "^#[0-9]+[[:space:]]+DONE|stat::number_of_executed_units|ERROR|SUMMARY|Test unit written" || true
         if ls "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-* > /dev/null 2>&1; then
           echo "$name found a failing input:"; ls "$work"; exit 1
         fi
