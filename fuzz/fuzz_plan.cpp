@@ -1,7 +1,7 @@
-// The plan-level entry: a generated plan (schedule, GPU count, pass and mask from the first
-// bytes) with random corruptions (the rest of the bytes, 4 per edit), through the validator.
-// The validator must report any plan, never crash or read out of bounds; a generated plan that
-// fails validation before any edit is a generator bug, reported as a crash.
+// The plan-level entry: a generated plan (schedule, GPU count, pass, mask, mesh tile and output
+// correction from the first bytes) with random corruptions (the rest of the bytes, 4 per edit),
+// through the validator. The validator must report any plan, never crash or read out of bounds;
+// a generated plan that fails validation before any edit is a generator bug, reported as a crash.
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -118,8 +118,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   spec.kind = kScheduleKinds[k % std::size(kScheduleKinds)];
   spec.gpus = 1 + g % 8;
   spec.gpus_per_node = 4;
-  if (spec.kind == "mesh") spec.tile_auto = true;
+  if (spec.kind == "mesh") {  // a given tile a x b = gpus (prepare_scenario resolves auto)
+    std::vector<int> divisors;
+    for (int a = 1; a <= spec.gpus; ++a) {
+      if (spec.gpus % a == 0) divisors.push_back(a);
+    }
+    spec.tile_a = divisors[(flags >> 4) % divisors.size()];
+    spec.tile_b = spec.gpus / spec.tile_a;
+  }
   if (spec.kind == "usp") spec.ulysses_degree = (flags >> 3) % 2 + 1;
+  spec.correction = g & 0x80 ? Correction::fused : Correction::separate;
   Plan plan;
   try {
     plan = make_plan(shape, spec);

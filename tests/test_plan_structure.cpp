@@ -1,6 +1,9 @@
 // The structural check reports out-of-range references instead of letting the validator read
 // past the plan's tables (cases the plan fuzzer produces).
 #include <catch2/catch.hpp>
+#include <limits>
+#include <string>
+#include <vector>
 
 #include "sim/plan/plan_structure.hpp"
 #include "sim/plan/validator.hpp"
@@ -92,4 +95,16 @@ TEST_CASE("a chunk pair, a home rank and a program count out of range are report
   plan = ring4();
   plan.ranks = 5;
   CHECK(only_error(plan) == "4 programs for 5 ranks");
+}
+
+// fuzz/regressions/plan/head-groups-int-max: head_groups = INT_MAX made the coverage check
+// allocate head_groups x blocks^2 bytes (8 GiB); a plan has at most one group per head.
+TEST_CASE("more head groups than heads are reported before anything is sized by them") {
+  Plan plan = ring4();
+  plan.head_groups = 5;                                  // ring4 has 4 heads
+  CHECK(only_error(plan) == "head_groups 5 > heads 4");  // validate_plan checks structure first
+  plan.head_groups = std::numeric_limits<int>::max();
+  CHECK(only_error(plan) == "head_groups 2147483647 > heads 4");
+  plan.head_groups = 4;  // one group per head: structurally allowed (chunks still name group 0)
+  CHECK(plan_structure_errors(plan).empty());
 }

@@ -6,8 +6,9 @@
 #   (bench_attention_cuda: 2K/8K/16K blocks, forward and backward, as a share of the GPU's
 #   dense bf16 peak), a 1-rank `tilesim run --backend cuda --kernels cudnn --check`, a quick
 #   `tilesim calibrate --backend cuda --kernels cudnn` (two ranks with two or more GPUs; on one
-#   GPU one rank, links copied from the datasheet profile of that GPU), and `tilesim validate`
-#   of the run against the datasheet profile and against the calibrated one.
+#   GPU one rank, links copied from the datasheet profile of that GPU), `tilesim validate`
+#   of the run against the datasheet profile and against the calibrated one, and the runtime
+#   fault cases on the cuda backend (NCCL abort path; 2 ranks with 2+ GPUs, else one rank).
 # Everything lands in $OUT (if set) or ./gpu-check-out; summary.txt is the one-page result:
 # pass/fail per step with its figures, and the issue's targets (cuDNN fused forward >= 60%
 # and backward >= 40% of dense bf16 peak at 16K tokens, head_dim 128, full mask).
@@ -92,6 +93,32 @@ step cuda-run 90 sh -c '"$@" > "$0"' "$out/cuda-run.json" mpirun -np 1 "$build/t
 check_json=$(tr -d '\n ' <"$out/cuda-run.json" 2>/dev/null | grep -o '"check":{[^}]*' | head -c 300)
 [ -n "$check_json" ] && note "  $check_json"
 quote "$out/cuda-run.log" 'ran on the own kernels|no usable GPU|error' 4
+
+# Runtime faults on the cuda backend: the NCCL communicator is non-blocking and the watchdog
+# aborts it (ncclCommAbort), so a dead, missing or early-exiting peer must end the job within
+# the timeout, rank and op named, no rank left (tests/reliability/fault_run.sh, the cases of
+# tests/reliability.cmake on 2 ranks). NCCL refuses two ranks on one device, so the peer
+# faults need two GPUs; on one GPU only the one-rank NaN case runs.
+fault_small=(--set attention.seq_len=96 --set attention.heads=4 --set attention.kv_heads=2
+  --set attention.head_dim=16 --set attention.dtype=fp32 --timeout 1.5s)
+export FAULT_BACKEND=cuda
+fault() {  # fault NAME RANKS MODE RANK OP REGEX
+  step "fault-$1" 60 bash "$root/tests/reliability/fault_run.sh" mpirun \
+    "$build/tilesim" "$root/scenarios/ring-256k.yaml" "$2" "$3" "$4" "$5" 30 "$6" \
+    --set schedule.gpus="$2" "${fault_small[@]}"
+  quote "$out/fault-$1.log" 'time to a clean exit|^FAIL' 2
+}
+if [ "$gpus" -ge 2 ]; then
+  fault kill 2 kill 1 3 \
+    'rank 1 kills itself \(SIGKILL\) at rank 1 op 3.*process rank 1 .*exited on signal 9'
+  fault no-recv 2 no_recv 1 1 \
+    'rank 1 never posts the receive rank 1 op 1: recv KV\[0\] from rank 0.*failed at rank [0-9] op [0-9]+: .*no progress for 1500 ms'
+  fault exit 2 exit 1 3 'rank 1 exits early at rank 1 op 3: compute'
+  fault nan 2 nan 1 0 'rank 1 failed at rank 1 op [0-9]+: compute.*: input [A-Z]+\[1\] holds a non-finite value \(nan\)'
+else
+  note "fault peer cases   NOT RUN (one GPU: NCCL needs a GPU per rank, the peer faults need 2)"
+  fault nan 1 nan 0 0 'rank 0 failed at rank 0 op [0-9]+: compute.*: input [A-Z]+\[0\] holds a non-finite value \(nan\)'
+fi
 
 case "$gpu_name" in
   *H200*) datasheet=$root/topologies/h200.calib.yaml ;;

@@ -10,6 +10,7 @@ packages=(
   cmake g++ make
   libboost-graph-dev libyaml-cpp-dev catch2 libfmt-dev libcli11-dev nlohmann-json3-dev
   libopenmpi-dev openmpi-bin libbenchmark-dev
+  clang libclang-rt-14-dev procps  # tools/sanitize.sh fuzz (libFuzzer); pgrep in fault tests
 )
 
 missing=()

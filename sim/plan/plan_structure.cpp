@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace tilesim {
@@ -17,6 +18,9 @@ class StructureCheck {
       return errors_;
     }
     if (plan_.head_groups < 1) fail(fmt::format("head_groups {} < 1", plan_.head_groups));
+    if (plan_.head_groups > std::max(plan_.shape.heads, 1)) {
+      fail(fmt::format("head_groups {} > heads {}", plan_.head_groups, plan_.shape.heads));
+    }
     if (plan_.layout.blocks < 1) fail(fmt::format("layout of {} blocks", plan_.layout.blocks));
     if (!plan_.placement.empty() &&
         plan_.placement.size() != static_cast<std::size_t>(plan_.ranks)) {

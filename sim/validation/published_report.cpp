@@ -91,7 +91,9 @@ PublishedReport assess_published(std::vector<PublishedCase> cases,
     }
     r.orders.push_back(std::move(check));
   }
-  for (const auto& [name, cause] : r.known_case_misses) {
+  for (const auto& miss : r.known_case_misses) {
+    // Not a structured binding: clang before 16 cannot capture one in a lambda (P1091).
+    const std::string& name = miss.first;
     const bool exists = std::any_of(r.cases.begin(), r.cases.end(),
                                     [&](const PublishedCase& c) { return c.name == name; });
     if (!exists) r.failures.push_back(fmt::format("known-misses.yaml: no case named {}", name));
