@@ -7,9 +7,7 @@
 #include "sim/core/input_error.hpp"
 #include "sim/core/interrupt.hpp"
 #include "sim/model/chrome_trace.hpp"
-#include "sim/model/result_json.hpp"
-#include "sim/model/simulator.hpp"
-#include "sim/scenario/prepared_scenario.hpp"
+#include "sim/verbs/simulate_verb.hpp"
 #include "tools/cli/cli_errors.hpp"
 #include "tools/cli/commands.hpp"
 
@@ -44,13 +42,11 @@ void print_summary(const PreparedScenario& p, const Plan& plan, const Simulation
 
 int run_simulate(const SimulateArgs& args) {
   const InterruptGuard interrupts;
-  const PreparedScenario p =
-      prepare_scenario(args.scenario.path, args.scenario.sets, resource_limits(args.scenario));
-  const Plan plan = build_valid_plan(p.scenario);
-  SimulationOptions options;
-  options.record_link_samples = !args.trace.empty();
-  const SimulationResult result = simulate(plan, p.topology, p.profile, options);
-  check_memory_budget(p.scenario, summarize(result).peak_memory_bytes_max);
+  const SimulationRun run =
+      run_simulation(source_of(args.scenario), /*record_link_samples=*/!args.trace.empty());
+  const PreparedScenario& p = run.prepared;
+  const Plan& plan = run.plan;
+  const SimulationResult& result = run.result;
   for (const std::string& w : result.warnings) fmt::print(stderr, "warning: {}\n", w);
   // Both files or neither: an interrupt or a full disk leaves the previous ones.
   AtomicFileSet files;
@@ -58,16 +54,15 @@ int run_simulate(const SimulateArgs& args) {
     write_chrome_trace(files.add(args.trace, "--trace").stream(), plan, result, plan.placement,
                        &p.topology);
   }
-  const ResultContext context{p.scenario.name, p.scenario.topology_path,
-                              p.scenario.calibration_path, !args.scenario.no_wall_clock};
+  const bool wall_clock = !args.scenario.no_wall_clock;
   if (!args.out.empty()) {
-    files.add(args.out, "--out").stream() << result_to_json(plan, result, context).dump(2) << "\n";
+    files.add(args.out, "--out").stream() << simulation_document(run, wall_clock).dump(2) << "\n";
   }
   files.commit_all();
   if (!args.out.empty()) {
     fmt::print("wrote {}\n", args.out);
   } else if (args.scenario.json) {
-    fmt::print("{}\n", result_to_json(plan, result, context).dump(2));
+    fmt::print("{}\n", simulation_document(run, wall_clock).dump(2));
   } else {
     print_summary(p, plan, result);
   }
