@@ -4,6 +4,8 @@
 # git-ignored .deps/cudnn-frontend/include (only the wheel's include/ is kept).
 # Idempotent: does nothing when everything is already installed. CUDA, NCCL and the cuDNN
 # library are not Debian packages here; the build uses /usr/local/cuda when present.
+# --test adds what only the tests need (Chromium for the HTML report test). Python packages
+# (nanobind, scikit-build-core, pytest) come from PyPI into build/venv: tools/python-env.sh.
 set -euo pipefail
 
 packages=(
@@ -11,7 +13,11 @@ packages=(
   libboost-graph-dev libyaml-cpp-dev catch2 libfmt-dev libcli11-dev nlohmann-json3-dev
   libopenmpi-dev openmpi-bin libbenchmark-dev
   clang libclang-rt-14-dev procps  # tools/sanitize.sh fuzz (libFuzzer); pgrep in fault tests
+  python3-dev python3-venv
 )
+if [ "${1:-}" = "--test" ]; then
+  packages+=(chromium bsdutils)  # bsdutils: `script`, a pseudo-terminal for the progress test
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -160,8 +160,24 @@ struct Measurements {
   std::vector<calibration::MeasuredRun> probes;
 };
 
+// Reports measurement stages to options.progress, on rank 0 only.
+class StageProgress {
+ public:
+  StageProgress(const MpiSession& mpi, const CalibrateOptions& options, std::size_t total)
+      : report_(mpi.rank() == 0 ? options.progress : nullptr), total_(total) {}
+  void done() {
+    if (report_) report_(++done_, total_);
+  }
+
+ private:
+  std::function<void(std::size_t, std::size_t)> report_;
+  std::size_t done_ = 0;
+  std::size_t total_;
+};
+
 Measurements measure_cpu(const MpiSession& mpi, const CalibrateOptions& options) {
   const KernelBenchOptions kernels = kernel_options(options);
+  StageProgress stage(mpi, options, mpi.size() > 1 ? 5 : 2);
   Measurements m;
   if (mpi.rank() == 0) {
     m.launch_s = time_launch_overhead_s();
@@ -169,19 +185,24 @@ Measurements measure_cpu(const MpiSession& mpi, const CalibrateOptions& options)
     m.merge_bytes_per_s = time_merge_bytes_per_s(kernels);
   }
   quiet_barrier(mpi);
+  stage.done();
   if (mpi.size() > 1) {  // one rank has no peer to talk to or share cores with
     m.messages = time_ping_pong(mpi, message_sizes(options.quick), options.quick ? 5 : 15);
+    stage.done();
     // Probe with blocks as large as the runs' (beyond the per-core caches).
     const std::int64_t probe_tokens = options.quick ? 1024 : 2048;
     m.cores = measure_shared_cores(mpi, kernels, probe_tokens);
+    stage.done();
     m.slowdown =
         measure_comm_slowdown(mpi, kernels, probe_tokens, options.quick ? 1 << 20 : 4 << 20);
+    stage.done();
   }
   m.probes = run_probes(
       mpi, kernels, probe_chunks(options.quick, mpi.size()), options.quick ? 2 : 3,
       InputPrecision::fp32, [&](const Plan& plan, const InputData& inputs) {
         return std::unique_ptr<Backend>(new CpuBackend(plan, mpi.rank(), inputs, mpi.world(), 1));
       });
+  stage.done();
   return m;
 }
 
@@ -210,6 +231,7 @@ Measurements measure_cuda(const MpiSession& mpi, const CalibrateOptions& options
   }
   const KernelBenchOptions kernels = cuda_kernel_options(options);
   const tk_family family = options.kernels == "cudnn" ? tk_family::cudnn : tk_family::own;
+  StageProgress stage(mpi, options, mpi.size() > 1 ? 3 : 2);
   Measurements m;
   if (mpi.rank() == 0) {
     m.launch_s = time_cuda_launch_overhead_s();
@@ -217,6 +239,7 @@ Measurements measure_cuda(const MpiSession& mpi, const CalibrateOptions& options
     m.merge_bytes_per_s = time_cuda_merge_bytes_per_s(kernels);
   }
   quiet_barrier(mpi);
+  stage.done();
   if (mpi.size() > 1) {
     std::vector<double> sizes;
     for (double b = 64.0 * 1024; b <= (options.quick ? 64.0 : 256.0) * (1 << 20); b *= 4.0) {
@@ -224,6 +247,7 @@ Measurements measure_cuda(const MpiSession& mpi, const CalibrateOptions& options
     }
     m.messages = time_nccl_ping_pong(mpi, sizes, options.quick ? 5 : 20);
     m.slowdown = measure_cuda_comm_slowdown(mpi, kernels, family, 4096, 64.0 * (1 << 20));
+    stage.done();
   }
   KernelBenchOptions probe = kernels;
   probe.head_dims = {kernels.head_dims.back()};
@@ -232,6 +256,7 @@ Measurements measure_cuda(const MpiSession& mpi, const CalibrateOptions& options
                  InputPrecision::bf16, [&](const Plan& plan, const InputData& inputs) {
                    return std::unique_ptr<Backend>(new CudaBackend(plan, mpi, inputs, family));
                  });
+  stage.done();
   return m;
 }
 #endif

@@ -3,8 +3,8 @@
 //
 // Launched under mpirun with one process per rank: rank 0 times the block kernels
 // alone (calibration_kernels.hpp; cuda: calibration_cuda.hpp, on `kernels` cudnn or own, which
-// the written header names: a profile describes the kernels it timed), then all ranks run the MPI (cuda:
-// NCCL) benchmarks (calibration_comm.hpp) and the probe runs through the executor
+// the written header names: a profile describes the kernels it timed), then all ranks run the MPI
+// (cuda: NCCL) benchmarks (calibration_comm.hpp) and the probe runs through the executor
 // (calibration_probes.hpp, fitted by sim/calibration/run_fit.hpp). The cuda backend has no
 // shared cores and its GPUs of one node talk over class nvlink; it has never run on a GPU in
 // this project's CI (no GPU there). Fits (sim/calibration/): compute_fit for peak, efficiency
@@ -21,7 +21,9 @@
 // profile of that GPU), and the written header says so.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -36,6 +38,8 @@ struct CalibrateOptions {
   bool quick = false;
   int heads = 4;
   std::vector<int> head_dims{64};
+  // Called on rank 0 after each measurement stage with (stages done, stages in total).
+  std::function<void(std::size_t, std::size_t)> progress;
 };
 
 int calibrate_command(const CalibrateOptions& options);

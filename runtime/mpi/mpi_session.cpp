@@ -77,4 +77,12 @@ std::vector<std::vector<double>> MpiSession::gather(const std::vector<double>& m
   return gather_values(*this, mine, MPI_DOUBLE);
 }
 
+std::vector<std::string> MpiSession::gather(const std::string& mine) const {
+  const std::vector<std::vector<char>> all =
+      gather_values(*this, std::vector<char>(mine.begin(), mine.end()), MPI_CHAR);
+  std::vector<std::string> out;
+  for (const auto& bytes : all) out.emplace_back(bytes.begin(), bytes.end());
+  return out;
+}
+
 }  // namespace tilesim::runtime

@@ -36,6 +36,7 @@ class MpiSession {
   // Gathers each rank's values to rank 0 (empty elsewhere), one vector per rank.
   std::vector<std::vector<std::int64_t>> gather(const std::vector<std::int64_t>& mine) const;
   std::vector<std::vector<double>> gather(const std::vector<double>& mine) const;
+  std::vector<std::string> gather(const std::string& mine) const;  // bytes, one string per rank
 
  private:
   int rank_ = 0;

@@ -19,11 +19,16 @@ namespace tilesim {
 PreparedScenario prepare_scenario(const std::string& path,
                                   const std::vector<std::string>& overrides,
                                   const ResourceLimits& limits) {
+  return prepare_scenario(load_scenario(path, overrides), limits);
+}
+
+PreparedScenario prepare_scenario(Scenario scenario, const ResourceLimits& limits) {
   PreparedScenario p;
-  p.scenario = load_scenario(path, overrides);
+  p.scenario = std::move(scenario);
   p.scenario.limits = limits;
   check_plan_resources(p.scenario);
   const Scenario& s = p.scenario;
+  const std::string& path = s.file;
   if (!std::filesystem::exists(s.topology_path)) {
     throw s.error_at("topology", fmt::format("file '{}' does not exist", s.topology_path));
   }

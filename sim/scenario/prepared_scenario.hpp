@@ -33,6 +33,8 @@ struct PreparedScenario {
 PreparedScenario prepare_scenario(const std::string& path,
                                   const std::vector<std::string>& overrides,
                                   const ResourceLimits& limits = {});
+// The same for a scenario already loaded (load_scenario_text).
+PreparedScenario prepare_scenario(Scenario scenario, const ResourceLimits& limits = {});
 
 // InputError at schedule.gpus when the plan's estimate passes scenario.limits.
 void check_plan_resources(const Scenario& scenario);

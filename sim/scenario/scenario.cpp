@@ -256,8 +256,23 @@ JobSpec read_job(const YamlMap& m, AttentionShape& attention) {
   return job;
 }
 
-// Reads the scenario with the overrides applied; load_scenario maps its errors.
-Scenario read_scenario(const std::string& path, const std::vector<std::string>& overrides);
+// Reads the scenario document with the overrides applied; load_scenario maps its errors.
+Scenario read_scenario(YAML::Node doc, const std::string& path,
+                       const std::vector<std::string>& overrides);
+
+// A document given as text (the Python package's dicts), read as if it were the file `path`.
+YAML::Node load_yaml_text(const std::string& text, const std::string& path) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    throw InputError(path, e.mark.line + 1, "", fmt::format("malformed YAML: {}", e.msg));
+  }
+}
+
+// Names an error by the --set override that caused it, when one did.
+template <typename Read>
+Scenario with_override_names(const std::string& path, const std::vector<std::string>& overrides,
+                             Read read);
 
 }  // namespace
 
@@ -311,8 +326,23 @@ InputError Scenario::error_at(const std::string& key_path, const std::string& ex
 }
 
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+  return with_override_names(path, overrides,
+                             [&] { return read_scenario(load_yaml_file(path), path, overrides); });
+}
+
+Scenario load_scenario_text(const std::string& text, const std::string& path,
+                            const std::vector<std::string>& overrides) {
+  return with_override_names(
+      path, overrides, [&] { return read_scenario(load_yaml_text(text, path), path, overrides); });
+}
+
+namespace {
+
+template <typename Read>
+Scenario with_override_names(const std::string& path, const std::vector<std::string>& overrides,
+                             Read read) {
   try {
-    return read_scenario(path, overrides);
+    return read();
   } catch (const InputError& e) {
     if (const std::string* o = override_of(overrides, e.key())) {
       throw InputError(fmt::format("{} (--set {})", path, *o), 0, e.key(), e.expected());
@@ -321,10 +351,8 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   }
 }
 
-namespace {
-
-Scenario read_scenario(const std::string& path, const std::vector<std::string>& overrides) {
-  YAML::Node doc = load_yaml_file(path);
+Scenario read_scenario(YAML::Node doc, const std::string& path,
+                       const std::vector<std::string>& overrides) {
   if (!doc.IsMap()) throw InputError(path, line_of(doc), "", "expected a scenario mapping");
   for (const auto& o : overrides) apply_override(doc, o);
   const YamlMap root(doc, path, "");

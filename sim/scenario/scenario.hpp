@@ -53,6 +53,10 @@ struct Scenario {
 
 // `overrides` are "key.path=value" strings from --set.
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides);
+// The same for a document given as YAML (or JSON) text, read as if it were the file `path`:
+// relative paths resolve from its directory and errors name it.
+Scenario load_scenario_text(const std::string& text, const std::string& path,
+                            const std::vector<std::string>& overrides);
 
 // The default profile for a GPU model next to the topology file.
 std::string default_calibration_path(const std::string& topology_path,

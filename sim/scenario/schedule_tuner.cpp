@@ -112,11 +112,16 @@ std::vector<CandidateResult> tune_schedules(const PreparedScenario& p, bool mesh
   for (const ScheduleCandidate& c : tune_candidates(p.scenario.schedule, mesh_only)) {
     all.push_back(evaluate_candidate(p, c));
   }
-  std::stable_sort(all.begin(), all.end(), [](const CandidateResult& x, const CandidateResult& y) {
-    if (x.ok != y.ok) return x.ok;
-    return x.ok && x.figures.makespan_s < y.figures.makespan_s;
-  });
+  rank_candidates(all);
   return all;
+}
+
+void rank_candidates(std::vector<CandidateResult>& results) {
+  std::stable_sort(results.begin(), results.end(),
+                   [](const CandidateResult& x, const CandidateResult& y) {
+                     if (x.ok != y.ok) return x.ok;
+                     return x.ok && x.figures.makespan_s < y.figures.makespan_s;
+                   });
 }
 
 void resolve_mesh_tile(PreparedScenario& p) {

@@ -47,6 +47,9 @@ CandidateResult evaluate_candidate(const PreparedScenario& p, const ScheduleCand
 
 // Every candidate, the runnable ones sorted by makespan first.
 std::vector<CandidateResult> tune_schedules(const PreparedScenario& p, bool mesh_only = false);
+// The order of tune_schedules: runnable first, by makespan; ties and the left out keep their
+// candidate order.
+void rank_candidates(std::vector<CandidateResult>& results);
 
 // The one resolution of a mesh tile choice (ScheduleSpec::tile_choice), done by
 // prepare_scenario and by compare for its mesh:auto and mesh:min-bytes entries:

@@ -13,12 +13,14 @@
 #include "runtime/executor/kernel_choice.hpp"
 #include "tools/cli/cli_errors.hpp"
 #include "tools/cli/commands.hpp"
+#include "tools/cli/progress.hpp"
 
 namespace tilesim::cli {
 
 void add_calibrate(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<runtime::CalibrateOptions>();
   auto kernels = std::make_shared<std::string>();
+  auto quiet = std::make_shared<bool>(false);
   CLI::App* verb = app.add_subcommand(
       "calibrate",
       "Measure block kernels, point-to-point transfers and contention on this machine "
@@ -45,7 +47,8 @@ void add_calibrate(CLI::App& app, int& exit_code) {
   verb->add_option("--head-dims", args->head_dims, "Head dims to benchmark, e.g. 64,128")
       ->delimiter(',')
       ->check(CLI::Range(1, 1024));
-  verb->callback([args, kernels, &exit_code] {
+  add_quiet_option(*verb, *quiet);
+  verb->callback([args, kernels, quiet, &exit_code] {
     try {
       args->kernels = runtime::resolve_kernels(args->backend, *kernels);
     } catch (const std::invalid_argument& e) {
@@ -53,7 +56,10 @@ void add_calibrate(CLI::App& app, int& exit_code) {
       exit_code = kExitBadInput;
       return;
     }
+    TerminalProgress progress("measurement stages", *quiet);
+    args->progress = [&](std::size_t done, std::size_t total) { progress.update(done, total); };
     exit_code = run_guarded([&] { return runtime::calibrate_command(*args); });
+    args->progress = nullptr;
   });
 }
 

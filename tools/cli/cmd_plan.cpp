@@ -1,36 +1,18 @@
 // tilesim plan SCENARIO [--set k=v]... [--json] [--dump]
+// The JSON is sim/verbs/plan_verb.hpp's document (the Python package's tilesim.plan).
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
-#include <nlohmann/json.hpp>
 
 #include "sim/scenario/prepared_scenario.hpp"
+#include "sim/verbs/plan_verb.hpp"
 #include "tools/cli/cli_errors.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/table.hpp"
 
 namespace tilesim::cli {
 namespace {
-
-double mean_flops(const PlanReport& report) {
-  double sum = 0.0;
-  for (const RankStats& r : report.ranks) sum += r.compute_flops;
-  return report.ranks.empty() ? 0.0 : sum / static_cast<double>(report.ranks.size());
-}
-
-// A rank's FLOPs over the mean of all ranks (1 = balanced).
-double work_over_mean(const PlanReport& report, const RankStats& rank) {
-  const double mean = mean_flops(report);
-  return mean > 0 ? rank.compute_flops / mean : 1.0;
-}
-
-// max / mean FLOPs per rank, the result's compute_balance.
-double work_balance(const PlanReport& report) {
-  double balance = 1.0;
-  for (const RankStats& r : report.ranks) balance = std::max(balance, work_over_mean(report, r));
-  return balance;
-}
 
 std::string mask_text(const AttentionMask& mask) {
   switch (mask.kind) {
@@ -57,46 +39,17 @@ std::string breakdown_text(const TensorBytes& bytes) {
 }
 
 int run_plan(const ScenarioArgs& args, bool dump) {
-  Scenario scenario = load_scenario(args.path, args.sets);
-  scenario.limits = resource_limits(args);
-  // A mesh tile left to tilesim is resolved by preparing the scenario (auto simulates the
-  // candidates on the topology); other scenarios need no topology to be planned.
-  if (scenario.schedule.kind == "mesh" && scenario.schedule.tile_choice != MeshTileChoice::given) {
-    scenario = prepare_scenario(args.path, args.sets, scenario.limits).scenario;
+  const ScenarioSource source = source_of(args);
+  if (args.json) {
+    fmt::print("{}\n", plan_document(source, dump).dump(2));
+    return kExitOk;
   }
+  const Scenario scenario = planned_scenario(source);
   PlanReport report;
   const Plan plan = build_valid_plan(scenario, &report);
   std::array<std::size_t, 5> kinds{};
   for (const auto& program : plan.programs) {
     for (const Op& op : program.ops()) ++kinds[static_cast<std::size_t>(op.kind)];
-  }
-  if (args.json) {
-    nlohmann::ordered_json j;
-    j["scenario"] = scenario.name;
-    j["schedule"] = plan.schedule;
-    j["gpus"] = plan.ranks;
-    j["tile"] = {plan.tile_a, plan.tile_b};
-    j["valid"] = report.ok();
-    j["ops"] = plan.op_count();
-    for (int k = 0; k < 5; ++k) {
-      j["ops_by_kind"][std::string(to_string(static_cast<OpKind>(k)))] =
-          kinds[static_cast<std::size_t>(k)];
-    }
-    j["comm_bytes_total"] = report.total_bytes_sent();
-    j["comm_bytes_per_rank_max"] = report.max_bytes_received();
-    j["peak_memory_bytes_max"] = report.max_peak_bytes();
-    j["mask"] = std::string(to_string(plan.shape.mask.kind));
-    j["compute_balance"] = work_balance(report);
-    for (const RankStats& r : report.ranks) {
-      j["ranks"].push_back({{"bytes_sent", r.bytes_sent},
-                            {"bytes_received", r.bytes_received},
-                            {"compute_flops", r.compute_flops},
-                            {"work_over_mean", work_over_mean(report, r)},
-                            {"computes", r.computes},
-                            {"peak_bytes", r.peak_bytes}});
-    }
-    fmt::print("{}\n", j.dump(2));
-    return kExitOk;
   }
   const AttentionShape& a = plan.shape;
   fmt::print("plan {} on {} GPUs: {} tokens ({} per GPU), {}, {}, heads {} / kv_heads {}\n",
@@ -146,7 +99,7 @@ void add_plan(CLI::App& app, int& exit_code) {
   auto dump = std::make_shared<bool>(false);
   CLI::App* verb = app.add_subcommand("plan", "Generate, validate and summarise a scenario's plan");
   add_scenario_options(*verb, *args);
-  verb->add_flag("--dump", *dump, "Print every op of every rank");
+  verb->add_flag("--dump", *dump, "Print every op of every rank (with --json: ops per rank)");
   verb->callback([args, dump, &exit_code] {
     exit_code = run_guarded([&] { return run_plan(*args, *dump); });
   });

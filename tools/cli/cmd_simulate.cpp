@@ -12,10 +12,7 @@
 #include "sim/job/job_json.hpp"
 #include "sim/job/job_simulation.hpp"
 #include "sim/model/chrome_trace.hpp"
-#include "sim/model/result_json.hpp"
-#include "sim/model/simulator.hpp"
-#include "sim/scenario/prepared_scenario.hpp"
-#include "sim/validation/op_times_json.hpp"
+#include "sim/verbs/simulate_verb.hpp"
 #include "tools/cli/cli_errors.hpp"
 #include "tools/cli/commands.hpp"
 
@@ -75,23 +72,14 @@ void print_job_summary(const JobLayout& layout, const JobRun& run) {
 
 int run_simulate(const SimulateArgs& args) {
   const InterruptGuard interrupts;
-  const PreparedScenario p =
-      prepare_scenario(args.scenario.path, args.scenario.sets, resource_limits(args.scenario));
-  // With a job: one CP group, validated once (beyond 256 ranks: the structural check).
-  const Plan plan = build_plan_to_simulate(p.scenario, args.full_check);
-  SimulationOptions options;
-  // Per-rank totals by default; the trace draws every op and transfer.
-  options.record_link_samples = !args.trace.empty();
-  options.record_ops = options.record_transfers = !args.trace.empty() || args.per_op;
-  std::optional<JobRun> job;
-  if (p.job_layout) {
-    job = simulate_job(plan, *p.job_layout, p.topology, p.profile, 8, options.record_link_samples);
-  }
-  const SimulationResult result =
-      job ? SimulationResult{} : simulate(plan, p.topology, p.profile, options);
-  const SimulationResult& shown = job ? job->job : result;
-  const Plan& traced = job ? job->plan : plan;
-  check_memory_budget(p.scenario, summarize(shown).peak_memory_bytes_max);
+  SimulateRequest request;
+  request.trace = !args.trace.empty();
+  request.per_op = args.per_op;
+  request.full_check = args.full_check;
+  const SimulationRun run = run_simulation(source_of(args.scenario), request);
+  const PreparedScenario& p = run.prepared;
+  const SimulationResult& shown = run.result;
+  const Plan& traced = run.simulated_plan();
   for (const std::string& w : shown.warnings) fmt::print(stderr, "warning: {}\n", w);
   // Both files or neither: an interrupt or a full disk leaves the previous ones.
   AtomicFileSet files;
@@ -100,14 +88,8 @@ int run_simulate(const SimulateArgs& args) {
                        &p.topology);
   }
   nlohmann::ordered_json json;
-  const ResultContext context{p.scenario.name, p.scenario.topology_path,
-                              p.scenario.calibration_path, !args.scenario.no_wall_clock};
-  if (!args.out.empty() || args.scenario.json) {
-    // A job's result describes one group's plan (ops, digest, shape) and the whole job's figures.
-    json = result_to_json(plan, shown, context);
-    if (args.per_op) json["op_times"] = validation::op_times_to_json(traced, shown);
-    if (job) add_job_json(json, *p.job_layout, *job);
-  }
+  const bool wall_clock = !args.scenario.no_wall_clock;
+  if (!args.out.empty() || args.scenario.json) json = simulation_document(run, wall_clock);
   if (!args.out.empty()) files.add(args.out, "--out").stream() << json.dump(2) << "\n";
   files.commit_all();
   if (!args.out.empty()) {
@@ -115,8 +97,8 @@ int run_simulate(const SimulateArgs& args) {
   } else if (args.scenario.json) {
     fmt::print("{}\n", json.dump(2));
   } else {
-    print_summary(p, plan, shown);
-    if (job) print_job_summary(*p.job_layout, *job);
+    print_summary(p, run.plan, shown);
+    if (run.job) print_job_summary(*p.job_layout, *run.job);
   }
   return kExitOk;
 }

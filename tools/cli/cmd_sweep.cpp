@@ -1,18 +1,20 @@
-// tilesim sweep SCENARIO --gpus 4,8,16 [--set k=v]... [--csv FILE] [--json]
+// tilesim sweep SCENARIO --gpus 4,8,16 [--set k=v]... [--csv FILE] [--json] [--quiet]
+// The GPU counts are independent runs: under `mpirun -np N` they are spread over the ranks
+// (runtime/mpi/job_item_map.hpp) and rank 0 prints what a serial run prints.
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
+#include <optional>
 
+#include "runtime/mpi/job_item_map.hpp"
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/input_error.hpp"
 #include "sim/core/interrupt.hpp"
-#include "sim/model/result_json.hpp"
-#include "sim/model/simulator.hpp"
-#include "sim/scenario/job_scenario.hpp"
-#include "sim/scenario/prepared_scenario.hpp"
+#include "sim/core/units.hpp"
+#include "sim/verbs/sweep_verb.hpp"
 #include "tools/cli/cli_errors.hpp"
 #include "tools/cli/commands.hpp"
-#include "tools/cli/ring_report.hpp"
+#include "tools/cli/progress.hpp"
 #include "tools/cli/table.hpp"
 
 namespace tilesim::cli {
@@ -25,6 +27,15 @@ struct SweepArgs {
 };
 
 int run_sweep(const SweepArgs& args) {
+  // Under mpirun the default handlers stay: mpirun forwards a signal to kill every rank.
+  std::optional<InterruptGuard> interrupts;
+  if (!runtime::launched_by_mpirun()) interrupts.emplace();
+  const runtime::JobItemMap job;
+  TerminalProgress progress("GPU counts", args.scenario.quiet || !job.prints());
+  const nlohmann::ordered_json rows =
+      sweep_document(source_of(args.scenario), args.gpus, !args.scenario.no_wall_clock, job.map(),
+                     [&](std::size_t done, std::size_t total) { progress.update(done, total); });
+  if (!job.prints()) return kExitOk;
   Table table({"gpus", "tokens/GPU", "tokens", "TFLOP/GPU/phase", "phases", "bytes/GPU/phase",
                "bytes/phase", "comm/phase (slowest)", "compute/phase", "overlap", "makespan",
                "speedup", "efficiency"});
@@ -32,52 +43,28 @@ int run_sweep(const SweepArgs& args) {
              "bytes_per_gpu_per_phase", "bytes_per_phase_total", "comm_s_per_phase",
              "compute_s_per_phase", "overlap", "makespan_s", "speedup", "efficiency",
              "exposed_comm_s_max", "peak_memory_bytes_max"});
-  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  std::string name;
-  const InterruptGuard interrupts;
-  for (int gpus : args.gpus) {
-    throw_if_interrupted();
-    std::vector<std::string> sets = args.scenario.sets;
-    sets.push_back(fmt::format("schedule.gpus={}", gpus));
-    const PreparedScenario p =
-        prepare_scenario(args.scenario.path, sets, resource_limits(args.scenario));
-    reject_job(p.scenario, "sweep");
-    name = p.scenario.name;
-    const Plan plan = build_plan_to_simulate(p.scenario);
-    SimulationOptions options;  // the phase statistics read per-op and per-transfer times
-    options.record_ops = options.record_transfers = true;
-    const SimulationResult result = simulate(plan, p.topology, p.profile, options);
-    const Figures f = summarize(result);
-    check_memory_budget(p.scenario, f.peak_memory_bytes_max);
-    const PhaseStats ph = phase_stats(plan, result);
-    table.add({std::to_string(gpus), format_tokens(ph.tokens_per_gpu),
-               format_tokens(plan.shape.seq_len),
-               fmt::format("{:.3f}", ph.flops_per_gpu_per_phase / 1e12), std::to_string(ph.phases),
-               format_bytes(ph.bytes_per_gpu_per_phase), format_bytes(ph.bytes_per_phase_total),
-               format_time_s(ph.comm_s_per_phase), format_time_s(ph.compute_s_per_phase),
-               fmt::format("{:.1f}%", 100 * f.overlap), format_time_s(f.makespan_s),
-               fmt::format("{:.2f}x", f.speedup), fmt::format("{:.1f}%", 100 * f.efficiency)});
-    csv.add({std::to_string(gpus), std::to_string(ph.tokens_per_gpu),
-             std::to_string(plan.shape.seq_len), fmt::format("{:.6g}", ph.flops_per_gpu_per_phase),
-             std::to_string(ph.phases), fmt::format("{:.0f}", ph.bytes_per_gpu_per_phase),
-             fmt::format("{:.0f}", ph.bytes_per_phase_total),
-             fmt::format("{:.9g}", ph.comm_s_per_phase),
-             fmt::format("{:.9g}", ph.compute_s_per_phase), fmt::format("{:.6f}", f.overlap),
-             fmt::format("{:.9g}", f.makespan_s), fmt::format("{:.6f}", f.speedup),
-             fmt::format("{:.6f}", f.efficiency), fmt::format("{:.9g}", f.exposed_comm_s_max),
-             fmt::format("{:.0f}", f.peak_memory_bytes_max)});
-    ResultContext context{p.scenario.name, p.scenario.topology_path, p.scenario.calibration_path,
-                          !args.scenario.no_wall_clock};
-    nlohmann::ordered_json row = result_to_json(plan, result, context);
-    row["tokens_per_gpu"] = ph.tokens_per_gpu;
-    row["phases"] = ph.phases;
-    row["flops_per_gpu_per_phase"] = ph.flops_per_gpu_per_phase;
-    row["bytes_per_gpu_per_phase"] = ph.bytes_per_gpu_per_phase;
-    row["bytes_per_phase_total"] = ph.bytes_per_phase_total;
-    row["comm_s_per_phase"] = ph.comm_s_per_phase;
-    row["comm_s_per_phase_mean"] = ph.comm_s_per_phase_mean;
-    row["compute_s_per_phase"] = ph.compute_s_per_phase;
-    rows.push_back(row);
+  for (const auto& row : rows) {
+    const auto num = [&](const char* key) { return row[key].get<double>(); };
+    const auto integer = [&](const char* key) { return row[key].get<std::int64_t>(); };
+    table.add({std::to_string(integer("gpus")), format_tokens(integer("tokens_per_gpu")),
+               format_tokens(integer("seq_len")),
+               fmt::format("{:.3f}", num("flops_per_gpu_per_phase") / 1e12),
+               std::to_string(integer("phases")), format_bytes(num("bytes_per_gpu_per_phase")),
+               format_bytes(num("bytes_per_phase_total")), format_time_s(num("comm_s_per_phase")),
+               format_time_s(num("compute_s_per_phase")),
+               fmt::format("{:.1f}%", 100 * num("overlap")), format_time_s(num("makespan_s")),
+               fmt::format("{:.2f}x", num("speedup")),
+               fmt::format("{:.1f}%", 100 * num("efficiency"))});
+    csv.add(
+        {std::to_string(integer("gpus")), std::to_string(integer("tokens_per_gpu")),
+         std::to_string(integer("seq_len")), fmt::format("{:.6g}", num("flops_per_gpu_per_phase")),
+         std::to_string(integer("phases")), fmt::format("{:.0f}", num("bytes_per_gpu_per_phase")),
+         fmt::format("{:.0f}", num("bytes_per_phase_total")),
+         fmt::format("{:.9g}", num("comm_s_per_phase")),
+         fmt::format("{:.9g}", num("compute_s_per_phase")), fmt::format("{:.6f}", num("overlap")),
+         fmt::format("{:.9g}", num("makespan_s")), fmt::format("{:.6f}", num("speedup")),
+         fmt::format("{:.6f}", num("efficiency")), fmt::format("{:.9g}", num("exposed_comm_s_max")),
+         fmt::format("{:.0f}", num("peak_memory_bytes_max"))});
   }
   if (!args.csv.empty()) {
     AtomicFile out(args.csv, "--csv");
@@ -87,6 +74,7 @@ int run_sweep(const SweepArgs& args) {
   if (args.scenario.json) {
     fmt::print("{}\n", rows.dump(2));
   } else {
+    const std::string name = rows.empty() ? "" : rows.back()["scenario"].get<std::string>();
     fmt::print("sweep of {}\n{}", name, table.render());
   }
   return kExitOk;
@@ -96,7 +84,8 @@ int run_sweep(const SweepArgs& args) {
 
 void add_sweep(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<SweepArgs>();
-  CLI::App* verb = app.add_subcommand("sweep", "Simulate a scenario over several GPU counts");
+  CLI::App* verb = app.add_subcommand(
+      "sweep", "Simulate a scenario over several GPU counts (spread over ranks under mpirun)");
   add_scenario_options(*verb, args->scenario);
   verb->add_option("--gpus", args->gpus, "GPU counts, e.g. 4,8,16")
       ->required()
@@ -105,6 +94,7 @@ void add_sweep(CLI::App& app, int& exit_code) {
   verb->add_option("--csv", args->csv, "Also write the rows as CSV to this file")
       ->check(output_file_check());
   add_no_wall_clock_option(*verb, args->scenario);
+  add_quiet_option(*verb, args->scenario.quiet);
   verb->callback([args, &exit_code] { exit_code = run_guarded([&] { return run_sweep(*args); }); });
 }
 

@@ -18,6 +18,10 @@ void add_scenario_options(CLI::App& verb, ScenarioArgs& args) {
                   "Override a scenario field, value parsed as YAML (repeatable), "
                   "e.g. --set attention.seq_len=1M");
   verb.add_flag("--json", args.json, "Print one JSON document instead of tables");
+  add_resource_options(verb, args);
+}
+
+void add_resource_options(CLI::App& verb, ScenarioArgs& args) {
   verb.add_option("--max-memory", args.max_memory,
                   "Refuse a plan estimated to need more memory than this (default: half of "
                   "this machine's), e.g. 8G");
@@ -42,6 +46,14 @@ ResourceLimits resource_limits(const ScenarioArgs& args) {
 void add_no_wall_clock_option(CLI::App& verb, ScenarioArgs& args) {
   verb.add_flag("--no-wall-clock", args.no_wall_clock,
                 "Report sim_wall_s as 0 so that the JSON is byte-identical across runs");
+}
+
+void add_quiet_option(CLI::App& verb, bool& quiet) {
+  verb.add_flag("--quiet", quiet, "No progress on stderr (shown only when stderr is a terminal)");
+}
+
+ScenarioSource source_of(const ScenarioArgs& args) {
+  return {args.path, std::nullopt, args.sets, resource_limits(args)};
 }
 
 CLI::Validator output_file_check() {
@@ -79,6 +91,7 @@ int main(int argc, char** argv) {
   add_calibrate(app, exit_code);
   add_validate(app, exit_code);
   add_regress(app, exit_code);
+  add_report(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -14,9 +14,9 @@
 
 #include "sim/scenario/schedule_tuner.hpp"
 
-namespace tilesim::cli {
+namespace tilesim {
 
 std::vector<ScheduleCandidate> parse_schedule_list(const std::string& text,
                                                    const ScheduleSpec& base);
 
-}  // namespace tilesim::cli
+}  // namespace tilesim

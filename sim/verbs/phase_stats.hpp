@@ -7,7 +7,7 @@
 #include "sim/model/simulation_result.hpp"
 #include "sim/plan/plan.hpp"
 
-namespace tilesim::cli {
+namespace tilesim {
 
 struct PhaseStats {
   int phases = 0;
@@ -23,4 +23,4 @@ struct PhaseStats {
 
 PhaseStats phase_stats(const Plan& plan, const SimulationResult& result);
 
-}  // namespace tilesim::cli
+}  // namespace tilesim

@@ -1,9 +1,9 @@
-#include "tools/cli/ring_report.hpp"
+#include "sim/verbs/phase_stats.hpp"
 
 #include <algorithm>
 #include <set>
 
-namespace tilesim::cli {
+namespace tilesim {
 
 PhaseStats phase_stats(const Plan& plan, const SimulationResult& result) {
   PhaseStats s;
@@ -46,4 +46,4 @@ PhaseStats phase_stats(const Plan& plan, const SimulationResult& result) {
   return s;
 }
 
-}  // namespace tilesim::cli
+}  // namespace tilesim

@@ -1,4 +1,4 @@
-#include "tools/cli/schedule_list.hpp"
+#include "sim/verbs/schedule_list.hpp"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 
 #include "sim/core/input_error.hpp"
 
-namespace tilesim::cli {
+namespace tilesim {
 namespace {
 
 bool known_kind(const std::string& kind) {
@@ -104,4 +104,4 @@ std::vector<ScheduleCandidate> parse_schedule_list(const std::string& text,
   return out;
 }
 
-}  // namespace tilesim::cli
+}  // namespace tilesim
