@@ -43,11 +43,10 @@ bool mask_may_empty_pairs(const Plan& plan) {
 
 // The Q ring of rank g: members tr*a + y (tr = kv_pos(g)) share the Q chunks tr*a + x, and
 // member y's KV chunks are y + a*k.
-MeshRelay q_relay(const Plan& plan, MeshTile tile, int g) {
+MeshRelay q_relay(const Plan& plan, MeshTile tile, int tr) {
   const int a = tile.a;
   if (!mask_may_empty_pairs(plan)) return MeshRelay(a, {});
   std::vector<std::uint8_t> needs(at(a * a), 0);
-  const int tr = tile.kv_pos(g);
   for (int y = 0; y < a; ++y) {
     for (int x = 0; x < a; ++x) {
       for (int k = 0; k < tile.b && !needs[at(y * a + x)]; ++k) {
@@ -60,11 +59,10 @@ MeshRelay q_relay(const Plan& plan, MeshTile tile, int g) {
 
 // The KV ring of rank g: members z*a + tc (tc = q_pos(g)) share the KV chunks tc + a*x, and
 // member z's Q chunks are z*a + j.
-MeshRelay kv_relay(const Plan& plan, MeshTile tile, int g) {
+MeshRelay kv_relay(const Plan& plan, MeshTile tile, int tc) {
   const int a = tile.a, b = tile.b;
   if (!mask_may_empty_pairs(plan)) return MeshRelay(b, {});
   std::vector<std::uint8_t> needs(at(b * b), 0);
-  const int tc = tile.q_pos(g);
   for (int z = 0; z < b; ++z) {
     for (int x = 0; x < b; ++x) {
       for (int j = 0; j < a && !needs[at(z * b + x)]; ++j) {
@@ -73,6 +71,19 @@ MeshRelay kv_relay(const Plan& plan, MeshTile tile, int g) {
     }
   }
   return MeshRelay(b, std::move(needs));
+}
+
+// One relay per ring, shared by its members and both passes: Q rings by kv_pos (tr), KV
+// rings by q_pos (tc).
+struct MeshRelays {
+  std::vector<MeshRelay> q, kv;
+};
+
+MeshRelays mesh_relays(const Plan& plan, MeshTile tile) {
+  MeshRelays r;
+  for (int tr = 0; tr < tile.b; ++tr) r.q.push_back(q_relay(plan, tile, tr));
+  for (int tc = 0; tc < tile.a; ++tc) r.kv.push_back(kv_relay(plan, tile, tc));
+  return r;
 }
 
 constexpr int never = std::numeric_limits<int>::max();
@@ -91,7 +102,7 @@ class RankBuilder {
  public:
   RankBuilder(Plan& plan, FusingScratch& scratch, const ChunkObjects& objs,
               const std::vector<int>& partial_o, const std::vector<int>& partial_lse,
-              const MeshOptions& opt, int rank)
+              const MeshOptions& opt, const MeshRelays& relays, int rank)
       : plan_(plan),
         build_(plan, scratch, rank, opt.fuse_blocks),
         objs_(objs),
@@ -102,8 +113,8 @@ class RankBuilder {
         g_(rank),
         p_(tile_.q_pos(rank)),
         t_(tile_.kv_pos(rank)),
-        qr_(q_relay(plan, tile_, rank)),
-        kvr_(kv_relay(plan, tile_, rank)) {
+        qr_(relays.q[at(tile_.kv_pos(rank))]),
+        kvr_(relays.kv[at(tile_.q_pos(rank))]) {
     const int a = tile_.a, b = tile_.b;
     q_ = ring_times(a, p_, MeshStep::q);
     kv_ = ring_times(b, t_, MeshStep::kv);
@@ -382,7 +393,8 @@ class RankBuilder {
   const MeshOptions& opt_;
   MeshTile tile_;
   int g_, p_, t_;
-  MeshRelay qr_, kvr_;
+  const MeshRelay& qr_;
+  const MeshRelay& kvr_;
   RingTimes q_, kv_;
   int last_kv_group_ = -1;  // comm group of the last KV arrival (-1: b = 1)
   std::vector<std::uint8_t> emitted_;
@@ -403,8 +415,8 @@ struct MeshPartials {
 class BackwardBuilder {
  public:
   BackwardBuilder(Plan& plan, FusingScratch& scratch, const AttentionObjects& objs,
-                  const MeshPartials& partials, MeshTile tile, int rank, int first_group,
-                  bool fuse_blocks)
+                  const MeshPartials& partials, const MeshRelays& relays, MeshTile tile, int rank,
+                  int first_group, bool fuse_blocks)
       : plan_(plan),
         build_(plan, scratch, rank, fuse_blocks),
         objs_(objs),
@@ -413,8 +425,8 @@ class BackwardBuilder {
         g_(rank),
         p_(tile.q_pos(rank)),
         t_(tile.kv_pos(rank)),
-        qr_(q_relay(plan, tile, rank)),
-        kvr_(kv_relay(plan, tile, rank)),
+        qr_(relays.q[at(tile.kv_pos(rank))]),
+        kvr_(relays.kv[at(tile.q_pos(rank))]),
         group_(first_group) {
     q_in_.assign(at(tile_.a), 0);
     kv_in_.assign(at(tile_.b), 0);
@@ -607,7 +619,8 @@ class BackwardBuilder {
   const MeshPartials& partials_;
   MeshTile tile_;
   int g_, p_, t_;
-  MeshRelay qr_, kvr_;
+  const MeshRelay& qr_;
+  const MeshRelay& kvr_;
   int group_;
   std::vector<std::uint8_t> q_in_, kv_in_, emitted_, q_freed_, kv_freed_;
 };
@@ -648,6 +661,7 @@ Plan make_mesh_plan(const AttentionShape& shape, const MeshOptions& options) {
   }
   const ChunkObjects objs{all.q, all.kv, all.o, all.lse};
   const int ranks = tile.ranks();
+  const MeshRelays relays = mesh_relays(plan, tile);
   FusingScratch scratch;
   if (shape.has_forward()) {
     std::vector<int> partial_o(at(ranks * tile.a), -1), partial_lse(at(ranks * tile.a), -1);
@@ -664,7 +678,7 @@ Plan make_mesh_plan(const AttentionShape& shape, const MeshOptions& options) {
       }
     }
     for (int g = 0; g < ranks; ++g) {
-      RankBuilder(plan, scratch, objs, partial_o, partial_lse, opt, g).run();
+      RankBuilder(plan, scratch, objs, partial_o, partial_lse, opt, relays, g).run();
     }
   }
   if (shape.has_backward()) {
@@ -691,7 +705,8 @@ Plan make_mesh_plan(const AttentionShape& shape, const MeshOptions& options) {
     // groups start at the same index everywhere.
     const int first_group = shape.has_forward() ? static_cast<int>(opt.order.size()) : 0;
     for (int g = 0; g < ranks; ++g) {
-      BackwardBuilder(plan, scratch, all, partials, tile, g, first_group, opt.fuse_blocks).run();
+      BackwardBuilder(plan, scratch, all, partials, relays, tile, g, first_group, opt.fuse_blocks)
+          .run();
     }
   }
   return plan;
