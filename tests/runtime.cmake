@@ -213,9 +213,9 @@ endforeach()
 # Every mask under mpirun, checked against the reference attention with the same mask (max abs
 # error 1e-5 forward, 1e-4 backward, as above): a sliding window of 20 tokens (the ring then
 # runs 2 of its 4 steps and sends each dKV straight home) and of 40 (3 steps), and packed
-# documents 10 + 30 + 20 + 36 = 96 tokens, causal inside each, both passes. Mesh refuses masks
-# that leave a chunk
-# pair empty (these do), so it has no case here.
+# documents 10 + 30 + 20 + 36 = 96 tokens, causal inside each, both passes. Mesh 2x2 leaves
+# chunk pairs empty under all three (zigzag blocks of 12 tokens), so it sends only the chunks
+# and partials with work (docs/schedules.md "Masks").
 set(rt_mask_window20 --set attention.causal=true --set attention.mask=sliding_window
                      --set attention.window=20)
 set(rt_mask_window40 --set attention.causal=true --set attention.mask=sliding_window
@@ -226,9 +226,10 @@ set(rt_mask_sched_ring --set schedule.kind=ring)
 set(rt_mask_sched_zigzag --set schedule.kind=zigzag)
 set(rt_mask_sched_usp --set schedule.kind=usp --set schedule.ulysses=2)
 set(rt_mask_sched_allgather_kv --set schedule.kind=allgather_kv)
+set(rt_mask_sched_mesh --set schedule.kind=mesh "--set" "schedule.tile=[2,2]")
 foreach(mask window20 window40 documents)
-  foreach(sched ring zigzag usp allgather_kv)
-    if(mask STREQUAL "window40" AND NOT sched STREQUAL "ring")
+  foreach(sched ring zigzag usp allgather_kv mesh)
+    if(mask STREQUAL "window40" AND NOT sched MATCHES "^(ring|mesh)$")
       continue()
     endif()
     set(pass both)
@@ -239,6 +240,14 @@ foreach(mask window20 window40 documents)
            --set attention.pass=${pass} --check)
   endforeach()
 endforeach()
+# Mesh 2x2 under a window of 10 < the 12-token zigzag block: chunks i, j have work iff
+# |i - j| <= 1, so KV 0 never goes to rank 2 nor KV 3 to rank 1, and ranks 1 and 2 have no
+# dKV partial to send (the hand-derived case of tests/test_schedules_masks.cpp).
+tilesim_mpi_test("mesh 4 ranks both mask window10 cuts hops and matches the masked reference" 4
+  EXPECT ok REGEX "${rt_fwd} 6528 ${rt_ok}\n  ${rt_bwd} 12288 ${rt_ok}"
+  ARGS --set schedule.gpus=4 ${rt_mask_sched_mesh} --set attention.causal=true
+       --set attention.mask=sliding_window --set attention.window=10 --set attention.pass=both
+       --check)
 # Head shapes (issue 14): MLA's q/k head dim 192 with v head dim 128, and head dim 256, both
 # passes, checked against the reference. Values checked, S = 96, H = 4, Hkv = 2:
 #   MLA forward  O S*H*dv + LSE S*H = 49152 + 384 = 49536;

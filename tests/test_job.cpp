@@ -142,6 +142,7 @@ TEST_CASE("two groups on one bottleneck link each get half of it (max-min)", "[j
   const JobLayout layout(4, 1, 2, JobOrder::tp_dp_cp);
   SimulationOptions alone_opts;
   alone_opts.placement = group_placement(group, layout, 0);
+  alone_opts.record_transfers = true;  // per-transfer records are kept only when asked for
   const SimulationResult alone = simulate(group, topo, profile, alone_opts);
   const JobRun run = simulate_job(group, layout, topo, profile);
   REQUIRE(alone.makespan_ps == run.group_alone_makespan_ps);

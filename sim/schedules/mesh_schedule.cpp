@@ -11,6 +11,7 @@
 #include "sim/schedules/chunked_objects.hpp"
 #include "sim/schedules/mesh_memory.hpp"
 #include "sim/schedules/mesh_placement.hpp"
+#include "sim/schedules/mesh_relay.hpp"
 
 namespace tilesim {
 namespace {
@@ -33,28 +34,63 @@ Plan make_mesh_layout(const AttentionShape& shape, int ranks) {
   return plan;
 }
 
-// A mesh rank sends the partial O (dKV) of a Q (KV) chunk it holds even when none of its
-// blocks touched it; full and causal (zigzag) masks give every chunk pair work, a sliding
-// window or packed documents may not, and such partials are not supported yet.
-void require_work_in_every_chunk_pair(const Plan& plan) {
+// Full and causal (zigzag) masks give every chunk pair work; a sliding window or packed
+// documents may leave pairs empty, and then only the hops mesh_relay.hpp keeps move data.
+bool mask_may_empty_pairs(const Plan& plan) {
   const AttentionMaskKind kind = plan.shape.mask.kind;
-  if (kind != AttentionMaskKind::sliding_window && kind != AttentionMaskKind::documents) return;
-  const int n = static_cast<int>(plan.chunks.size());
-  for (int i = 0; i < n; ++i) {
-    for (int j = 0; j < n; ++j) {
-      if (plan.unmasked_pairs(i, j) > 0) continue;
-      throw ScheduleError(
-          "attention.mask",
-          fmt::format("mesh needs unmasked pairs in every (Q chunk, KV chunk) pair; this {} "
-                      "mask leaves chunks {} x {} empty (use ring, zigzag, striped, usp or "
-                      "allgather_kv for it)",
-                      to_string(kind), i, j));
-    }
-  }
+  return kind == AttentionMaskKind::sliding_window || kind == AttentionMaskKind::documents;
 }
 
+// The Q ring of rank g: members tr*a + y (tr = kv_pos(g)) share the Q chunks tr*a + x, and
+// member y's KV chunks are y + a*k.
+MeshRelay q_relay(const Plan& plan, MeshTile tile, int tr) {
+  const int a = tile.a;
+  if (!mask_may_empty_pairs(plan)) return MeshRelay(a, {});
+  std::vector<std::uint8_t> needs(at(a * a), 0);
+  for (int y = 0; y < a; ++y) {
+    for (int x = 0; x < a; ++x) {
+      for (int k = 0; k < tile.b && !needs[at(y * a + x)]; ++k) {
+        needs[at(y * a + x)] = plan.unmasked_pairs(tr * a + x, y + a * k) > 0;
+      }
+    }
+  }
+  return MeshRelay(a, std::move(needs));
+}
+
+// The KV ring of rank g: members z*a + tc (tc = q_pos(g)) share the KV chunks tc + a*x, and
+// member z's Q chunks are z*a + j.
+MeshRelay kv_relay(const Plan& plan, MeshTile tile, int tc) {
+  const int a = tile.a, b = tile.b;
+  if (!mask_may_empty_pairs(plan)) return MeshRelay(b, {});
+  std::vector<std::uint8_t> needs(at(b * b), 0);
+  for (int z = 0; z < b; ++z) {
+    for (int x = 0; x < b; ++x) {
+      for (int j = 0; j < a && !needs[at(z * b + x)]; ++j) {
+        needs[at(z * b + x)] = plan.unmasked_pairs(z * a + j, tc + a * x) > 0;
+      }
+    }
+  }
+  return MeshRelay(b, std::move(needs));
+}
+
+// One relay per ring, shared by its members and both passes: Q rings by kv_pos (tr), KV
+// rings by q_pos (tc).
+struct MeshRelays {
+  std::vector<MeshRelay> q, kv;
+};
+
+MeshRelays mesh_relays(const Plan& plan, MeshTile tile) {
+  MeshRelays r;
+  for (int tr = 0; tr < tile.b; ++tr) r.q.push_back(q_relay(plan, tile, tr));
+  for (int tc = 0; tc < tile.a; ++tc) r.kv.push_back(kv_relay(plan, tile, tc));
+  return r;
+}
+
+constexpr int never = std::numeric_limits<int>::max();
+
 // Per-ring bookkeeping of one rank: when each position's chunk arrives and is
-// forwarded (comm group indices; -1 = own chunk / never forwarded).
+// forwarded (comm group indices; -1 = own chunk / never forwarded; arrive = never when the
+// mask leaves the chunk no hop to this rank).
 struct RingTimes {
   std::vector<int> arrive;   // by position
   std::vector<int> forward;  // group that sends it on, -1 if none
@@ -66,7 +102,7 @@ class RankBuilder {
  public:
   RankBuilder(Plan& plan, FusingScratch& scratch, const ChunkObjects& objs,
               const std::vector<int>& partial_o, const std::vector<int>& partial_lse,
-              const MeshOptions& opt, int rank)
+              const MeshOptions& opt, const MeshRelays& relays, int rank)
       : plan_(plan),
         build_(plan, scratch, rank, opt.fuse_blocks),
         objs_(objs),
@@ -76,11 +112,22 @@ class RankBuilder {
         tile_(opt.tile),
         g_(rank),
         p_(tile_.q_pos(rank)),
-        t_(tile_.kv_pos(rank)) {
+        t_(tile_.kv_pos(rank)),
+        qr_(relays.q[at(tile_.kv_pos(rank))]),
+        kvr_(relays.kv[at(tile_.q_pos(rank))]) {
     const int a = tile_.a, b = tile_.b;
     q_ = ring_times(a, p_, MeshStep::q);
     kv_ = ring_times(b, t_, MeshStep::kv);
-    last_kv_group_ = *std::max_element(kv_.arrive.begin(), kv_.arrive.end());
+    // Position x arrives by the hop s+1 = p-x (mod a) of its gather.
+    for (int x = 0; x < a; ++x) {
+      if (x != p_ && !qr_.gather_hop(x, mod(p_ - x, a))) q_.arrive[at(x)] = never;
+    }
+    for (int x = 0; x < b; ++x) {
+      if (x != t_ && !kvr_.gather_hop(x, mod(t_ - x, b))) kv_.arrive[at(x)] = never;
+    }
+    for (int x : kv_.arrive) {
+      if (x != never) last_kv_group_ = std::max(last_kv_group_, x);
+    }
     emitted_.assign(at(a * b), 0);
     for (int s = 0; s < b; ++s) kv_order_.push_back(mod(t_ - s, b));
     cursor_.assign(at(a), 0);
@@ -105,7 +152,9 @@ class RankBuilder {
         if (step == MeshStep::reduce) {
           const int u = mod(p_ - 1 - r_steps, tile_.a);
           emit_blocks_of(u, k);
-          if (r_steps > 0) merge_received(u, partial(g_, u), partial_lse(g_, u));
+          if (r_steps > 0 && qr_.needs(p_, u) && qr_.reduce_hop(u, q_prev_pos())) {
+            merge_received(u, partial(g_, u), partial_lse(g_, u));
+          }
         }
         if (step == MeshStep::q) comm_q(k, q_steps++);
         if (step == MeshStep::kv) comm_kv(k, kv_steps++);
@@ -113,7 +162,7 @@ class RankBuilder {
         emit_ready(k, step == MeshStep::reduce);
       } else {
         emit_ready(k, false);
-        if (tile_.a > 1) {
+        if (tile_.a > 1 && qr_.reduce_hop(p_, q_prev_pos())) {
           merge_received(p_, objs_.o[at(g_)], objs_.lse[at(g_)]);
         }
       }
@@ -144,6 +193,14 @@ class RankBuilder {
     return rt;
   }
 
+  int q_prev_pos() const { return mod(p_ - 1, tile_.a); }
+  // The partial of u that arrives from the previous member: that of the last member with work.
+  int partial_in(int u) const {
+    return partial(tile_.kv_pos(g_) * tile_.a + qr_.reduce_carrier(u, q_prev_pos()), u);
+  }
+  int partial_lse_in(int u) const {
+    return partial_lse(tile_.kv_pos(g_) * tile_.a + qr_.reduce_carrier(u, q_prev_pos()), u);
+  }
   int partial(int rank, int u) const { return po_[at(rank * tile_.a + u)]; }
   int partial_lse(int rank, int u) const { return pl_[at(rank * tile_.a + u)]; }
 
@@ -172,8 +229,10 @@ class RankBuilder {
     while (first < tile_.b && emitted_[at(u * tile_.b + kv_order_[at(first)])]) ++first;
     for (int i = first; i < tile_.b; ++i) {
       const int k = kv_order_[at(i)];
+      // A chunk that never arrives has every pair of this rank empty, so marked.
+      if (emitted_[at(u * tile_.b + k)]) continue;
       if (kv_.arrive[at(k)] >= comm_group) break;
-      if (!emitted_[at(u * tile_.b + k)]) compute(u, k);
+      compute(u, k);
     }
   }
 
@@ -185,8 +244,9 @@ class RankBuilder {
     while (first < tile_.b && emitted_[at(p_ * tile_.b + kv_order_[at(first)])]) ++first;
     for (int i = first; i < tile_.b; ++i) {
       const int k = kv_order_[at(i)];
+      if (emitted_[at(p_ * tile_.b + k)]) continue;
       if (kv_.arrive[at(k)] >= comm_group) break;
-      if (!emitted_[at(p_ * tile_.b + k)]) out.push_back(k);
+      out.push_back(k);
     }
     return out;
   }
@@ -238,6 +298,7 @@ class RankBuilder {
   int window_free(RingTimes& rt, int size, int pos, int step, int window, bool is_q) {
     if (window == 0 || step < window) return -1;
     const int victim = mod(pos - 1 - (step - window), size);
+    if (rt.arrive[at(victim)] == never) return -1;  // never received: holds no memory
     if (rt.freed[at(victim)] < 0) {
       for (int other = 0; other < (is_q ? tile_.b : tile_.a); ++other) {
         const int j = is_q ? victim : other, k = is_q ? other : victim;
@@ -249,26 +310,33 @@ class RankBuilder {
     return rt.freed[at(victim)];
   }
 
+  // Step s is hop s+1 of both the chunk sent (position p-s) and the chunk received (p-1-s).
   void comm_q(int comm_group, int s) {
     const int a = tile_.a;
-    const int out = objs_.q[at(tile_.q_chunk(g_, mod(p_ - s, a)))];
-    const int in = objs_.q[at(tile_.q_chunk(g_, mod(p_ - 1 - s, a)))];
-    const int wait = window_free(q_, a, p_, s, opt_.windows.q, true);
-    build_.send(out, tile_.q_next(g_), comm_group);
+    const int x_out = mod(p_ - s, a), x_in = mod(p_ - 1 - s, a);
+    const bool recvs = qr_.gather_hop(x_in, s + 1);
+    const int wait = recvs ? window_free(q_, a, p_, s, opt_.windows.q, true) : -1;
+    if (qr_.gather_hop(x_out, s + 1)) {
+      build_.send(objs_.q[at(tile_.q_chunk(g_, x_out))], tile_.q_next(g_), comm_group);
+    }
+    if (!recvs) return;
     std::vector<int> after;
     if (wait >= 0) after.push_back(wait);
-    build_.recv(in, tile_.q_prev(g_), comm_group, after);
+    build_.recv(objs_.q[at(tile_.q_chunk(g_, x_in))], tile_.q_prev(g_), comm_group, after);
   }
 
   void comm_kv(int comm_group, int s) {
     const int b = tile_.b;
-    const int out = objs_.kv[at(tile_.kv_chunk(g_, mod(t_ - s, b)))];
-    const int in = objs_.kv[at(tile_.kv_chunk(g_, mod(t_ - 1 - s, b)))];
-    const int wait = window_free(kv_, b, t_, s, opt_.windows.kv, false);
-    build_.send(out, tile_.kv_next(g_), comm_group);
+    const int x_out = mod(t_ - s, b), x_in = mod(t_ - 1 - s, b);
+    const bool recvs = kvr_.gather_hop(x_in, s + 1);
+    const int wait = recvs ? window_free(kv_, b, t_, s, opt_.windows.kv, false) : -1;
+    if (kvr_.gather_hop(x_out, s + 1)) {
+      build_.send(objs_.kv[at(tile_.kv_chunk(g_, x_out))], tile_.kv_next(g_), comm_group);
+    }
+    if (!recvs) return;
     std::vector<int> after;
     if (wait >= 0) after.push_back(wait);
-    build_.recv(in, tile_.kv_prev(g_), comm_group, after);
+    build_.recv(objs_.kv[at(tile_.kv_chunk(g_, x_in))], tile_.kv_prev(g_), comm_group, after);
   }
 
   void comm_r(int comm_group, int s) {
@@ -276,16 +344,24 @@ class RankBuilder {
     const int u_out = mod(p_ - 1 - s, a);
     const int u_in = mod(p_ - 2 - s, a);
     const int prev = tile_.q_prev(g_);
-    build_.send(partial(g_, u_out), tile_.q_next(g_), comm_group);
-    build_.send(partial_lse(g_, u_out), tile_.q_next(g_), comm_group);
-    build_.recv(partial(prev, u_in), prev, comm_group);
-    build_.recv(partial_lse(prev, u_in), prev, comm_group);
-    sent_partials_.push_back(u_out);
+    if (qr_.reduce_hop(u_out, p_)) {
+      // Without work of its own on u_out, the rank forwards the sum it received.
+      const bool own = qr_.needs(p_, u_out);
+      const int sent[] = {own ? partial(g_, u_out) : partial_in(u_out),
+                          own ? partial_lse(g_, u_out) : partial_lse_in(u_out)};
+      for (int obj : sent) {
+        build_.send(obj, tile_.q_next(g_), comm_group);
+        sent_partials_.push_back(obj);
+      }
+    }
+    if (qr_.reduce_hop(u_in, q_prev_pos())) {
+      build_.recv(partial_in(u_in), prev, comm_group);
+      build_.recv(partial_lse_in(u_in), prev, comm_group);
+    }
   }
 
   void merge_received(int u, int target_o, int target_lse) {
-    const int prev = tile_.q_prev(g_);
-    const int partials[] = {partial(prev, u), partial_lse(prev, u)};
+    const int partials[] = {partial_in(u), partial_lse_in(u)};
     const int targets[] = {target_o, target_lse};
     build_.merge(partials, targets);
     build_.free(partials[0]);
@@ -305,10 +381,7 @@ class RankBuilder {
     };
     sweep(q_, tile_.a, p_, true);
     sweep(kv_, tile_.b, t_, false);
-    for (int u : sent_partials_) {
-      build_.free(partial(g_, u));
-      build_.free(partial_lse(g_, u));
-    }
+    for (int obj : sent_partials_) build_.free(obj);
     sent_partials_.clear();
   }
 
@@ -320,13 +393,15 @@ class RankBuilder {
   const MeshOptions& opt_;
   MeshTile tile_;
   int g_, p_, t_;
+  const MeshRelay& qr_;
+  const MeshRelay& kvr_;
   RingTimes q_, kv_;
   int last_kv_group_ = -1;  // comm group of the last KV arrival (-1: b = 1)
   std::vector<std::uint8_t> emitted_;
   std::vector<int> kv_order_;  // KV positions in arrival order (own first)
   std::vector<int> cursor_;    // per Q position: kv_order_ prefix already emitted
   std::vector<int> left_q_, left_kv_;
-  std::vector<int> sent_partials_;
+  std::vector<int> sent_partials_;  // objects sent this group, freed after it
 };
 
 // Partial dQ and dKV objects of the backward pass, one per (rank, tile position)
@@ -340,8 +415,8 @@ struct MeshPartials {
 class BackwardBuilder {
  public:
   BackwardBuilder(Plan& plan, FusingScratch& scratch, const AttentionObjects& objs,
-                  const MeshPartials& partials, MeshTile tile, int rank, int first_group,
-                  bool fuse_blocks)
+                  const MeshPartials& partials, const MeshRelays& relays, MeshTile tile, int rank,
+                  int first_group, bool fuse_blocks)
       : plan_(plan),
         build_(plan, scratch, rank, fuse_blocks),
         objs_(objs),
@@ -350,6 +425,8 @@ class BackwardBuilder {
         g_(rank),
         p_(tile.q_pos(rank)),
         t_(tile.kv_pos(rank)),
+        qr_(relays.q[at(tile.kv_pos(rank))]),
+        kvr_(relays.kv[at(tile.q_pos(rank))]),
         group_(first_group) {
     q_in_.assign(at(tile_.a), 0);
     kv_in_.assign(at(tile_.b), 0);
@@ -358,6 +435,14 @@ class BackwardBuilder {
     kv_freed_.assign(at(tile_.b), 0);
     q_in_[at(p_)] = 1;
     kv_in_[at(t_)] = 1;
+    // Empty pairs count as done, so a chunk whose other side never arrives is still freed.
+    for (int j = 0; j < tile_.a; ++j) {
+      for (int k = 0; k < tile_.b; ++k) {
+        if (plan_.unmasked_pairs(tile_.q_chunk(g_, j), tile_.kv_chunk(g_, k)) <= 0) {
+          emitted_[at(j * tile_.b + k)] = 1;
+        }
+      }
+    }
   }
 
   void run() {
@@ -366,40 +451,57 @@ class BackwardBuilder {
     for (int s = 0; s < std::max(a, b) - 1; ++s, ++group_) {
       if (s < a - 1) gather_q(s);
       if (s < b - 1) gather_kv(s);
-      if (s < a - 1) q_in_[at(mod(p_ - 1 - s, a))] = 1;
-      if (s < b - 1) kv_in_[at(mod(t_ - 1 - s, b))] = 1;
       emit_ready();
       free_used_up(s);
     }
     free_used_up(-1);
     for (int s = 0; s < std::max(a, b) - 1; ++s, ++group_) {
       // Before step s: fold the partial received at step s-1 into the own one it forwards.
+      // Partials exist only where mesh_relay.hpp's reduce hops carry them.
+      const int qp = mod(p_ - 1, a), kp = mod(t_ - 1, b);
       if (s > 0 && s < a - 1) {
         const int u = mod(p_ - 1 - s, a);
-        merge(dq(tile_.q_prev(g_), u), dq(g_, u));
+        if (qr_.needs(p_, u) && qr_.reduce_hop(u, qp)) merge(dq_in(u), dq(g_, u));
       }
       if (s > 0 && s < b - 1) {
         const int v = mod(t_ - 1 - s, b);
-        merge(dkv(tile_.kv_prev(g_), v), dkv(g_, v));
+        if (kvr_.needs(t_, v) && kvr_.reduce_hop(v, kp)) {
+          merge(dkv_in(v), dkv(g_, v));
+        }
       }
       std::vector<int> sent;
       if (s < a - 1) {
         const int u_out = mod(p_ - 1 - s, a), u_in = mod(p_ - 2 - s, a);
-        build_.send(dq(g_, u_out), tile_.q_next(g_), group_);
-        build_.recv(dq(tile_.q_prev(g_), u_in), tile_.q_prev(g_), group_);
-        sent.push_back(dq(g_, u_out));
+        if (qr_.reduce_hop(u_out, p_)) {
+          // Without work of its own on u_out, the rank forwards the sum it received.
+          const int obj = qr_.needs(p_, u_out) ? dq(g_, u_out) : dq_in(u_out);
+          build_.send(obj, tile_.q_next(g_), group_);
+          sent.push_back(obj);
+        }
+        if (qr_.reduce_hop(u_in, qp)) {
+          build_.recv(dq_in(u_in), tile_.q_prev(g_), group_);
+        }
       }
       if (s < b - 1) {
         const int v_out = mod(t_ - 1 - s, b), v_in = mod(t_ - 2 - s, b);
-        build_.send(dkv(g_, v_out), tile_.kv_next(g_), group_);
-        build_.recv(dkv(tile_.kv_prev(g_), v_in), tile_.kv_prev(g_), group_);
-        sent.push_back(dkv(g_, v_out));
+        if (kvr_.reduce_hop(v_out, t_)) {
+          const int obj = kvr_.needs(t_, v_out) ? dkv(g_, v_out) : dkv_in(v_out);
+          build_.send(obj, tile_.kv_next(g_), group_);
+          sent.push_back(obj);
+        }
+        if (kvr_.reduce_hop(v_in, kp)) {
+          build_.recv(dkv_in(v_in), tile_.kv_prev(g_), group_);
+        }
       }
       for (int obj : sent) build_.free(obj);
     }
     // The last step of each ring brings the sum of the other members' partials home.
-    if (a > 1) merge(dq(tile_.q_prev(g_), p_), objs_.dq[at(g_)]);
-    if (b > 1) merge(dkv(tile_.kv_prev(g_), t_), objs_.dkv[at(g_)]);
+    if (a > 1 && qr_.reduce_hop(p_, mod(p_ - 1, a))) {
+      merge(dq_in(p_), objs_.dq[at(g_)]);
+    }
+    if (b > 1 && kvr_.reduce_hop(t_, mod(t_ - 1, b))) {
+      merge(dkv_in(t_), objs_.dkv[at(g_)]);
+    }
     build_.flush();
   }
 
@@ -410,6 +512,13 @@ class BackwardBuilder {
   int dkv(int rank, int v) const {
     return v == tile_.kv_pos(rank) ? objs_.dkv[at(rank)] : partials_.dkv[at(rank * tile_.b + v)];
   }
+  // The partial that arrives from the previous member: that of the last member with work.
+  int dq_in(int u) const {
+    return dq(tile_.kv_pos(g_) * tile_.a + qr_.reduce_carrier(u, mod(p_ - 1, tile_.a)), u);
+  }
+  int dkv_in(int v) const {
+    return dkv(kvr_.reduce_carrier(v, mod(t_ - 1, tile_.b)) * tile_.a + tile_.q_pos(g_), v);
+  }
 
   // The Q side of a Q chunk: what a backward block reads besides KV.
   std::vector<int> q_side(int chunk) const {
@@ -418,20 +527,29 @@ class BackwardBuilder {
 
   // Step s sends Q position p-s (own first, then what step s-1 brought) and
   // receives position p-1-s.
+  // (Both are hop s+1 of their chunk; mesh_relay.hpp says which hops exist.)
   void gather_q(int s) {
     const int a = tile_.a;
-    for (int obj : q_side(tile_.q_chunk(g_, mod(p_ - s, a)))) {
-      build_.send(obj, tile_.q_next(g_), group_);
+    const int x_out = mod(p_ - s, a), x_in = mod(p_ - 1 - s, a);
+    if (qr_.gather_hop(x_out, s + 1)) {
+      for (int obj : q_side(tile_.q_chunk(g_, x_out))) build_.send(obj, tile_.q_next(g_), group_);
     }
-    for (int obj : q_side(tile_.q_chunk(g_, mod(p_ - 1 - s, a)))) {
-      build_.recv(obj, tile_.q_prev(g_), group_);
+    if (qr_.gather_hop(x_in, s + 1)) {
+      for (int obj : q_side(tile_.q_chunk(g_, x_in))) build_.recv(obj, tile_.q_prev(g_), group_);
+      q_in_[at(x_in)] = 1;
     }
   }
 
   void gather_kv(int s) {
     const int b = tile_.b;
-    build_.send(objs_.kv[at(tile_.kv_chunk(g_, mod(t_ - s, b)))], tile_.kv_next(g_), group_);
-    build_.recv(objs_.kv[at(tile_.kv_chunk(g_, mod(t_ - 1 - s, b)))], tile_.kv_prev(g_), group_);
+    const int x_out = mod(t_ - s, b), x_in = mod(t_ - 1 - s, b);
+    if (kvr_.gather_hop(x_out, s + 1)) {
+      build_.send(objs_.kv[at(tile_.kv_chunk(g_, x_out))], tile_.kv_next(g_), group_);
+    }
+    if (kvr_.gather_hop(x_in, s + 1)) {
+      build_.recv(objs_.kv[at(tile_.kv_chunk(g_, x_in))], tile_.kv_prev(g_), group_);
+      kv_in_[at(x_in)] = 1;
+    }
   }
 
   // Every block whose inputs are present, Q positions in the order their partial
@@ -463,7 +581,7 @@ class BackwardBuilder {
   void free_used_up(int step) {
     for (int s = 0; s < tile_.a - 1; ++s) {
       const int j = mod(p_ - 1 - s, tile_.a);
-      if (q_freed_[at(j)] || !releasable(s, step, tile_.a)) continue;
+      if (!q_in_[at(j)] || q_freed_[at(j)] || !releasable(s, step, tile_.a)) continue;
       bool done = true;
       for (int k = 0; k < tile_.b; ++k) done = done && emitted_[at(j * tile_.b + k)];
       if (!done) continue;
@@ -472,7 +590,7 @@ class BackwardBuilder {
     }
     for (int s = 0; s < tile_.b - 1; ++s) {
       const int k = mod(t_ - 1 - s, tile_.b);
-      if (kv_freed_[at(k)] || !releasable(s, step, tile_.b)) continue;
+      if (!kv_in_[at(k)] || kv_freed_[at(k)] || !releasable(s, step, tile_.b)) continue;
       bool done = true;
       for (int j = 0; j < tile_.a; ++j) done = done && emitted_[at(j * tile_.b + k)];
       if (!done) continue;
@@ -501,6 +619,8 @@ class BackwardBuilder {
   const MeshPartials& partials_;
   MeshTile tile_;
   int g_, p_, t_;
+  const MeshRelay& qr_;
+  const MeshRelay& kvr_;
   int group_;
   std::vector<std::uint8_t> q_in_, kv_in_, emitted_, q_freed_, kv_freed_;
 };
@@ -513,7 +633,6 @@ Plan make_mesh_plan(const AttentionShape& shape, const MeshOptions& options) {
     throw ScheduleError("schedule.tile", "expected a mesh tile [a, b] with a, b >= 1");
   }
   Plan plan = make_mesh_layout(shape, tile.ranks());
-  require_work_in_every_chunk_pair(plan);
   plan.tile_a = tile.a;
   plan.tile_b = tile.b;
   MeshOptions opt = options;
@@ -542,6 +661,7 @@ Plan make_mesh_plan(const AttentionShape& shape, const MeshOptions& options) {
   }
   const ChunkObjects objs{all.q, all.kv, all.o, all.lse};
   const int ranks = tile.ranks();
+  const MeshRelays relays = mesh_relays(plan, tile);
   FusingScratch scratch;
   if (shape.has_forward()) {
     std::vector<int> partial_o(at(ranks * tile.a), -1), partial_lse(at(ranks * tile.a), -1);
@@ -558,7 +678,7 @@ Plan make_mesh_plan(const AttentionShape& shape, const MeshOptions& options) {
       }
     }
     for (int g = 0; g < ranks; ++g) {
-      RankBuilder(plan, scratch, objs, partial_o, partial_lse, opt, g).run();
+      RankBuilder(plan, scratch, objs, partial_o, partial_lse, opt, relays, g).run();
     }
   }
   if (shape.has_backward()) {
@@ -585,7 +705,8 @@ Plan make_mesh_plan(const AttentionShape& shape, const MeshOptions& options) {
     // groups start at the same index everywhere.
     const int first_group = shape.has_forward() ? static_cast<int>(opt.order.size()) : 0;
     for (int g = 0; g < ranks; ++g) {
-      BackwardBuilder(plan, scratch, all, partials, tile, g, first_group, opt.fuse_blocks).run();
+      BackwardBuilder(plan, scratch, all, partials, relays, tile, g, first_group, opt.fuse_blocks)
+          .run();
     }
   }
   return plan;

@@ -5,7 +5,9 @@
 // zigzag layout of 2P blocks, chunk r = blocks {r, 2P-1-r}, so every pair of
 // distinct chunks holds the same unmasked work (c^2/2 pairs) and every tile one
 // diagonal pair: tiles are balanced. Blocks the mask removes entirely are not
-// computed (none under zigzag; kept as a rule for other layouts).
+// computed (none under a causal zigzag; a window or documents may leave many), and then
+// the rings move only the chunks and partials that have work (mesh_relay.hpp): the closed
+// forms below are the full-work case, an upper bound.
 // Tiles and rings: mesh_tile.hpp; the order of the ring steps: mesh_order.hpp
 // (greedy unless options.order is given).
 //
