@@ -1,5 +1,5 @@
 // tilesim simulate SCENARIO [--set k=v]... [--json] [--out result.json] [--trace trace.json]
-//                  [--per-op] [--full-check]
+//                  [--per-op] [--full-check] [--no-symmetry]
 // Files are written whole or not at all (sim/core/atomic_file.hpp); SIGINT/SIGTERM stops the
 // simulation and leaves every previous file as it was.
 #include <fmt/format.h>
@@ -14,7 +14,9 @@
 #include "sim/model/chrome_trace.hpp"
 #include "sim/model/result_json.hpp"
 #include "sim/model/simulator.hpp"
+#include "sim/model/symmetric_simulation.hpp"
 #include "sim/scenario/prepared_scenario.hpp"
+#include "sim/scenario/symmetric_plan.hpp"
 #include "sim/validation/op_times_json.hpp"
 #include "tools/cli/cli_errors.hpp"
 #include "tools/cli/commands.hpp"
@@ -28,14 +30,15 @@ struct SimulateArgs {
   std::string out;  // the result JSON, instead of stdout
   bool full_check = false;
   bool per_op = false;  // add op_times to the result JSON
+  bool no_symmetry = false;
 };
 
 void print_summary(const PreparedScenario& p, const Plan& plan, const SimulationResult& result) {
   const Figures f = summarize(result);
   const AttentionShape& a = plan.shape;
   fmt::print("{}: {} on {} GPUs of {} ({}), {} tokens, {}, {}\n", p.scenario.name, plan.schedule,
-             plan.ranks, p.topology.name, p.topology.gpu_model, format_tokens(a.seq_len),
-             to_string(a.pass),
+             p.scenario.schedule.gpus, p.topology.name, p.topology.gpu_model,
+             format_tokens(a.seq_len), to_string(a.pass),
              a.mask.kind == AttentionMaskKind::full ? "non-causal" : to_string(a.mask.kind));
   fmt::print("  makespan          {}\n", format_time_s(f.makespan_s));
   fmt::print("  one GPU           {}   speedup {:.2f}x, parallel efficiency {:.1f}%\n",
@@ -47,8 +50,13 @@ void print_summary(const PreparedScenario& p, const Plan& plan, const Simulation
   fmt::print("  bytes             {} in total, {} received per rank (max)\n",
              format_bytes(f.comm_bytes_total), format_bytes(f.comm_bytes_per_rank_max));
   fmt::print("  peak memory       {} per rank (max)\n", format_bytes(f.peak_memory_bytes_max));
-  fmt::print("  simulation        {} ops, {} events, {} wall\n", plan.op_count(), result.events,
+  fmt::print("  simulation        {} ops, {} events, {} wall", plan.op_count(), result.events,
              format_time_s(result.sim_wall_s));
+  if (plan.ranks < p.scenario.schedule.gpus) {
+    fmt::print(" (symmetric: one rank of each of {} classes of {} ranks)", plan.ranks,
+               p.scenario.schedule.gpus / plan.ranks);
+  }
+  fmt::print("\n");
 }
 
 // The job lines: how many groups, the slowdown against one group alone and the links that
@@ -75,10 +83,20 @@ void print_job_summary(const JobLayout& layout, const JobRun& run) {
 
 int run_simulate(const SimulateArgs& args) {
   const InterruptGuard interrupts;
+  std::vector<std::string> sets = args.scenario.sets;
+  if (args.no_symmetry) sets.push_back("schedule.symmetry=off");
   const PreparedScenario p =
-      prepare_scenario(args.scenario.path, args.scenario.sets, resource_limits(args.scenario));
+      prepare_scenario(args.scenario.path, sets, resource_limits(args.scenario));
+  // One rank per class where that is exact; a trace, op times or the validator's dry run
+  // need every rank's ops.
+  const std::optional<RingSymmetry> symmetry =
+      args.trace.empty() && !args.per_op && !args.full_check
+          ? scenario_symmetry(p.scenario, p.topology, p.profile)
+          : std::nullopt;
+  const bool symmetric = symmetry && symmetry->exact();
   // With a job: one CP group, validated once (beyond 256 ranks: the structural check).
-  const Plan plan = build_plan_to_simulate(p.scenario, args.full_check);
+  const Plan plan = symmetric ? build_symmetric_plan(p.scenario, *symmetry)
+                              : build_plan_to_simulate(p.scenario, args.full_check);
   SimulationOptions options;
   // Per-rank totals by default; the trace draws every op and transfer.
   options.record_link_samples = !args.trace.empty();
@@ -87,8 +105,10 @@ int run_simulate(const SimulateArgs& args) {
   if (p.job_layout) {
     job = simulate_job(plan, *p.job_layout, p.topology, p.profile, 8, options.record_link_samples);
   }
-  const SimulationResult result =
-      job ? SimulationResult{} : simulate(plan, p.topology, p.profile, options);
+  const SimulationResult result = job ? SimulationResult{}
+                                  : symmetric
+                                      ? simulate_classes(plan, *symmetry, p.topology, p.profile)
+                                      : simulate(plan, p.topology, p.profile, options);
   const SimulationResult& shown = job ? job->job : result;
   const Plan& traced = job ? job->plan : plan;
   check_memory_budget(p.scenario, summarize(shown).peak_memory_bytes_max);
@@ -107,6 +127,11 @@ int run_simulate(const SimulateArgs& args) {
     json = result_to_json(plan, shown, context);
     if (args.per_op) json["op_times"] = validation::op_times_to_json(traced, shown);
     if (job) add_job_json(json, *p.job_layout, *job);
+    if (symmetric) {
+      describe_full_ring(json, plan, *symmetry);
+    } else if (symmetry) {
+      json["symmetry"] = {{"classes", symmetry->classes}, {"exact", false}};
+    }
   }
   if (!args.out.empty()) files.add(args.out, "--out").stream() << json.dump(2) << "\n";
   files.commit_all();
@@ -136,6 +161,9 @@ void add_simulate(CLI::App& app, int& exit_code) {
                  "Keep every op's times and add them to the result JSON as op_times (the array "
                  "`run --json` writes, for `validate --measured`); by default only per-rank "
                  "totals are kept");
+  verb->add_flag("--no-symmetry", args->no_symmetry,
+                 "Simulate every rank even where one rank per class would be exact "
+                 "(schedule.symmetry: off)");
   verb->add_flag("--full-check", args->full_check,
                  "Prove the plan with the full validator (a dry run) at any GPU count; by default "
                  "only plans of up to 256 GPUs are (docs/design-notes.md, One pass)");
