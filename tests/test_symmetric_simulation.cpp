@@ -44,14 +44,11 @@ TEST_CASE("symmetric simulation equals the full simulation byte for byte") {
       const std::optional<RingSymmetry> symmetry =
           scenario_symmetry(p.scenario, p.topology, p.profile);
       REQUIRE(symmetry.has_value());
-      // One node (NVSwitch): a shift by 2 GPUs maps the ring onto itself. Across nodes the
-      // router's inter-node routes are not shift-invariant on the shipped cluster yet
-      // (docs/design-notes.md, Symmetry): there every rank is simulated.
-      if (gpus == 8) CHECK(symmetry->classes == 2);
-      if (!symmetry->exact()) {
-        CHECK(symmetry->classes == gpus);
-        continue;
-      }
+      // One node (NVSwitch): a shift by 2 GPUs maps the ring onto itself; across nodes a
+      // shift by one node (the inter-node hop relays over NVLink to the GPU on the
+      // destination's rail, which maps to the shifted rank's GPU).
+      REQUIRE(symmetry->exact());
+      CHECK(symmetry->classes == (gpus == 8 ? 2 : 8));
       CHECK(gpus % symmetry->classes == 0);
       const Plan quotient = build_symmetric_plan(p.scenario, *symmetry);
       CHECK(quotient.ranks == symmetry->classes);

@@ -156,14 +156,18 @@ void FlowTransferModel::settle(Picoseconds now) {
 void FlowTransferModel::gpus_of(const InFlight& transfer, std::vector<int>& out) const {
   out.clear();
   out.push_back(transfer.src_gpu);
-  // A symmetric receiver stands for its class's representative (routes relay through no GPU).
-  out.push_back(symmetry_ == nullptr
-                    ? transfer.dst_gpu
-                    : symmetry_->gpu_canonical[static_cast<std::size_t>(transfer.dst_gpu)]);
-  if (symmetry_ != nullptr) return;
+  out.push_back(transfer.dst_gpu);
   for (LinkId l : transfer.route->links) {
     const Device& relay = topology_.device(topology_.link_target(l));
     if (relay.kind == DeviceKind::gpu && relay.gpu_index >= 0) out.push_back(relay.gpu_index);
+  }
+  if (symmetry_ != nullptr) {
+    // Each GPU of the route stands for its orbit's representative, which carries this flow's
+    // class once per GPU of the route in its orbit: no de-duplication after mapping.
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    for (int& gpu : out) gpu = symmetry_->gpu_canonical[static_cast<std::size_t>(gpu)];
+    return;
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());

@@ -12,8 +12,14 @@ bool same_link(const Link& a, const Link& b) {
          a.cls == b.cls;
 }
 
+int gpu_at(const Topology& topology, VertexId v) {
+  const Device& d = topology.device(v);
+  return d.kind == DeviceKind::gpu ? d.gpu_index : -1;
+}
+
 // The link map of a shift by k, or empty when the shift is not a symmetry (see the header).
 std::vector<int> shift_map(const Topology& topology, const std::vector<const Route*>& routes,
+                           const std::vector<int>& placement, const std::vector<int>& rank_of_gpu,
                            int k) {
   const int p = static_cast<int>(routes.size());
   std::vector<int> image(static_cast<std::size_t>(topology.link_count()), -1);
@@ -29,18 +35,19 @@ std::vector<int> shift_map(const Topology& topology, const std::vector<const Rou
       auto& back = preimage[static_cast<std::size_t>(b)];
       if ((fwd != -1 && fwd != b) || (back != -1 && back != a)) return {};
       if (!same_link(topology.link(a), topology.link(b))) return {};
+      // A GPU the route relays through (or ends at) maps to the shifted rank's GPU.
+      const int ga = gpu_at(topology, topology.link_target(a));
+      const int gb = gpu_at(topology, topology.link_target(b));
+      if ((ga < 0) != (gb < 0)) return {};
+      if (ga >= 0) {
+        const int ra = rank_of_gpu[static_cast<std::size_t>(ga)];
+        if (ra < 0 || placement[static_cast<std::size_t>((ra + k) % p)] != gb) return {};
+      }
       fwd = b;
       back = a;
     }
   }
   return image;
-}
-
-bool relays_through_gpu(const Topology& topology, const Route& route) {
-  for (std::size_t i = 0; i + 1 < route.links.size(); ++i) {
-    if (topology.device(topology.link_target(route.links[i])).kind == DeviceKind::gpu) return true;
-  }
-  return false;
 }
 
 // Every rank that shares a node with one of ranks 0..k-1 is below k.
@@ -74,18 +81,21 @@ RingSymmetry find_ring_symmetry(const Topology& topology, std::vector<int> place
   std::vector<int> sorted = placement;
   std::sort(sorted.begin(), sorted.end());
   if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) return sym;
+  std::vector<int> rank_of_gpu(static_cast<std::size_t>(topology.gpu_count()), -1);
+  for (int r = 0; r < ranks; ++r)
+    rank_of_gpu[static_cast<std::size_t>(placement[static_cast<std::size_t>(r)])] = r;
   Router router(topology);
   std::vector<const Route*> routes;
   for (int r = 0; r < ranks; ++r) {
     const Route& route = router.route(placement[static_cast<std::size_t>(r)],
                                       placement[static_cast<std::size_t>((r + 1) % ranks)]);
-    if (route.links.empty() || relays_through_gpu(topology, route)) return sym;
+    if (route.links.empty()) return sym;
     routes.push_back(&route);
   }
   for (int k = 2; k < ranks; ++k) {
     if (ranks % k != 0) continue;
     if (node_cores_shared && !nodes_closed(topology, placement, k)) continue;
-    const std::vector<int> image = shift_map(topology, routes, k);
+    const std::vector<int> image = shift_map(topology, routes, placement, rank_of_gpu, k);
     if (image.empty()) continue;
     sym.classes = k;
     sym.link_canonical.assign(image.size(), -1);

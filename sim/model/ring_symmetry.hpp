@@ -4,7 +4,8 @@
 // g = placement. A shift by K ranks (K | P, 2 <= K < P) is a symmetry when the map
 // sigma: link R_r[i] -> link R_{r+K}[i] (every r, every position i) is a well-defined
 // bijection of the links the ring uses that keeps each link's bandwidth, latency and class,
-// the GPUs of different ranks are different, no route relays through a GPU, and, where a
+// the GPUs of different ranks are different, a GPU a route relays through (NVLink to a GPU
+// whose NIC is on the destination's rail) maps to the shifted rank's GPU, and, where a
 // node's ranks share compute cores, the ranks of every node of ranks 0..K-1 are all below K
 // (so they see the same computes). Then rank r and r + K run the same program shape (non-causal
 // ring: every step's block costs the same) over isomorphic flows, and the whole simulation is
@@ -14,7 +15,8 @@
 // representative c of each link class (orbit of sigma), the multiplicity
 //   m(c, F) = (n / |orbit(c)|) x |R_F intersect orbit(c)|,
 // the number of copies of F's class crossing c in the full problem; GPU traffic is counted on
-// the representative GPU g(r mod K). The smallest such K is taken; none gives classes = P.
+// the representative GPU g(r mod K), once per GPU of its route (the sender, relays, the
+// receiver) that lies in that GPU's orbit. The smallest such K is taken; none gives classes = P.
 #pragma once
 
 #include <vector>
