@@ -2,3 +2,7 @@ tilesim_test(test_sim SOURCES test_simulator_ring.cpp test_simulator_determinism
              test_simulator_schedules.cpp test_calibration_profile.cpp test_compute_efficiency.cpp
              test_simulator_streaming.cpp
              LIBS tilesim_model tilesim_scenario)
+
+# Symmetric simulation: one rank per class equals every rank simulated (issue 13 item 4).
+tilesim_test(test_symmetry SOURCES test_symmetric_simulation.cpp
+             LIBS tilesim_model tilesim_scenario)

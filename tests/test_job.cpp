@@ -141,6 +141,7 @@ TEST_CASE("two groups on one bottleneck link each get half of it (max-min)", "[j
   // tp-dp-cp, T = 1, D = 2: group 0 on GPUs 0, 2 and group 1 on GPUs 1, 3: both cross sw0-sw1.
   const JobLayout layout(4, 1, 2, JobOrder::tp_dp_cp);
   SimulationOptions alone_opts;
+  alone_opts.record_transfers = true;  // the checks below read the transfer records
   alone_opts.placement = group_placement(group, layout, 0);
   alone_opts.record_transfers = true;  // per-transfer records are kept only when asked for
   const SimulationResult alone = simulate(group, topo, profile, alone_opts);

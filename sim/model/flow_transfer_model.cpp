@@ -108,11 +108,34 @@ void FlowTransferModel::start_flow(TransferId id, InFlight& transfer, Picosecond
     if (c > 0 && (cap == 0.0 || c < cap)) cap = c;
   }
   spec.rate_cap_bytes_per_s = cap;
+  if (symmetry_ != nullptr) fold_onto_classes(spec);
   if (record_link_loads_) {
     touched_links_.insert(touched_links_.end(), spec.links.begin(), spec.links.end());
   }
   transfer.phase = Phase::flowing;
   transfer_of_flow_[network_.start(std::move(spec), now)] = id;
+}
+
+void FlowTransferModel::fold_onto_classes(FlowSpec& spec) const {
+  std::vector<int> links;
+  std::vector<int> counts;
+  for (int l : spec.links) {
+    const int c = symmetry_->link_canonical[static_cast<std::size_t>(l)];
+    if (c < 0) throw std::logic_error("symmetric flow over a link outside the ring's routes");
+    const auto at = std::find(links.begin(), links.end(), c);
+    if (at == links.end()) {
+      links.push_back(c);
+      counts.push_back(1);
+    } else {
+      ++counts[static_cast<std::size_t>(at - links.begin())];
+    }
+  }
+  spec.link_multiplicity.clear();
+  for (std::size_t i = 0; i < links.size(); ++i) {
+    const int orbit = symmetry_->link_orbit_size[static_cast<std::size_t>(links[i])];
+    spec.link_multiplicity.push_back(symmetry_->copies() / orbit * counts[i]);
+  }
+  spec.links = std::move(links);
 }
 
 void FlowTransferModel::begin_propagation(TransferId id, InFlight& transfer, Picoseconds now) {
@@ -137,6 +160,14 @@ void FlowTransferModel::gpus_of(const InFlight& transfer, std::vector<int>& out)
   for (LinkId l : transfer.route->links) {
     const Device& relay = topology_.device(topology_.link_target(l));
     if (relay.kind == DeviceKind::gpu && relay.gpu_index >= 0) out.push_back(relay.gpu_index);
+  }
+  if (symmetry_ != nullptr) {
+    // Each GPU of the route stands for its orbit's representative, which carries this flow's
+    // class once per GPU of the route in its orbit: no de-duplication after mapping.
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    for (int& gpu : out) gpu = symmetry_->gpu_canonical[static_cast<std::size_t>(gpu)];
+    return;
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());

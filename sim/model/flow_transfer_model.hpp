@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "sim/model/calibration_profile.hpp"
+#include "sim/model/ring_symmetry.hpp"
 #include "sim/network/flow_network.hpp"
 #include "sim/network/transfer_model.hpp"
 #include "sim/topology/topology.hpp"
@@ -40,6 +41,11 @@ class FlowTransferModel final : public TransferModel {
   // class the profile gives no costs for. The topology must outlive the model.
   FlowTransferModel(const Topology& topology, const CalibrationProfile& profile,
                     TransferCalendar& calendar, bool record_link_loads);
+
+  // Simulates one representative per class (ring_symmetry.hpp): each flow is posted over the
+  // orbit representatives of its links with the class's multiplicity, and its GPU traffic is
+  // counted on the representative GPUs. The symmetry must outlive the model.
+  void use_symmetry(const RingSymmetry* symmetry) { symmetry_ = symmetry; }
 
   TransferId post(const TransferRequest& request, Picoseconds now) override;
   void wake(std::int64_t token, Picoseconds now) override;
@@ -70,8 +76,11 @@ class FlowTransferModel final : public TransferModel {
   // Moves a transfer's contribution to its GPUs' traffic to `rate` (0 when it stops).
   void count_traffic(InFlight& transfer, double rate_bytes_per_s);
   void gpus_of(const InFlight& transfer, std::vector<int>& out) const;
+  // Maps a flow onto the orbit representatives of its links, with multiplicities.
+  void fold_onto_classes(FlowSpec& spec) const;
 
   const Topology& topology_;
+  const RingSymmetry* symmetry_ = nullptr;
   const CalibrationProfile& profile_;
   TransferCalendar& calendar_;
   bool record_link_loads_;

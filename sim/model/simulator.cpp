@@ -19,6 +19,7 @@
 #include "sim/model/event_queue.hpp"
 #include "sim/model/flow_transfer_model.hpp"
 #include "sim/model/link_sampler.hpp"
+#include "sim/model/symmetric_simulation.hpp"
 #include "sim/plan/plan_tracker.hpp"
 
 namespace tilesim {
@@ -56,7 +57,13 @@ struct RankStream {
 };
 
 std::vector<int> placement_of(const Plan& plan, const Topology& topology,
-                              const SimulationOptions& options) {
+                              const SimulationOptions& options, const RingSymmetry* symmetry) {
+  if (symmetry != nullptr) {
+    if (symmetry->classes != plan.ranks || !symmetry->exact()) {
+      throw std::invalid_argument("a quotient plan needs the exact symmetry of its classes");
+    }
+    return {symmetry->full_placement.begin(), symmetry->full_placement.begin() + plan.ranks};
+  }
   std::vector<int> placement = options.placement.empty() ? plan.placement : options.placement;
   if (placement.empty()) {
     for (int r = 0; r < plan.ranks; ++r) placement.push_back(r);
@@ -83,14 +90,14 @@ std::vector<int> nodes_of(const std::vector<int>& placement, const Topology& top
 class Simulation final : private TransferCalendar {
  public:
   Simulation(const Plan& plan, const Topology& topology, const CalibrationProfile& profile,
-             const SimulationOptions& options)
+             const SimulationOptions& options, const RingSymmetry* symmetry = nullptr)
       : plan_(plan),
         options_(options),
+        symmetry_(symmetry),
         compute_(plan, profile),
         tracker_(plan),
-        network_(std::make_unique<FlowTransferModel>(topology, profile, calendar(),
-                                                     options.record_link_samples)),
-        placement_(placement_of(plan, topology, options)),
+        network_(make_network(topology, profile, options)),
+        placement_(placement_of(plan, topology, options, symmetry)),
         stretch_(nodes_of(placement_, topology), profile.comm_slowdown, profile.compute_cores),
         activity_(plan.ranks) {
     result_.ranks.resize(static_cast<std::size_t>(plan.ranks));
@@ -144,7 +151,7 @@ class Simulation final : private TransferCalendar {
                       fmt::format("simulation stalled at {}", plan_.describe(blocked.front())));
     }
     finalize();
-    result_.events = queue_.scheduled();
+    result_.events = queue_.scheduled() * events_factor_;
     result_.sim_wall_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
     return std::move(result_);
@@ -152,6 +159,25 @@ class Simulation final : private TransferCalendar {
 
  private:
   TransferCalendar& calendar() { return *this; }
+
+  std::unique_ptr<TransferModel> make_network(const Topology& topology,
+                                              const CalibrationProfile& profile,
+                                              const SimulationOptions& options) {
+    auto model = std::make_unique<FlowTransferModel>(topology, profile, calendar(),
+                                                     options.record_link_samples);
+    model->use_symmetry(symmetry_);
+    return model;
+  }
+
+  // The GPU a transfer goes to: in a quotient, that of the rank the sender reaches in the
+  // full ring (send.rank + the peer offset), not the representative that receives it.
+  int destination_gpu(const Transfer& t) const {
+    if (symmetry_ == nullptr) return placement_[static_cast<std::size_t>(t.recv.rank)];
+    const int k = plan_.ranks;
+    const int offset = ((t.recv.rank - t.send.rank) % k + k) % k;
+    const int full = (t.send.rank + offset) % symmetry_->full_ranks;
+    return symmetry_->full_placement[static_cast<std::size_t>(full)];
+  }
   void wake_at(Picoseconds at_ps, std::int64_t token) override {
     queue_.push(at_ps, {EventKind::transfer_wake, 0, token, 0});
   }
@@ -240,10 +266,8 @@ class Simulation final : private TransferCalendar {
     rec.posted_ps = now;
     transfer_touches(t.send.rank, +1, now);
     transfer_touches(t.recv.rank, +1, now);
-    const TransferId id =
-        network_->post({placement_[static_cast<std::size_t>(t.send.rank)],
-                        placement_[static_cast<std::size_t>(t.recv.rank)], rec.bytes},
-                       now);
+    const TransferId id = network_->post(
+        {placement_[static_cast<std::size_t>(t.send.rank)], destination_gpu(t), rec.bytes}, now);
     // Transfer ids double as indices of result_.transfers.
     if (id != posted_)
       throw std::logic_error("transfer model ids must be 0, 1, 2, ... in post order");
@@ -325,12 +349,28 @@ class Simulation final : private TransferCalendar {
       totals.peak_breakdown = tracker_.peak_breakdown(r);
       result_.makespan_ps = std::max(result_.makespan_ps, totals.end_ps);
     }
+    if (symmetry_ != nullptr) expand_classes();
     result_.single_gpu_s = compute_.single_gpu_time_s();
     result_.warnings = compute_.warnings();
   }
 
+  // Every rank of the full ring gets its class representative's totals; every copy of a
+  // class scheduled the same events.
+  void expand_classes() {
+    const int k = plan_.ranks;
+    const int p = symmetry_->full_ranks;
+    std::vector<RankTotals> full(static_cast<std::size_t>(p));
+    for (int r = 0; r < p; ++r) {
+      full[static_cast<std::size_t>(r)] = result_.ranks[static_cast<std::size_t>(r % k)];
+    }
+    result_.ranks = std::move(full);
+    events_factor_ = static_cast<std::uint64_t>(p / k);
+  }
+
   const Plan& plan_;
   const SimulationOptions& options_;
+  const RingSymmetry* symmetry_;  // a quotient plan's classes, or null
+  std::uint64_t events_factor_ = 1;
   ComputeModel compute_;
   PlanTracker tracker_;
   std::unique_ptr<TransferModel> network_;
@@ -354,6 +394,12 @@ class Simulation final : private TransferCalendar {
 SimulationResult simulate(const Plan& plan, const Topology& topology,
                           const CalibrationProfile& profile, const SimulationOptions& options) {
   return Simulation(plan, topology, profile, options).run();
+}
+
+SimulationResult simulate_classes(const Plan& quotient, const RingSymmetry& symmetry,
+                                  const Topology& topology, const CalibrationProfile& profile) {
+  const SimulationOptions options;
+  return Simulation(quotient, topology, profile, options, &symmetry).run();
 }
 
 }  // namespace tilesim

@@ -11,6 +11,7 @@
 #include "sim/plan/plan_structure.hpp"
 #include "sim/scenario/job_scenario.hpp"
 #include "sim/scenario/schedule_tuner.hpp"
+#include "sim/scenario/symmetric_plan.hpp"
 #include "sim/schedules/schedule.hpp"
 #include "sim/topology/topology_loader.hpp"
 
@@ -26,7 +27,9 @@ PreparedScenario prepare_scenario(Scenario scenario, const ResourceLimits& limit
   PreparedScenario p;
   p.scenario = std::move(scenario);
   p.scenario.limits = limits;
-  check_plan_resources(p.scenario);
+  // A run that may be symmetric is guarded once its classes are known, on the topology.
+  const bool maybe_symmetric = symmetry_applies(p.scenario);
+  if (!maybe_symmetric) check_plan_resources(p.scenario);
   const Scenario& s = p.scenario;
   const std::string& path = s.file;
   if (!std::filesystem::exists(s.topology_path)) {
@@ -60,6 +63,14 @@ PreparedScenario prepare_scenario(Scenario scenario, const ResourceLimits& limit
   }
   p.scenario.calibration_path = calibration;
   p.profile = load_calibration(calibration);
+  if (maybe_symmetric) {
+    const std::optional<RingSymmetry> symmetry = scenario_symmetry(s, p.topology, p.profile);
+    if (symmetry && symmetry->exact()) {
+      check_symmetric_plan_resources(s, symmetry->classes);
+    } else {
+      check_plan_resources(s);
+    }
+  }
   resolve_mesh_tile(p);
   return p;
 }

@@ -222,6 +222,8 @@ ScheduleSpec read_schedule(const YamlMap& m) {
                       : correction == "eager"  ? Correction::eager
                                                : Correction::fused;
   }
+  // Read where it is used (symmetric_plan.hpp); checked here with the other keys.
+  if (m.has("symmetry")) (void)m.choice("symmetry", {"auto", "off"});
   if (m.has("memory_budget")) {
     spec.memory_budget_bytes = m.bytes("memory_budget");
     // 0 would read as "no budget": say so by leaving the key out instead.
@@ -389,7 +391,7 @@ Scenario read_scenario(YAML::Node doc, const std::string& path,
 
   const YamlMap sched = root.map("schedule");
   sched.allow_only({"kind", "gpus", "tile", "placement", "ulysses", "inner", "memory_budget",
-                    "correction", "balance"});
+                    "correction", "balance", "symmetry"});
   s.schedule = read_schedule(sched);
   if (root.has("job")) s.job = read_job(root.map("job"), s.attention);
   s.document = doc;

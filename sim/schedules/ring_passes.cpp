@@ -67,12 +67,11 @@ int ring_steps(const Plan& plan, const std::vector<RingMember>& ring) {
   return 1;
 }
 
-void add_ring_forward(Plan& plan, const std::vector<RingMember>& ring, CommGroups& groups) {
-  FusingScratch scratch;
-  const int m = static_cast<int>(ring.size());
-  const int steps = ring_steps(plan, ring);
-  for (int k = 0; k < m; ++k) {
-    const Neighbours n = neighbours(ring, k);
+namespace {
+
+void add_member_forward(Plan& plan, FusingScratch& scratch, const std::vector<RingMember>& ring,
+                        int k, const Neighbours& n, int steps, CommGroups& groups) {
+  {
     FusingBuilder build(plan, scratch, n.rank, true);
     const RingMember& self = ring[static_cast<std::size_t>(k)];
     std::vector<int> last_frees;
@@ -91,6 +90,28 @@ void add_ring_forward(Plan& plan, const std::vector<RingMember>& ring, CommGroup
       build.flush();  // one call per step, even where no comm op follows
       if (s > 0) last_frees = free_all(build, bundle(ring, j), &RingKey::kv);
     }
+  }
+}
+
+}  // namespace
+
+void add_ring_forward(Plan& plan, const std::vector<RingMember>& ring, CommGroups& groups) {
+  FusingScratch scratch;
+  const int m = static_cast<int>(ring.size());
+  const int steps = ring_steps(plan, ring);
+  for (int k = 0; k < m; ++k)
+    add_member_forward(plan, scratch, ring, k, neighbours(ring, k), steps, groups);
+}
+
+void add_ring_forward_classes(Plan& plan, const std::vector<RingMember>& ring, int classes,
+                              CommGroups& groups) {
+  FusingScratch scratch;
+  const int steps = ring_steps(plan, ring);
+  const auto rank_of = [&](int k) { return ring[static_cast<std::size_t>(k)].rank; };
+  for (int k = 0; k < classes; ++k) {
+    const Neighbours n{rank_of(k), rank_of((k + 1) % classes),
+                       rank_of((k - 1 + classes) % classes)};
+    add_member_forward(plan, scratch, ring, k, n, steps, groups);
   }
 }
 

@@ -62,6 +62,11 @@ struct RingMember {
 // Steps the ring needs for this plan's mask (see above).
 int ring_steps(const Plan& plan, const std::vector<RingMember>& ring);
 void add_ring_forward(Plan& plan, const std::vector<RingMember>& ring, CommGroups& groups);
+// The forward programs of members 0..classes-1 only, each the full ring's program except that
+// member classes-1 sends to member 0 and member 0 receives from member classes-1 (the
+// representatives of a shift symmetry by `classes` members, sim/model/ring_symmetry.hpp).
+void add_ring_forward_classes(Plan& plan, const std::vector<RingMember>& ring, int classes,
+                              CommGroups& groups);
 void add_ring_backward(Plan& plan, const std::vector<RingMember>& ring, CommGroups& groups);
 
 }  // namespace tilesim

@@ -26,6 +26,25 @@ Plan make_pass_kv_ring_plan(std::string schedule, const AttentionShape& shape, i
   return plan;
 }
 
+Plan make_pass_kv_ring_classes_plan(std::string schedule, const AttentionShape& shape, int ranks,
+                                    ChunkOwnership ownership, int classes) {
+  Plan plan = make_chunked_plan(std::move(schedule), shape, ranks, ownership);
+  plan.tile_a = 1;
+  plan.tile_b = ranks;
+  const AttentionObjects objs = add_attention_objects(plan);
+  std::vector<RingMember> ring;
+  for (int r = 0; r < ranks; ++r) {
+    const auto i = static_cast<std::size_t>(r);
+    ring.push_back(
+        RingMember{r, {RingQuery{r, objs.q[i], objs.o[i], objs.lse[i]}}, {RingKey{r, objs.kv[i]}}});
+  }
+  CommGroups groups(ranks);
+  add_ring_forward_classes(plan, ring, classes, groups);
+  plan.programs.resize(static_cast<std::size_t>(classes));
+  plan.ranks = classes;
+  return plan;
+}
+
 Plan make_ring_plan(const AttentionShape& shape, int ranks) {
   return make_pass_kv_ring_plan("ring", shape, ranks, ChunkOwnership::contiguous);
 }

@@ -28,4 +28,11 @@ Plan make_ring_plan(const AttentionShape& shape, int ranks);
 Plan make_pass_kv_ring_plan(std::string schedule, const AttentionShape& shape, int ranks,
                             ChunkOwnership ownership);
 
+// The forward ring's programs of ranks 0..classes-1 only, a quotient plan for symmetric
+// simulation (sim/model/symmetric_simulation.hpp): plan.ranks = classes, the chunks and objects
+// of all `ranks` (those homed on ranks beyond `classes` are never live), O(classes x ranks)
+// ops. Only for a mask under which every rank's step costs the same (the full mask).
+Plan make_pass_kv_ring_classes_plan(std::string schedule, const AttentionShape& shape, int ranks,
+                                    ChunkOwnership ownership, int classes);
+
 }  // namespace tilesim

@@ -3,7 +3,9 @@
 #include "sim/job/job_json.hpp"
 #include "sim/model/result_json.hpp"
 #include "sim/model/simulator.hpp"
+#include "sim/model/symmetric_simulation.hpp"
 #include "sim/scenario/job_scenario.hpp"
+#include "sim/scenario/symmetric_plan.hpp"
 #include "sim/validation/op_times_json.hpp"
 
 namespace tilesim {
@@ -14,9 +16,22 @@ constexpr std::size_t kMostLoadedLinks = 8;
 }  // namespace
 
 SimulationRun run_simulation(const ScenarioSource& source, const SimulateRequest& request) {
-  SimulationRun run{prepare_scenario(source), {}, {}, std::nullopt, request.per_op};
+  ScenarioSource chosen = source;
+  if (request.no_symmetry) chosen.overrides.push_back("schedule.symmetry=off");
+  SimulationRun run{prepare_scenario(chosen), {}, {}, std::nullopt, request.per_op, std::nullopt};
   const PreparedScenario& p = run.prepared;
   if (request.job_refused_by != nullptr) reject_job(p.scenario, request.job_refused_by);
+  // One rank per class where that is exact; a trace, op records or the validator's dry run
+  // need every rank's ops.
+  if (!request.trace && !request.records && !request.per_op && !request.full_check) {
+    run.symmetry = scenario_symmetry(p.scenario, p.topology, p.profile);
+  }
+  if (run.symmetric()) {
+    run.plan = build_symmetric_plan(p.scenario, *run.symmetry);
+    run.result = simulate_classes(run.plan, *run.symmetry, p.topology, p.profile);
+    check_memory_budget(p.scenario, summarize(run.result).peak_memory_bytes_max);
+    return run;
+  }
   // With a job: one CP group, validated once (beyond 256 ranks: the structural check).
   run.plan = build_plan_to_simulate(p.scenario, request.full_check);
   if (p.job_layout) {
@@ -40,6 +55,11 @@ nlohmann::ordered_json simulation_document(const SimulationRun& run, bool includ
   nlohmann::ordered_json doc = result_to_json(run.plan, run.result, context);
   if (run.per_op) doc["op_times"] = validation::op_times_to_json(run.simulated_plan(), run.result);
   if (run.job) add_job_json(doc, *run.prepared.job_layout, *run.job);
+  if (run.symmetric()) {
+    describe_full_ring(doc, run.plan, *run.symmetry);
+  } else if (run.symmetry) {
+    doc["symmetry"] = {{"classes", run.symmetry->classes}, {"exact", false}};
+  }
   return doc;
 }
 

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "sim/job/job_simulation.hpp"
+#include "sim/model/ring_symmetry.hpp"
 #include "sim/model/simulation_result.hpp"
 #include "sim/plan/plan.hpp"
 #include "sim/verbs/scenario_source.hpp"
@@ -16,10 +17,11 @@ namespace tilesim {
 
 // What a caller needs beyond the per-rank totals the simulator streams by default.
 struct SimulateRequest {
-  bool trace = false;       // link samples plus op and transfer records (traces, HTML report)
-  bool records = false;     // op and transfer records (phase statistics)
-  bool per_op = false;      // records, and the document adds op_times
-  bool full_check = false;  // the full validator beyond 256 ranks too
+  bool trace = false;        // link samples plus op and transfer records (traces, HTML report)
+  bool records = false;      // op and transfer records (phase statistics)
+  bool per_op = false;       // records, and the document adds op_times
+  bool full_check = false;   // the full validator beyond 256 ranks too
+  bool no_symmetry = false;  // simulate every rank even where one per class is exact
   // A verb that cannot run a `job:` scenario (sweep): it is refused at the key, exit 2.
   const char* job_refused_by = nullptr;
 };
@@ -30,6 +32,10 @@ struct SimulationRun {
   SimulationResult result;    // the group alone, or the whole job
   std::optional<JobRun> job;  // set for a `job:` scenario (job->plan holds every group)
   bool per_op = false;
+  // The ring's shift symmetry where it applies (symmetric_plan.hpp); `plan` is then the
+  // quotient plan of one rank per class when the symmetry is exact.
+  std::optional<RingSymmetry> symmetry;
+  bool symmetric() const { return symmetry && symmetry->exact(); }
   // The plan `result` ran: the job's composed plan, or `plan`.
   const Plan& simulated_plan() const { return job ? job->plan : plan; }
 };

@@ -1,5 +1,5 @@
 // tilesim simulate SCENARIO [--set k=v]... [--json] [--out result.json] [--trace trace.json]
-//                  [--per-op] [--full-check]
+//                  [--per-op] [--full-check] [--no-symmetry]
 // Files are written whole or not at all (sim/core/atomic_file.hpp); SIGINT/SIGTERM stops the
 // simulation and leaves every previous file as it was.
 #include <fmt/format.h>
@@ -25,14 +25,15 @@ struct SimulateArgs {
   std::string out;  // the result JSON, instead of stdout
   bool full_check = false;
   bool per_op = false;  // add op_times to the result JSON
+  bool no_symmetry = false;
 };
 
 void print_summary(const PreparedScenario& p, const Plan& plan, const SimulationResult& result) {
   const Figures f = summarize(result);
   const AttentionShape& a = plan.shape;
   fmt::print("{}: {} on {} GPUs of {} ({}), {} tokens, {}, {}\n", p.scenario.name, plan.schedule,
-             plan.ranks, p.topology.name, p.topology.gpu_model, format_tokens(a.seq_len),
-             to_string(a.pass),
+             p.scenario.schedule.gpus, p.topology.name, p.topology.gpu_model,
+             format_tokens(a.seq_len), to_string(a.pass),
              a.mask.kind == AttentionMaskKind::full ? "non-causal" : to_string(a.mask.kind));
   fmt::print("  makespan          {}\n", format_time_s(f.makespan_s));
   fmt::print("  one GPU           {}   speedup {:.2f}x, parallel efficiency {:.1f}%\n",
@@ -44,8 +45,13 @@ void print_summary(const PreparedScenario& p, const Plan& plan, const Simulation
   fmt::print("  bytes             {} in total, {} received per rank (max)\n",
              format_bytes(f.comm_bytes_total), format_bytes(f.comm_bytes_per_rank_max));
   fmt::print("  peak memory       {} per rank (max)\n", format_bytes(f.peak_memory_bytes_max));
-  fmt::print("  simulation        {} ops, {} events, {} wall\n", plan.op_count(), result.events,
+  fmt::print("  simulation        {} ops, {} events, {} wall", plan.op_count(), result.events,
              format_time_s(result.sim_wall_s));
+  if (plan.ranks < p.scenario.schedule.gpus) {
+    fmt::print(" (symmetric: one rank of each of {} classes of {} ranks)", plan.ranks,
+               p.scenario.schedule.gpus / plan.ranks);
+  }
+  fmt::print("\n");
 }
 
 // The job lines: how many groups, the slowdown against one group alone and the links that
@@ -76,6 +82,7 @@ int run_simulate(const SimulateArgs& args) {
   request.trace = !args.trace.empty();
   request.per_op = args.per_op;
   request.full_check = args.full_check;
+  request.no_symmetry = args.no_symmetry;
   const SimulationRun run = run_simulation(source_of(args.scenario), request);
   const PreparedScenario& p = run.prepared;
   const SimulationResult& shown = run.result;
@@ -118,6 +125,9 @@ void add_simulate(CLI::App& app, int& exit_code) {
                  "Keep every op's times and add them to the result JSON as op_times (the array "
                  "`run --json` writes, for `validate --measured`); by default only per-rank "
                  "totals are kept");
+  verb->add_flag("--no-symmetry", args->no_symmetry,
+                 "Simulate every rank even where one rank per class would be exact "
+                 "(schedule.symmetry: off)");
   verb->add_flag("--full-check", args->full_check,
                  "Prove the plan with the full validator (a dry run) at any GPU count; by default "
                  "only plans of up to 256 GPUs are (docs/design-notes.md, One pass)");

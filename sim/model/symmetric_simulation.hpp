@@ -1,0 +1,26 @@
+// Symmetric simulation: a quotient plan holding one rank per class of a ring's shift symmetry
+// (sim/model/ring_symmetry.hpp, sim/schedules/ring_schedule.hpp
+// make_pass_kv_ring_classes_plan) simulated by the simulator of simulator.hpp, with:
+//   - each representative's transfer posted to the GPU of the rank it reaches in the full
+//     ring (sender + the peer offset), not to the representative that receives it;
+//   - each flow over the orbit representatives of its links with its class's multiplicity,
+//     and its GPU traffic counted on the representative GPUs (flow_transfer_model.hpp);
+//   - the result expanded to all P ranks: rank r's totals are those of r mod K, and the
+//     event count is K's times P / K (every copy of a class schedules the same events).
+// Exact to the picosecond where the symmetry holds (tests/test_symmetric_simulation.cpp).
+#pragma once
+
+#include "sim/model/calibration_profile.hpp"
+#include "sim/model/ring_symmetry.hpp"
+#include "sim/model/simulation_result.hpp"
+#include "sim/plan/plan.hpp"
+#include "sim/topology/topology.hpp"
+
+namespace tilesim {
+
+// quotient.ranks must equal symmetry.classes (std::invalid_argument otherwise). Per-op and
+// per-transfer records are not kept (they would be a representative's only).
+SimulationResult simulate_classes(const Plan& quotient, const RingSymmetry& symmetry,
+                                  const Topology& topology, const CalibrationProfile& profile);
+
+}  // namespace tilesim
