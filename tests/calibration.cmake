@@ -51,6 +51,10 @@ if(TILESIM_HAVE_MPI)
   tilesim_cli_test(calibrate_links_from_missing 2 "--links-from: no-such\\.calib\\.yaml: cannot open file"
                    calibrate --backend cpu --quick --out ${CMAKE_CURRENT_BINARY_DIR}/unused.calib.yaml
                    --links-from no-such.calib.yaml)
+  # calibrate_one_rank is labelled `timing` too: it checks a one-rank run of this host against
+  # the profile it just measured (35% bound), and on 2026-12-01 it failed at host load 15-25
+  # with errors of 58-335% and passed on reruns minutes later, in a clean-clone CI check too.
+  set_tests_properties(calibrate_one_rank PROPERTIES LABELS timing)
   set_tests_properties(calibrate_one_rank cli_calibrate_one_rank_needs_links
                        cli_calibrate_links_from_missing PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE
     ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
