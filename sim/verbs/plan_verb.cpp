@@ -45,9 +45,13 @@ double work_over_mean(const PlanReport& report, const RankStats& rank) {
 }
 
 double work_balance(const PlanReport& report) {
-  double balance = 1.0;
-  for (const RankStats& r : report.ranks) balance = std::max(balance, work_over_mean(report, r));
-  return balance;
+  // One mean for all ranks (work_over_mean recomputes it per call); x / m is monotone in x,
+  // so max(x_i) / m equals max(x_i / m) bit for bit.
+  const double mean = mean_flops_per_rank(report);
+  if (mean <= 0) return 1.0;
+  double max_flops = 0.0;
+  for (const RankStats& r : report.ranks) max_flops = std::max(max_flops, r.compute_flops);
+  return std::max(1.0, max_flops / mean);
 }
 
 Scenario planned_scenario(const ScenarioSource& source) {
