@@ -103,7 +103,7 @@ TEST_CASE("masks: documents aligned with the ring chunks need no KV at all") {
 
 TEST_CASE("masks: work balance of a packed 1M-token batch on 64 ranks (shipped distribution)") {
   const std::vector<LengthBin> bins =
-      read_length_distribution(TILESIM_SOURCE_DIR "/scenarios/document-lengths-prolong.csv");
+      read_length_distribution(TILESIM_SOURCE_DIR "/scenarios/document-lengths-pile.csv");
   AttentionShape s = shape_with(true, true, PassSelection::forward, 1 << 20);
   const std::vector<std::int64_t> lengths = sample_packed_lengths(bins, 1 << 20, 1);
   s.set_mask(documents_mask(lengths));
