@@ -229,7 +229,7 @@ set(rt_mask_sched_allgather_kv --set schedule.kind=allgather_kv)
 set(rt_mask_sched_mesh --set schedule.kind=mesh "--set" "schedule.tile=[2,2]")
 foreach(mask window20 window40 documents)
   foreach(sched ring zigzag usp allgather_kv mesh)
-    if(mask STREQUAL "window40" AND NOT sched MATCHES "^(ring|mesh)$")
+    if(mask STREQUAL "window40" AND NOT sched MATCHES "^(ring|zigzag|mesh)$")
       continue()
     endif()
     set(pass both)
@@ -240,6 +240,15 @@ foreach(mask window20 window40 documents)
            --set attention.pass=${pass} --check)
   endforeach()
 endforeach()
+# Zigzag under windows runs its ring both ways on its 8 blocks of 12 tokens (zigzag_schedule.hpp):
+# W = 10 (each block read only by the next: one hop per block, ranks 0 and 3 receive one
+# half chunk) and W = 20 (two blocks back: rank 3's low block goes back to rank 2) use it;
+# W = 40 and the documents above read blocks on both sides and keep the one-way ring.
+tilesim_mpi_test("zigzag 4 ranks both mask window10 runs both ways and matches the masked reference" 4
+  EXPECT ok REGEX "${rt_fwd} 6528 ${rt_ok}\n  ${rt_bwd} 12288 ${rt_ok}"
+  ARGS --set schedule.gpus=4 ${rt_mask_sched_zigzag} --set attention.causal=true
+       --set attention.mask=sliding_window --set attention.window=10 --set attention.pass=both
+       --check)
 # Mesh 2x2 under a window of 10 < the 12-token zigzag block: chunks i, j have work iff
 # |i - j| <= 1, so KV 0 never goes to rank 2 nor KV 3 to rank 1, and ranks 1 and 2 have no
 # dKV partial to send (the hand-derived case of tests/test_schedules_masks.cpp).

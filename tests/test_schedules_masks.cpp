@@ -69,6 +69,140 @@ TEST_CASE("masks: ring window bytes for several steps, forward and backward") {
   for (const RankStats& r : whole.ranks) CHECK(r.bytes_received == Approx((p - 1) * b.kv));
 }
 
+TEST_CASE("masks: zigzag under W = 4K at 1M tokens on 64 ranks moves one KV chunk per rank") {
+  // Two-direction ring (zigzag_schedule.hpp): blocks of h = 1M / 128 = 8K tokens >= W, so a
+  // query block reads only itself and the block before it: low block r is read by low block
+  // r+1 (rank r+1, one hop towards r+1) and high block 2P-1-r by 2P-r (rank r-1, one hop
+  // towards r-1). Rank r receives two half chunks, one kv = 2 * b * c * Hkv * d * e =
+  // 67,108,864 bytes (the one-way zigzag ring moved 63 kv); ranks 0 and 63 receive one half.
+  // Backward: kv + 2 dkv (dKV follows its block and comes home), kv/2 + dkv at the ends.
+  const AttentionShape both = window_shape(1 << 20, 4096, PassSelection::both);
+  const PlanReport report = validate_plan(plan_of("zigzag", both, 64));
+  INFO(errors_of(report));
+  REQUIRE(report.ok());
+  const double kv = 67'108'864.0, dkv = 134'217'728.0;
+  for (int r = 0; r < 64; ++r) {
+    INFO("rank " << r);
+    const double end = r == 0 || r == 63 ? 0.5 : 1.0;
+    const RankStats& st = report.ranks[static_cast<std::size_t>(r)];
+    CHECK(st.bytes_received == end * (kv + (kv + 2 * dkv)));
+    CHECK(st.bytes_sent == end * (kv + (kv + 2 * dkv)));
+  }
+  // FLOPs as the contiguous ring's: every query sees W keys except the sequence's first W-1
+  // (rank 0's low block); forward FLOPs 4*b*H*d per pair.
+  const AttentionShape fwd = window_shape(1 << 20, 4096, PassSelection::forward);
+  const PlanReport f = validate_plan(plan_of("zigzag", fwd, 64));
+  REQUIRE(f.ok());
+  const double c = 16384.0, w = 4096.0, per_pair = 4.0 * 1 * 32 * 128;
+  CHECK(f.ranks[0].compute_flops == Approx(per_pair * (c * w - w * (w - 1) / 2)));
+  for (int r = 1; r < 64; ++r) {
+    CHECK(f.ranks[static_cast<std::size_t>(r)].compute_flops == Approx(per_pair * c * w));
+  }
+}
+
+namespace {
+
+// Bytes received per rank by zigzag's two-direction ring, counted from token visibility
+// (independent of the mask's closed forms and of ring_passes): block b of h tokens, owned by
+// o = b < P ? b : 2P-1-b, is read by rank y if some query of blocks y, 2P-1-y sees some key of
+// b; with F (G) the largest such offset towards o+1 (o-1) it travels min(F, G) hops that way
+// (ties: low blocks forward); each hop's receiver gets kv/2 (backward also dkv/2), and the
+// owner gets its dKV back (dkv/2) when the block travelled.
+struct ZigzagHopBytes {
+  std::vector<double> fwd, bwd;
+};
+
+ZigzagHopBytes zigzag_hop_bytes(const AttentionShape& s, int p) {
+  const std::int64_t h = s.seq_len / (2 * p);
+  const ChunkBytes c = chunk_bytes(s, p);
+  const auto block_reads = [&](int qb, int kb) {
+    for (std::int64_t i = qb * h; i < (qb + 1) * h; ++i) {
+      for (std::int64_t j = kb * h; j < (kb + 1) * h; ++j) {
+        if (s.mask.visible(i, j)) return true;
+      }
+    }
+    return false;
+  };
+  const auto reads = [&](int y, int b) {
+    return block_reads(y, b) || block_reads(2 * p - 1 - y, b);
+  };
+  ZigzagHopBytes out{std::vector<double>(static_cast<std::size_t>(p), 0.0),
+                     std::vector<double>(static_cast<std::size_t>(p), 0.0)};
+  int max_hops = 0;
+  for (int b = 0; b < 2 * p; ++b) {
+    const int o = b < p ? b : 2 * p - 1 - b;
+    int f = 0, g = 0;
+    for (int d = 1; d < p; ++d) {
+      if (reads((o + d) % p, b)) f = d;
+      if (reads((o - d + p) % p, b)) g = d;
+    }
+    const bool forward = f < g || (f == g && b < p);
+    const int hops = forward ? f : g;
+    for (int j = 1; j <= hops; ++j) {
+      const auto y = static_cast<std::size_t>(((forward ? o + j : o - j) % p + p) % p);
+      out.fwd[y] += c.kv / 2;
+      out.bwd[y] += c.kv / 2 + c.dkv / 2;
+    }
+    if (hops > 0) out.bwd[static_cast<std::size_t>(o)] += c.dkv / 2;
+    max_hops = std::max(max_hops, hops);
+  }
+  // As long as the one-way ring (P steps: block 2P-1-r reads 2P-2-r, one rank up): zigzag
+  // keeps the one-way ring, (P-1) kv forward, (P-1) kv + P dkv backward.
+  if (max_hops + 1 >= p) {
+    out.fwd.assign(static_cast<std::size_t>(p), (p - 1) * c.kv);
+    out.bwd.assign(static_cast<std::size_t>(p), (p - 1) * c.kv + p * c.dkv);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("masks: zigzag two-direction ring bytes match the hop rule for windows and documents") {
+  // S = 768, P = 8, blocks of h = 48 tokens. W = 40 (one block back), 110 (three: every block
+  // read on one side only, but low block 7 by the high blocks of ranks 6 and 5, so it goes
+  // back), 200 (five: low block 6 is read by ranks 7 and 4, 5, on both sides; going round to
+  // reach them all takes 7 hops, so zigzag keeps its one-way ring) and documents 100 + 60 +
+  // 300 + 8 + 300 tokens.
+  const int p = 8;
+  std::vector<AttentionShape> shapes;
+  for (std::int64_t w : {40, 110, 200}) shapes.push_back(window_shape(768, w, PassSelection::both));
+  AttentionShape docs = shape_with(true, true, PassSelection::both, 768);
+  docs.set_mask(documents_mask({100, 60, 300, 8, 300}));
+  shapes.push_back(docs);
+  for (const AttentionShape& s : shapes) {
+    INFO("mask " << to_string(s.mask.kind) << " window " << s.mask.window_tokens);
+    const PlanReport report = validate_plan(plan_of("zigzag", s, p));
+    INFO(errors_of(report));
+    REQUIRE(report.ok());
+    AttentionShape fwd = s, bwd = s;
+    fwd.pass = PassSelection::forward;
+    bwd.pass = PassSelection::backward;
+    const ZigzagHopBytes want = zigzag_hop_bytes(s, p);
+    const PlanReport f = validate_plan(plan_of("zigzag", fwd, p));
+    const PlanReport g = validate_plan(plan_of("zigzag", bwd, p));
+    REQUIRE(f.ok());
+    REQUIRE(g.ok());
+    for (int r = 0; r < p; ++r) {
+      INFO("rank " << r);
+      const auto i = static_cast<std::size_t>(r);
+      CHECK(f.ranks[i].bytes_received == Approx(want.fwd[i]));
+      CHECK(g.ranks[i].bytes_received == Approx(want.bwd[i]));
+    }
+  }
+  // W = 110 by hand: d = ceil(109/48) = 3 blocks back, every rank but the ends receives
+  // 3 half chunks each way = 3 kv forward (ranks 0 and 7: the 3 halves of one side).
+  const AttentionShape w110 = window_shape(768, 110, PassSelection::forward);
+  const ChunkBytes b = chunk_bytes(w110, p);
+  const PlanReport f = validate_plan(plan_of("zigzag", w110, p));
+  CHECK(f.ranks[3].bytes_received == Approx(3 * b.kv));
+  // A window of the whole sequence needs every step both ways: zigzag keeps its one-way ring
+  // and the causal bytes, (P-1) kv.
+  const PlanReport whole =
+      validate_plan(plan_of("zigzag", window_shape(768, 768, PassSelection::forward), p));
+  REQUIRE(whole.ok());
+  for (const RankStats& r : whole.ranks) CHECK(r.bytes_received == Approx((p - 1) * b.kv));
+}
+
 TEST_CASE("masks: all-gather KV fetches only the chunks the window needs") {
   // Zigzag chunks of 2 blocks of S/2P = 3K tokens, W = 2K <= 3K: block r needs block r-1
   // (rank r-1), block 2P-1-r needs block 2P-2-r (rank r+1). Ranks 0 and P-1 need one chunk.

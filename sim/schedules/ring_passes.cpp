@@ -1,5 +1,8 @@
 #include "sim/schedules/ring_passes.hpp"
 
+#include <algorithm>
+#include <span>
+
 #include "sim/plan/fusing_builder.hpp"
 
 namespace tilesim {
@@ -20,23 +23,34 @@ const std::vector<RingKey>& bundle(const std::vector<RingMember>& ring, int j) {
   return ring[static_cast<std::size_t>(((j % m) + m) % m)].keys;
 }
 
-// Sends one object of every key in `out` and receives the same object of every
-// key in `in`, in one comm group; receives wait for `after`.
-void exchange(FusingBuilder& build, CommGroups& groups, const Neighbours& n,
-              const std::vector<RingKey>& out, const std::vector<RingKey>& in, int RingKey::*field,
-              const std::vector<int>& after) {
-  const int g = groups.take(n.rank);
-  for (const RingKey& key : out) build.send(key.*field, n.next, g);
-  for (const RingKey& key : in) build.recv(key.*field, n.prev, g, after);
+const std::vector<RingKey>& back_bundle(const std::vector<RingMember>& ring, int j) {
+  const int m = static_cast<int>(ring.size());
+  return ring[static_cast<std::size_t>(((j % m) + m) % m)].back_keys;
 }
 
-// Like exchange, with explicit peers (the last backward step sends each dKV straight home).
-void exchange_with(FusingBuilder& build, CommGroups& groups, int rank, int to, int from,
-                   const std::vector<RingKey>& out, const std::vector<RingKey>& in,
+const RingMember& member(const std::vector<RingMember>& ring, int k) {
+  const int m = static_cast<int>(ring.size());
+  return ring[static_cast<std::size_t>(((k % m) + m) % m)];
+}
+
+// One direction's traffic of a comm group: `out` goes to `to`, `in` comes from `from`.
+struct Leg {
+  std::span<const RingKey> out;
+  int to = -1;
+  std::span<const RingKey> in;
+  int from = -1;
+};
+
+// Sends one object of every key of each leg's `out` and receives the same object of every key
+// of its `in`, in one comm group (sends first, then receives, in leg order); receives wait for
+// `after`.
+void exchange_legs(FusingBuilder& build, CommGroups& groups, int rank, std::span<const Leg> legs,
                    int RingKey::*field, const std::vector<int>& after) {
   const int g = groups.take(rank);
-  for (const RingKey& key : out) build.send(key.*field, to, g);
-  for (const RingKey& key : in) build.recv(key.*field, from, g, after);
+  for (const Leg& leg : legs)
+    for (const RingKey& key : leg.out) build.send(key.*field, leg.to, g);
+  for (const Leg& leg : legs)
+    for (const RingKey& key : leg.in) build.recv(key.*field, leg.from, g, after);
 }
 
 bool has_work(const Plan& plan, const RingMember& member, const std::vector<RingKey>& keys) {
@@ -48,47 +62,128 @@ bool has_work(const Plan& plan, const RingMember& member, const std::vector<Ring
   return false;
 }
 
-std::vector<int> free_all(FusingBuilder& build, const std::vector<RingKey>& keys,
-                          int RingKey::*field) {
-  std::vector<int> frees;
+void append_frees(FusingBuilder& build, std::span<const RingKey> keys, int RingKey::*field,
+                  std::vector<int>& frees) {
   for (const RingKey& key : keys) frees.push_back(build.free(key.*field));
-  return frees;
 }
 
-}  // namespace
+// The bundles member k holds in step s: forward bundle k-s while s < n_f, back bundle k+s while
+// s < n_b (empty otherwise).
+// The keys of `keys` that travel at least `hops` hops (all of them when none has a hop count
+// and hops <= uniform, the direction's n - 1).
+std::span<const RingKey> reaching(std::span<const RingKey> keys, int hops, int uniform,
+                                  std::vector<RingKey>& scratch) {
+  bool explicit_hops = false;
+  for (const RingKey& key : keys) explicit_hops = explicit_hops || key.hops >= 0;
+  if (!explicit_hops) return hops <= uniform ? keys : std::span<const RingKey>{};
+  scratch.clear();
+  for (const RingKey& key : keys) {
+    if ((key.hops >= 0 ? key.hops : uniform) >= hops) scratch.push_back(key);
+  }
+  return scratch;
+}
 
-int ring_steps(const Plan& plan, const std::vector<RingMember>& ring) {
+std::span<const RingKey> ending(std::span<const RingKey> keys, int hops, int uniform,
+                                std::vector<RingKey>& scratch) {
+  scratch.clear();
+  for (const RingKey& key : keys) {
+    if ((key.hops >= 0 ? key.hops : uniform) == hops) scratch.push_back(key);
+  }
+  return scratch;
+}
+
+// What member k handles in step s of a ring with n_f forward and n_b back steps: the keys it
+// holds (forward bundle k-s, back bundle k+s, those reaching this far), the ones it forwards,
+// the ones it receives for step s+1, and (backward) the held ones whose last hop this is and
+// its own keys whose dKV comes home now. Spans point into this struct's vectors.
+struct StepKeys {
+  std::span<const RingKey> fwd, back, fwd_out, back_out, fwd_in, back_in;
+  std::span<const RingKey> fwd_last, back_last, fwd_home, back_home;
+  std::vector<RingKey> v[10];
+};
+
+void step_keys(const std::vector<RingMember>& ring, int k, int s, int n_f, int n_b, StepKeys& t) {
+  const int uf = n_f - 1, ub = n_b - 1;
+  t.fwd = reaching(bundle(ring, k - s), s, uf, t.v[0]);
+  t.back = reaching(back_bundle(ring, k + s), s, ub, t.v[1]);
+  t.fwd_out = reaching(t.fwd, s + 1, uf, t.v[2]);
+  t.back_out = reaching(t.back, s + 1, ub, t.v[3]);
+  t.fwd_in = reaching(bundle(ring, k - s - 1), s + 1, uf, t.v[4]);
+  t.back_in = reaching(back_bundle(ring, k + s + 1), s + 1, ub, t.v[5]);
+  t.fwd_last = s > 0 ? ending(t.fwd, s, uf, t.v[6]) : std::span<const RingKey>{};
+  t.back_last = s > 0 ? ending(t.back, s, ub, t.v[7]) : std::span<const RingKey>{};
+  t.fwd_home = s > 0 ? ending(bundle(ring, k), s, uf, t.v[8]) : std::span<const RingKey>{};
+  t.back_home = s > 0 ? ending(back_bundle(ring, k), s, ub, t.v[9]) : std::span<const RingKey>{};
+}
+
+// The comm legs that prefetch step s+1's keys (empty legs left out).
+std::vector<Leg> prefetch_legs(const StepKeys& t, const Neighbours& n) {
+  std::vector<Leg> legs;
+  if (!t.fwd_out.empty() || !t.fwd_in.empty())
+    legs.push_back({t.fwd_out, n.next, t.fwd_in, n.prev});
+  if (!t.back_out.empty() || !t.back_in.empty())
+    legs.push_back({t.back_out, n.prev, t.back_in, n.next});
+  return legs;
+}
+
+void add_computes(const Plan& plan, FusingBuilder& build, const RingMember& self,
+                  std::span<const RingKey> keys, Pass pass) {
+  for (const RingQuery& q : self.queries) {
+    for (const RingKey& key : keys) {
+      if (plan.unmasked_pairs(q.chunk, key.chunk) <= 0) continue;
+      if (pass == Pass::fwd) {
+        const int reads[] = {q.q, key.kv};
+        const int writes[] = {q.o, q.lse};
+        build.compute({q.chunk, key.chunk}, Pass::fwd, reads, writes);
+      } else {
+        const int reads[] = {q.q, key.kv, q.d_o, q.o, q.lse};
+        const int writes[] = {q.dq, key.dkv};
+        build.compute({q.chunk, key.chunk}, Pass::bwd, reads, writes);
+      }
+    }
+  }
+}
+
+int steps_for(const Plan& plan, const std::vector<RingMember>& ring, int sign) {
   const int m = static_cast<int>(ring.size());
   for (int s = m - 1; s > 0; --s) {
     for (int k = 0; k < m; ++k) {
-      if (has_work(plan, ring[static_cast<std::size_t>(k)], bundle(ring, k - s))) return s + 1;
+      const auto& keys = sign < 0 ? bundle(ring, k - s) : back_bundle(ring, k + s);
+      if (has_work(plan, member(ring, k), keys)) return s + 1;
     }
   }
   return 1;
 }
 
+}  // namespace
+
+int ring_steps(const Plan& plan, const std::vector<RingMember>& ring) {
+  return steps_for(plan, ring, -1);
+}
+
+int ring_back_steps(const Plan& plan, const std::vector<RingMember>& ring) {
+  return steps_for(plan, ring, +1);
+}
+
 namespace {
 
 void add_member_forward(Plan& plan, FusingScratch& scratch, const std::vector<RingMember>& ring,
-                        int k, const Neighbours& n, int steps, CommGroups& groups) {
-  {
-    FusingBuilder build(plan, scratch, n.rank, true);
-    const RingMember& self = ring[static_cast<std::size_t>(k)];
-    std::vector<int> last_frees;
-    for (int s = 0; s < steps; ++s) {
-      const int j = k - s;
-      if (s + 1 < steps)
-        exchange(build, groups, n, bundle(ring, j), bundle(ring, j - 1), &RingKey::kv, last_frees);
-      for (const RingQuery& q : self.queries) {
-        for (const RingKey& key : bundle(ring, j)) {
-          if (plan.unmasked_pairs(q.chunk, key.chunk) <= 0) continue;
-          const int reads[] = {q.q, key.kv};
-          const int writes[] = {q.o, q.lse};
-          build.compute({q.chunk, key.chunk}, Pass::fwd, reads, writes);
-        }
-      }
-      build.flush();  // one call per step, even where no comm op follows
-      if (s > 0) last_frees = free_all(build, bundle(ring, j), &RingKey::kv);
+                        int k, const Neighbours& n, int n_f, int n_b, CommGroups& groups) {
+  FusingBuilder build(plan, scratch, n.rank, true);
+  const RingMember& self = ring[static_cast<std::size_t>(k)];
+  std::vector<int> last_frees;
+  StepKeys t;
+  for (int s = 0; s < std::max(n_f, n_b); ++s) {
+    step_keys(ring, k, s, n_f, n_b, t);
+    const std::vector<Leg> legs = prefetch_legs(t, n);
+    if (!legs.empty()) exchange_legs(build, groups, n.rank, legs, &RingKey::kv, last_frees);
+    add_computes(plan, build, self, t.fwd, Pass::fwd);
+    add_computes(plan, build, self, t.back, Pass::fwd);
+    build.flush();  // one call per step, even where no comm op follows
+    if (s > 0) {
+      last_frees.clear();
+      append_frees(build, t.fwd, &RingKey::kv, last_frees);
+      append_frees(build, t.back, &RingKey::kv, last_frees);
     }
   }
 }
@@ -98,61 +193,64 @@ void add_member_forward(Plan& plan, FusingScratch& scratch, const std::vector<Ri
 void add_ring_forward(Plan& plan, const std::vector<RingMember>& ring, CommGroups& groups) {
   FusingScratch scratch;
   const int m = static_cast<int>(ring.size());
-  const int steps = ring_steps(plan, ring);
+  const int n_f = ring_steps(plan, ring), n_b = ring_back_steps(plan, ring);
   for (int k = 0; k < m; ++k)
-    add_member_forward(plan, scratch, ring, k, neighbours(ring, k), steps, groups);
+    add_member_forward(plan, scratch, ring, k, neighbours(ring, k), n_f, n_b, groups);
 }
 
 void add_ring_forward_classes(Plan& plan, const std::vector<RingMember>& ring, int classes,
                               CommGroups& groups) {
   FusingScratch scratch;
-  const int steps = ring_steps(plan, ring);
+  const int n_f = ring_steps(plan, ring), n_b = ring_back_steps(plan, ring);
   const auto rank_of = [&](int k) { return ring[static_cast<std::size_t>(k)].rank; };
   for (int k = 0; k < classes; ++k) {
     const Neighbours n{rank_of(k), rank_of((k + 1) % classes),
                        rank_of((k - 1 + classes) % classes)};
-    add_member_forward(plan, scratch, ring, k, n, steps, groups);
+    add_member_forward(plan, scratch, ring, k, n, n_f, n_b, groups);
   }
 }
 
 void add_ring_backward(Plan& plan, const std::vector<RingMember>& ring, CommGroups& groups) {
   FusingScratch scratch;
   const int m = static_cast<int>(ring.size());
-  const int steps = ring_steps(plan, ring);
+  const int n_f = ring_steps(plan, ring), n_b = ring_back_steps(plan, ring);
   for (int k = 0; k < m; ++k) {
     const Neighbours n = neighbours(ring, k);
     FusingBuilder build(plan, scratch, n.rank, true);
     const RingMember& self = ring[static_cast<std::size_t>(k)];
     std::vector<int> last_kv_frees, last_dkv_frees;
-    for (int s = 0; s < steps; ++s) {
-      const int j = k - s;
-      if (s + 1 < steps)
-        exchange(build, groups, n, bundle(ring, j), bundle(ring, j - 1), &RingKey::kv,
-                 last_kv_frees);
-      for (const RingQuery& q : self.queries) {
-        for (const RingKey& key : bundle(ring, j)) {
-          if (plan.unmasked_pairs(q.chunk, key.chunk) <= 0) continue;
-          const int reads[] = {q.q, key.kv, q.d_o, q.o, q.lse};
-          const int writes[] = {q.dq, key.dkv};
-          build.compute({q.chunk, key.chunk}, Pass::bwd, reads, writes);
-        }
-      }
+    StepKeys t;
+    for (int s = 0; s < std::max(n_f, n_b); ++s) {
+      step_keys(ring, k, s, n_f, n_b, t);
+      const std::vector<Leg> legs = prefetch_legs(t, n);
+      if (!legs.empty()) exchange_legs(build, groups, n.rank, legs, &RingKey::kv, last_kv_frees);
+      add_computes(plan, build, self, t.fwd, Pass::bwd);
+      add_computes(plan, build, self, t.back, Pass::bwd);
       build.flush();
-      if (steps > 1 && s + 1 < steps) {
-        exchange(build, groups, n, bundle(ring, j), bundle(ring, j - 1), &RingKey::dkv,
-                 last_dkv_frees);
-        last_dkv_frees = free_all(build, bundle(ring, j), &RingKey::dkv);
-      } else if (steps > 1) {
-        // Last step: bundle j's dKV holds every contribution; it goes straight to its home
-        // member k - steps + 1 (the next member when the ring is whole), and this member's own
-        // dKV comes from member k + steps - 1.
-        const int home = ring[static_cast<std::size_t>(((k - steps + 1) % m + m) % m)].rank;
-        const int from = ring[static_cast<std::size_t>((k + steps - 1) % m)].rank;
-        exchange_with(build, groups, n.rank, home, from, bundle(ring, j), bundle(ring, k),
-                      &RingKey::dkv, last_dkv_frees);
-        last_dkv_frees = free_all(build, bundle(ring, j), &RingKey::dkv);
+      // dKV follows its KV; after a key's last hop its dKV, now holding every contribution, goes
+      // straight to its owner (k - s forward, k + s back: the neighbour when the ring is whole),
+      // and this member's own keys whose last hop is this step come home from k + s / k - s.
+      std::vector<Leg> dkv_legs;
+      if (!t.fwd_out.empty() || !t.fwd_in.empty())
+        dkv_legs.push_back({t.fwd_out, n.next, t.fwd_in, n.prev});
+      if (!t.fwd_last.empty() || !t.fwd_home.empty())
+        dkv_legs.push_back(
+            {t.fwd_last, member(ring, k - s).rank, t.fwd_home, member(ring, k + s).rank});
+      if (!t.back_out.empty() || !t.back_in.empty())
+        dkv_legs.push_back({t.back_out, n.prev, t.back_in, n.next});
+      if (!t.back_last.empty() || !t.back_home.empty())
+        dkv_legs.push_back(
+            {t.back_last, member(ring, k + s).rank, t.back_home, member(ring, k - s).rank});
+      if (!dkv_legs.empty()) {
+        exchange_legs(build, groups, n.rank, dkv_legs, &RingKey::dkv, last_dkv_frees);
+        last_dkv_frees.clear();
+        for (const Leg& leg : dkv_legs) append_frees(build, leg.out, &RingKey::dkv, last_dkv_frees);
       }
-      if (s > 0) last_kv_frees = free_all(build, bundle(ring, j), &RingKey::kv);
+      if (s > 0) {
+        last_kv_frees.clear();
+        append_frees(build, t.fwd, &RingKey::kv, last_kv_frees);
+        append_frees(build, t.back, &RingKey::kv, last_kv_frees);
+      }
     }
   }
 }

@@ -30,6 +30,17 @@
 // ceil((W-1)/c))). KV then makes n-1 hops; in the last backward step each dKV goes straight to
 // its home member (k - n + 1: the next member when n = m), so dKV makes n hops.
 //   Bytes received per member: (n-1) * bundle KV, and backward [n > 1] * n * bundle dKV.
+// Two directions (zigzag under a window, zigzag_schedule.hpp): a member may also hold
+// back_keys, a bundle that travels the other way (to member k-1); in step s member k then also
+// works on back bundle k+s. A key may carry its own hop count h (RingKey::hops): it travels h
+// hops, to the farthest member on its side that has work on it, so KV moves only as far as it
+// is read. Each direction runs n = 1 + its largest hop count (ring_steps, ring_back_steps);
+// both share one comm group per step and one compute op per step. Backward a key's dKV follows
+// it and, after its h-th hop, goes straight back to its owner. With no back keys and no hop
+// counts the programs are exactly the one-way ring's.
+//   Bytes received per member: h kv per key over the hops that end at it (a key's hop j ends
+//   at the member j positions from its owner on its side), and backward also its dKV on the
+//   same hops plus, per own key with h > 0, its dKV coming home.
 // Every key item must have an unmasked block with some query item of its own
 // member (true for the diagonal in all layouts used), so that step 0 creates it.
 #pragma once
@@ -50,17 +61,20 @@ struct RingQuery {
 struct RingKey {
   int chunk = -1;
   int kv = -1;
-  int dkv = -1;  // backward only
+  int dkv = -1;   // backward only
+  int hops = -1;  // two-direction rings: hops this key travels; -1: its direction's n - 1
 };
 
 struct RingMember {
   int rank = 0;
   std::vector<RingQuery> queries;
   std::vector<RingKey> keys;
+  std::vector<RingKey> back_keys = {};  // travel to member k-1 (two-direction rings only)
 };
 
-// Steps the ring needs for this plan's mask (see above).
+// Steps the ring needs for this plan's mask (see above), for `keys` and for `back_keys`.
 int ring_steps(const Plan& plan, const std::vector<RingMember>& ring);
+int ring_back_steps(const Plan& plan, const std::vector<RingMember>& ring);
 void add_ring_forward(Plan& plan, const std::vector<RingMember>& ring, CommGroups& groups);
 // The forward programs of members 0..classes-1 only, each the full ring's program except that
 // member classes-1 sends to member 0 and member 0 receives from member classes-1 (the
