@@ -203,6 +203,32 @@ TEST_CASE("masks: zigzag two-direction ring bytes match the hop rule for windows
   for (const RankStats& r : whole.ranks) CHECK(r.bytes_received == Approx((p - 1) * b.kv));
 }
 
+TEST_CASE("masks: striped ring under a window shorter than P runs W steps") {
+  // Striped chunk r holds positions r, r+P, ...; with W <= P a query at r + aP sees the W
+  // positions r-W+1 .. r, one of each chunk r, r-1, ..., r-W+1 (mod P), which the ring brings
+  // in steps 0 .. W-1: n = W. Forward (W-1) kv; backward (W-1) kv + W dkv. Pairs: every query
+  // sees W keys except positions p < W-1 (p+1 keys), one per rank r < W-1:
+  // c W - max(0, W-1-r). S = 4096, P = 8, c = 512, W = 5.
+  const int p = 8;
+  const AttentionShape fwd = window_shape(4096, 5, PassSelection::forward);
+  const ChunkBytes b = chunk_bytes(fwd, p);
+  const PlanReport f = validate_plan(plan_of("striped", fwd, p));
+  INFO(errors_of(f));
+  REQUIRE(f.ok());
+  const double c = 512.0, w = 5.0, per_pair = 4.0 * 1 * 32 * 128;
+  for (int r = 0; r < p; ++r) {
+    INFO("rank " << r);
+    const RankStats& st = f.ranks[static_cast<std::size_t>(r)];
+    CHECK(st.bytes_received == Approx(4 * b.kv));
+    CHECK(st.compute_flops == Approx(per_pair * (c * w - std::max(0, 4 - r))));
+  }
+  const AttentionShape bwd = window_shape(4096, 5, PassSelection::backward);
+  const PlanReport g = validate_plan(plan_of("striped", bwd, p));
+  INFO(errors_of(g));
+  REQUIRE(g.ok());
+  for (const RankStats& r : g.ranks) CHECK(r.bytes_received == Approx(4 * b.kv + 5 * b.dkv));
+}
+
 TEST_CASE("masks: all-gather KV fetches only the chunks the window needs") {
   // Zigzag chunks of 2 blocks of S/2P = 3K tokens, W = 2K <= 3K: block r needs block r-1
   // (rank r-1), block 2P-1-r needs block 2P-2-r (rank r+1). Ranks 0 and P-1 need one chunk.
