@@ -245,6 +245,36 @@ TEST_CASE("masks: all-gather KV fetches only the chunks the window needs") {
   }
 }
 
+TEST_CASE("masks: pass-Q, double ring and USP under a window: what they move") {
+  // S = 48K, P = 8, zigzag blocks of 3K, W = 2K: chunks i and j share pairs iff |i - j| <= 1.
+  // Pass-Q circulates every Q chunk all the way ((P-1) q) and returns a partial O, LSE only
+  // from the ranks with work on it: r-1 and r+1, one at ranks 0 and P-1. The double ring and
+  // USP's ring (u = 2, 4 ring groups over zigzag chunks) do not shorten under a window (the
+  // one-way zigzag ring's high blocks need the next rank's, brought last): (P-1) kv and
+  // (u-1)/u (q + kv + of) + (r-1) kv, as causal.
+  const int p = 8;
+  const AttentionShape fwd = window_shape(48 * 1024, 2048, PassSelection::forward);
+  const ChunkBytes b = chunk_bytes(fwd, p);
+  const PlanReport pq = validate_plan(plan_of("pass_q", fwd, p));
+  INFO(errors_of(pq));
+  REQUIRE(pq.ok());
+  for (int r = 0; r < p; ++r) {
+    INFO("rank " << r);
+    const int partials = r == 0 || r == p - 1 ? 1 : 2;
+    CHECK(pq.ranks[static_cast<std::size_t>(r)].bytes_received ==
+          Approx((p - 1) * b.q + partials * (b.o + b.lse)));
+  }
+  const PlanReport dr = validate_plan(plan_of("double_ring", fwd, p));
+  REQUIRE(dr.ok());
+  for (const RankStats& r : dr.ranks) CHECK(r.bytes_received == Approx((p - 1) * b.kv));
+  const PlanReport usp = validate_plan(plan_of("usp", fwd, p, 2));
+  INFO(errors_of(usp));
+  REQUIRE(usp.ok());
+  for (const RankStats& r : usp.ranks) {
+    CHECK(r.bytes_received == Approx(0.5 * (b.q + b.kv + b.of) + 3 * b.kv));
+  }
+}
+
 TEST_CASE("masks: documents aligned with the ring chunks need no KV at all") {
   // Documents of exactly c = S/P tokens: no pair crosses a chunk, the ring has one step and
   // every rank computes one causal block of c(c+1)/2 pairs.
