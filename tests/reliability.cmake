@@ -13,6 +13,16 @@ add_test(NAME "cli guard: ring on 65536 GPUs is refused within 2 s"
 tilesim_cli_test(guard_max_ops 2
   "key 'schedule\\.gpus': a plan this machine can hold: ring on 64 GPUs is about 2\\.43e\\+04 ops.*--max-ops 1e\\+04; at most 41 GPUs would fit"
   simulate scenarios/ring-256k.yaml --set schedule.gpus=64 --max-ops 1e4 --no-symmetry)
+# A symmetric ring passes the guard by its quotient (8 of 64 ranks: 3032 ops); a request that
+# needs every rank's ops (--per-op) puts the full plan (24256 ops) through the guard too.
+tilesim_cli_test(guard_per_op_full_plan 2
+  "key 'schedule\\.gpus': a plan this machine can hold: ring on 64 GPUs is about 2\\.43e\\+04 ops"
+  simulate scenarios/ring-256k.yaml --set schedule.gpus=64 --max-ops 1e4 --per-op)
+# The summary shows the full plan's ops and the quotient's simulated ones (a presentation
+# check; the counts are those test_symmetry checks against the full generator).
+tilesim_cli_test(symmetric_summary_ops 0
+  "simulation +24256 ops, .*\\(symmetric: 3032 ops simulated, one rank of each of 8 classes of 8 ranks\\)"
+  simulate scenarios/ring-256k.yaml --set schedule.gpus=64 --max-ops 1e4)
 tilesim_cli_test(guard_bad_max_memory 2 "--max-memory.*a positive byte size"
   simulate scenarios/ring-256k.yaml --max-memory lots)
 

@@ -9,6 +9,7 @@
 // plan is never built on the symmetric path) and symmetry (present only there).
 // Where no shift is a symmetry, symmetry falls back to the full simulation.
 #include <catch2/catch.hpp>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "sim/model/symmetric_simulation.hpp"
 #include "sim/scenario/prepared_scenario.hpp"
 #include "sim/scenario/symmetric_plan.hpp"
+#include "sim/verbs/simulate_verb.hpp"
 
 using namespace tilesim;
 
@@ -44,6 +46,10 @@ TEST_CASE("symmetric simulation equals the full simulation byte for byte") {
       const std::optional<RingSymmetry> symmetry =
           scenario_symmetry(p.scenario, p.topology, p.profile);
       REQUIRE(symmetry.has_value());
+      // prepare_scenario found the same symmetry, once, for its resource guard and the verb.
+      REQUIRE(p.ring_symmetry.has_value());
+      CHECK(p.ring_symmetry->classes == symmetry->classes);
+      CHECK(p.ring_symmetry->link_canonical == symmetry->link_canonical);
       // One node (NVSwitch): a shift by 2 GPUs maps the ring onto itself; across nodes a
       // shift by one node (the inter-node hop relays over NVLink to the GPU on the
       // destination's rail, which maps to the shifted rank's GPU).
@@ -97,4 +103,35 @@ TEST_CASE("a placement or size that breaks the shift symmetry simulates every ra
   const PreparedScenario off =
       prepare_scenario(kScenario, {"schedule.gpus=16", "schedule.symmetry=off"});
   CHECK_FALSE(scenario_symmetry(off.scenario, off.topology, off.profile).has_value());
+}
+
+TEST_CASE("a symmetric run names its quotient plan and counts the full plan's ops") {
+  ScenarioSource source;
+  source.path = kScenario;
+  source.overrides = {"schedule.gpus=64", "attention.seq_len=64K"};
+  const SimulationRun sym = run_simulation(source);
+  REQUIRE(sym.symmetric());
+  // The verb runs the symmetry prepare_scenario found (not a second search).
+  REQUIRE(sym.prepared.ring_symmetry.has_value());
+  CHECK(sym.symmetry->classes == sym.prepared.ring_symmetry->classes);
+  CHECK(sym.quotient_plan().ranks == 8);
+  CHECK(sym.simulated_group_plan.ranks == 8);
+  CHECK_THROWS_AS(sym.full_plan(), std::logic_error);
+
+  SimulateRequest every_rank;
+  every_rank.no_symmetry = true;
+  const SimulationRun full = run_simulation(source, every_rank);
+  CHECK_FALSE(full.symmetric());
+  CHECK_THROWS_AS(full.quotient_plan(), std::logic_error);
+  REQUIRE(full.full_plan().ranks == 64);
+  // The full generator's op count is the reference for the count read off the quotient.
+  CHECK(sym.full_plan_ops() == full.full_plan().op_count());
+  CHECK(full.full_plan_ops() == full.full_plan().op_count());
+
+  // Op records need every rank: the run is not symmetric although the symmetry is exact.
+  const SimulationRun per_op = run_simulation(source, SimulateRequest{.per_op = true});
+  CHECK_FALSE(per_op.symmetry.has_value());
+  REQUIRE(per_op.prepared.ring_symmetry.has_value());
+  CHECK(per_op.prepared.ring_symmetry->exact());
+  CHECK(per_op.full_plan().ranks == 64);
 }

@@ -65,7 +65,7 @@ std::string speedup_section(const std::vector<int>& gpus, const std::vector<Json
 }
 
 std::string timeline_section(const SimulationRun& run, int max_ranks) {
-  const Plan& plan = run.plan;
+  const Plan& plan = run.full_plan();  // a trace run simulates every rank
   const SimulationResult& result = run.result;
   const int shown = std::min(plan.ranks, max_ranks);
   svg::LaneChartSpec spec;
@@ -258,8 +258,8 @@ std::string report_html(const ScenarioSource& source, const ReportOptions& optio
       "<h1>tilesim report: {}</h1><p class=\"summary\">{} on {} GPUs of {} ({}), {} tokens, {}, "
       "{}: makespan {}, speedup {:.2f}x over one GPU, parallel efficiency {:.1f}%, exposed "
       "communication {}, peak memory {} per rank.</p>",
-      svg::escape(s.name), kStyle, svg::escape(s.name), svg::escape(run.plan.schedule),
-      run.plan.ranks, svg::escape(run.prepared.topology.name),
+      svg::escape(s.name), kStyle, svg::escape(s.name), svg::escape(run.full_plan().schedule),
+      run.full_plan().ranks, svg::escape(run.prepared.topology.name),
       svg::escape(run.prepared.topology.gpu_model), format_tokens(s.attention.seq_len),
       to_string(s.attention.pass), s.attention.causal ? "causal" : "non-causal",
       format_time_s(f.makespan_s), f.speedup, 100 * f.efficiency,

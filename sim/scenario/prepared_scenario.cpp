@@ -64,9 +64,9 @@ PreparedScenario prepare_scenario(Scenario scenario, const ResourceLimits& limit
   p.scenario.calibration_path = calibration;
   p.profile = load_calibration(calibration);
   if (maybe_symmetric) {
-    const std::optional<RingSymmetry> symmetry = scenario_symmetry(s, p.topology, p.profile);
-    if (symmetry && symmetry->exact()) {
-      check_symmetric_plan_resources(s, symmetry->classes);
+    p.ring_symmetry = scenario_symmetry(s, p.topology, p.profile);
+    if (p.ring_symmetry && p.ring_symmetry->exact()) {
+      check_symmetric_plan_resources(s, p.ring_symmetry->classes);
     } else {
       check_plan_resources(s);
     }

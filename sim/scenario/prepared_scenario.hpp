@@ -10,6 +10,7 @@
 
 #include "sim/job/job_layout.hpp"
 #include "sim/model/calibration_profile.hpp"
+#include "sim/model/ring_symmetry.hpp"
 #include "sim/plan/plan.hpp"
 #include "sim/plan/validator.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -22,6 +23,10 @@ struct PreparedScenario {
   Topology topology;
   CalibrationProfile profile;
   std::optional<JobLayout> job_layout;  // with scenario.job: where each group's ranks run
+  // The ring's shift symmetry (sim/scenario/symmetric_plan.hpp scenario_symmetry), found once
+  // here where the scenario allows it: the resource guard sizes a symmetric run by its
+  // classes, and `simulate` runs its quotient plan from the same value.
+  std::optional<RingSymmetry> ring_symmetry;
 };
 
 // Throws InputError for anything wrong in the scenario or the files it names,

@@ -70,11 +70,15 @@ Plan build_symmetric_plan(const Scenario& scenario, const RingSymmetry& symmetry
   return plan;
 }
 
+std::size_t full_ring_ops(const Plan& quotient, const RingSymmetry& symmetry) {
+  return quotient.op_count() / static_cast<std::size_t>(quotient.ranks) *
+         static_cast<std::size_t>(symmetry.full_ranks);
+}
+
 void describe_full_ring(nlohmann::ordered_json& json, const Plan& quotient,
                         const RingSymmetry& symmetry) {
   json["gpus"] = symmetry.full_ranks;
-  json["ops"] = quotient.op_count() / static_cast<std::size_t>(quotient.ranks) *
-                static_cast<std::size_t>(symmetry.full_ranks);
+  json["ops"] = full_ring_ops(quotient, symmetry);
   json["symmetry"] = {{"classes", symmetry.classes}, {"exact", true}};
 }
 

@@ -39,6 +39,9 @@ void check_symmetric_plan_resources(const Scenario& scenario, int classes);
 // The quotient plan of an exact symmetry, with the scenario's output correction.
 Plan build_symmetric_plan(const Scenario& scenario, const RingSymmetry& symmetry);
 
+// Ops of the full ring's plan, from its quotient: every rank's program has the same ops.
+std::size_t full_ring_ops(const Plan& quotient, const RingSymmetry& symmetry);
+
 // result_to_json of a quotient describes the full ring: gpus = P, ops = the full plan's (every
 // rank's program has the same ops), and symmetry: {classes, exact: true}. plan_digest stays
 // the quotient's (the full plan is never built).

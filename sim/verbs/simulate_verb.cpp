@@ -1,5 +1,7 @@
 #include "sim/verbs/simulate_verb.hpp"
 
+#include <stdexcept>
+
 #include "sim/job/job_json.hpp"
 #include "sim/model/result_json.hpp"
 #include "sim/model/simulator.hpp"
@@ -15,6 +17,25 @@ constexpr std::size_t kMostLoadedLinks = 8;
 
 }  // namespace
 
+const Plan& SimulationRun::full_plan() const {
+  if (symmetric()) {
+    throw std::logic_error(
+        "SimulationRun::full_plan: the symmetric path builds only the quotient plan of one rank "
+        "per class (quotient_plan())");
+  }
+  return simulated_group_plan;
+}
+
+const Plan& SimulationRun::quotient_plan() const {
+  if (!symmetric()) throw std::logic_error("SimulationRun::quotient_plan: not a symmetric run");
+  return simulated_group_plan;
+}
+
+std::size_t SimulationRun::full_plan_ops() const {
+  if (!symmetric()) return simulated_group_plan.op_count();
+  return full_ring_ops(simulated_group_plan, *symmetry);
+}
+
 SimulationRun run_simulation(const ScenarioSource& source, const SimulateRequest& request) {
   ScenarioSource chosen = source;
   if (request.no_symmetry) chosen.overrides.push_back("schedule.symmetry=off");
@@ -22,28 +43,33 @@ SimulationRun run_simulation(const ScenarioSource& source, const SimulateRequest
   const PreparedScenario& p = run.prepared;
   if (request.job_refused_by != nullptr) reject_job(p.scenario, request.job_refused_by);
   // One rank per class where that is exact; a trace, op records or the validator's dry run
-  // need every rank's ops.
-  if (!request.trace && !request.records && !request.per_op && !request.full_check) {
-    run.symmetry = scenario_symmetry(p.scenario, p.topology, p.profile);
+  // need every rank's ops, and then the full plan must pass the guard prepare_scenario sized
+  // by the classes.
+  const bool every_rank = request.trace || request.records || request.per_op || request.full_check;
+  if (!every_rank) {
+    run.symmetry = p.ring_symmetry;
+  } else if (p.ring_symmetry && p.ring_symmetry->exact()) {
+    check_plan_resources(p.scenario);
   }
   if (run.symmetric()) {
-    run.plan = build_symmetric_plan(p.scenario, *run.symmetry);
-    run.result = simulate_classes(run.plan, *run.symmetry, p.topology, p.profile);
+    run.simulated_group_plan = build_symmetric_plan(p.scenario, *run.symmetry);
+    run.result = simulate_classes(run.simulated_group_plan, *run.symmetry, p.topology, p.profile);
     check_memory_budget(p.scenario, summarize(run.result).peak_memory_bytes_max);
     return run;
   }
   // With a job: one CP group, validated once (beyond 256 ranks: the structural check).
-  run.plan = build_plan_to_simulate(p.scenario, request.full_check);
+  run.simulated_group_plan = build_plan_to_simulate(p.scenario, request.full_check);
+  const Plan& plan = run.simulated_group_plan;
   if (p.job_layout) {
-    run.job = simulate_job(run.plan, *p.job_layout, p.topology, p.profile, kMostLoadedLinks,
-                           request.trace);
+    run.job =
+        simulate_job(plan, *p.job_layout, p.topology, p.profile, kMostLoadedLinks, request.trace);
     run.result = run.job->job;
   } else {
     SimulationOptions options;
     options.record_link_samples = request.trace;
     options.record_ops = options.record_transfers =
         request.trace || request.records || request.per_op;
-    run.result = simulate(run.plan, p.topology, p.profile, options);
+    run.result = simulate(plan, p.topology, p.profile, options);
   }
   check_memory_budget(p.scenario, summarize(run.result).peak_memory_bytes_max);
   return run;
@@ -52,11 +78,11 @@ SimulationRun run_simulation(const ScenarioSource& source, const SimulateRequest
 nlohmann::ordered_json simulation_document(const SimulationRun& run, bool include_wall_clock) {
   const Scenario& s = run.prepared.scenario;
   const ResultContext context{s.name, s.topology_path, s.calibration_path, include_wall_clock};
-  nlohmann::ordered_json doc = result_to_json(run.plan, run.result, context);
+  nlohmann::ordered_json doc = result_to_json(run.simulated_group_plan, run.result, context);
   if (run.per_op) doc["op_times"] = validation::op_times_to_json(run.simulated_plan(), run.result);
   if (run.job) add_job_json(doc, *run.prepared.job_layout, *run.job);
   if (run.symmetric()) {
-    describe_full_ring(doc, run.plan, *run.symmetry);
+    describe_full_ring(doc, run.quotient_plan(), *run.symmetry);
   } else if (run.symmetry) {
     doc["symmetry"] = {{"classes", run.symmetry->classes}, {"exact", false}};
   }

@@ -28,16 +28,28 @@ struct SimulateRequest {
 
 struct SimulationRun {
   PreparedScenario prepared;
-  Plan plan;                  // one CP group's plan
+  // The plan the simulator ran for one CP group. On the symmetric path it is the quotient
+  // plan of one rank per class (ranks = classes < schedule.gpus; the full plan is never
+  // built); elsewhere the full plan of every rank. Read it through the accessors below, which
+  // say which one they mean.
+  Plan simulated_group_plan;
   SimulationResult result;    // the group alone, or the whole job
   std::optional<JobRun> job;  // set for a `job:` scenario (job->plan holds every group)
   bool per_op = false;
-  // The ring's shift symmetry where it applies (symmetric_plan.hpp); `plan` is then the
-  // quotient plan of one rank per class when the symmetry is exact.
+  // The ring's shift symmetry (prepared.ring_symmetry) where the run used it: unset when the
+  // request needs every rank's ops (a trace, op records, the validator's dry run).
   std::optional<RingSymmetry> symmetry;
+
   bool symmetric() const { return symmetry && symmetry->exact(); }
-  // The plan `result` ran: the job's composed plan, or `plan`.
-  const Plan& simulated_plan() const { return job ? job->plan : plan; }
+  // One CP group's plan of all P ranks; std::logic_error on the symmetric path.
+  const Plan& full_plan() const;
+  // The quotient plan; std::logic_error unless symmetric().
+  const Plan& quotient_plan() const;
+  // Ops of one CP group's full plan: on the symmetric path the quotient's times P / K (every
+  // rank's program has the same ops), without building it.
+  std::size_t full_plan_ops() const;
+  // The plan `result` ran: the job's composed plan, or simulated_group_plan.
+  const Plan& simulated_plan() const { return job ? job->plan : simulated_group_plan; }
 };
 
 // Throws InputError for bad input, including a peak over schedule.memory_budget.

@@ -12,7 +12,7 @@ nlohmann::ordered_json sweep_row(const ScenarioSource& source, int gpus, bool in
   const SimulationRun run =
       run_simulation(source.with(fmt::format("schedule.gpus={}", gpus)),
                      SimulateRequest{.records = true, .job_refused_by = "sweep"});
-  const PhaseStats ph = phase_stats(run.plan, run.result);
+  const PhaseStats ph = phase_stats(run.full_plan(), run.result);
   nlohmann::ordered_json row = simulation_document(run, include_wall_clock);
   row["tokens_per_gpu"] = ph.tokens_per_gpu;
   row["phases"] = ph.phases;

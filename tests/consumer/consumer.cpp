@@ -11,15 +11,16 @@ int main(int argc, char** argv) {
     return 2;
   }
   const tilesim::SimulationRun run = tilesim::run_simulation({argv[1], std::nullopt, {}});
-  const tilesim::AttentionShape& a = run.plan.shape;
-  // The scenario's GPU count: where the ring is symmetric, run.plan is the quotient plan of
-  // one rank per class (sim/scenario/symmetric_plan.hpp), not all P ranks.
+  const tilesim::AttentionShape& a = run.simulated_group_plan.shape;
+  // The scenario's GPU count: where the ring is symmetric, the simulated plan is the quotient
+  // plan of one rank per class (sim/scenario/symmetric_plan.hpp), not all P ranks.
   const int gpus = run.prepared.scenario.schedule.gpus;
   const double p = gpus;
   const double chunk_bytes = 2.0 * static_cast<double>(a.seq_len) / p * a.kv_heads * a.head_dim * 2;
   const double expected = p * (p - 1) * chunk_bytes * a.batch;
   const tilesim::Figures f = tilesim::summarize(run.result);
   std::printf("consumer: %s on %d GPUs, makespan %.6f s, bytes %.0f (closed form %.0f)\n",
-              run.plan.schedule.c_str(), gpus, f.makespan_s, f.comm_bytes_total, expected);
+              run.simulated_group_plan.schedule.c_str(), gpus, f.makespan_s, f.comm_bytes_total,
+              expected);
   return f.comm_bytes_total == expected && f.makespan_s > 0 ? 0 : 1;
 }

@@ -28,7 +28,10 @@ struct SimulateArgs {
   bool no_symmetry = false;
 };
 
-void print_summary(const PreparedScenario& p, const Plan& plan, const SimulationResult& result) {
+void print_summary(const SimulationRun& run) {
+  const PreparedScenario& p = run.prepared;
+  const Plan& plan = run.simulated_group_plan;
+  const SimulationResult& result = run.result;
   const Figures f = summarize(result);
   const AttentionShape& a = plan.shape;
   fmt::print("{}: {} on {} GPUs of {} ({}), {} tokens, {}, {}\n", p.scenario.name, plan.schedule,
@@ -45,11 +48,12 @@ void print_summary(const PreparedScenario& p, const Plan& plan, const Simulation
   fmt::print("  bytes             {} in total, {} received per rank (max)\n",
              format_bytes(f.comm_bytes_total), format_bytes(f.comm_bytes_per_rank_max));
   fmt::print("  peak memory       {} per rank (max)\n", format_bytes(f.peak_memory_bytes_max));
-  fmt::print("  simulation        {} ops, {} events, {} wall", plan.op_count(), result.events,
+  // On the symmetric path the simulator ran the quotient's ops; the plan has P / K times more.
+  fmt::print("  simulation        {} ops, {} events, {} wall", run.full_plan_ops(), result.events,
              format_time_s(result.sim_wall_s));
-  if (plan.ranks < p.scenario.schedule.gpus) {
-    fmt::print(" (symmetric: one rank of each of {} classes of {} ranks)", plan.ranks,
-               p.scenario.schedule.gpus / plan.ranks);
+  if (run.symmetric()) {
+    fmt::print(" (symmetric: {} ops simulated, one rank of each of {} classes of {} ranks)",
+               plan.op_count(), plan.ranks, p.scenario.schedule.gpus / plan.ranks);
   }
   fmt::print("\n");
 }
@@ -104,7 +108,7 @@ int run_simulate(const SimulateArgs& args) {
   } else if (args.scenario.json) {
     fmt::print("{}\n", json.dump(2));
   } else {
-    print_summary(p, run.plan, shown);
+    print_summary(run);
     if (run.job) print_job_summary(*p.job_layout, *run.job);
   }
   return kExitOk;
