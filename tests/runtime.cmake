@@ -179,6 +179,13 @@ tilesim_mpi_test("usp u2x2 GQA both passes match full attention and gradients" 4
   ARGS --set schedule.gpus=4 --set schedule.kind=usp --set schedule.ulysses=2
        --set attention.heads=8 --set attention.kv_heads=2 --set attention.pass=both
        --set attention.causal=true --seed 5 --check)
+# Two CPU kernel threads per rank next to the compute worker and the watchdog (the threaded
+# path that tools/sanitize.sh tsan runs): forward tasks are heads (4) and backward tasks kv heads
+# (2), so both passes split over both threads; checked against the reference like the one-thread runs.
+tilesim_mpi_test("ring 4 ranks both causal=true with 2 kernel threads matches full gradients" 4
+  EXPECT ok REGEX "${rt_fwd} 6528 ${rt_ok}\n  ${rt_bwd} 12288 ${rt_ok}"
+  ARGS --set schedule.gpus=4 --set attention.pass=both --set attention.causal=true --threads 2
+       --check)
 # Mesh 2x2 backward and both: partial dQ reduced in Q-groups and partial dKV in KV-groups
 # (sum merges), checked at the owners (max abs error 1e-4); the tile has a comma, so these
 # are spelled out rather than listed in rt_backward_cases.

@@ -2,12 +2,13 @@
 # CI's sanitizer and fuzz stages (called by .ci/run after the main build and tests; each stage
 # can run alone: tools/sanitize.sh asan|tsan|fuzz).
 #   asan  the whole ctest suite under AddressSanitizer + UndefinedBehaviorSanitizer (no CUDA,
-#         no benchmarks), leaks included; OpenMPI's own allocations that live to exit are
-#         suppressed (tools/sanitizers/lsan.supp). The two wall-time calibration tests are left
-#         out: they time this host, which ASan slows several-fold, not the code's correctness.
-#   tsan  the runtime's threaded parts (executor, compute worker thread, watchdog) under
-#         ThreadSanitizer: the mpirun runs of `tilesim run` with --threads 2, the watchdog and
-#         failure tests, and the runtime fault tests.
+#         no benchmarks, no Python), leaks included; OpenMPI's own allocations that live to exit
+#         are suppressed (tools/sanitizers/lsan.supp). The tests labelled timing are left out, as
+#         in tools/test.sh: they time this host, which ASan slows several-fold.
+#   tsan  the runtime's threaded parts under ThreadSanitizer: test_runtime, test_kernels (the
+#         CPU kernels' worker threads), and the mpirun runs of `tilesim run` that exercise the
+#         executor's compute worker and watchdog (ring, mesh, 2 kernel threads per rank, a
+#         failing and a hanging rank) and the runtime fault tests.
 #   fuzz  the libFuzzer targets (clang): every seed and kept regression input replayed (ctest),
 #         then TILESIM_FUZZ_SECONDS (default 10) of fuzzing per target.
 # Build trees: build-asan, build-tsan, build-fuzz. Exit non-zero on the first failing stage.
@@ -20,12 +21,20 @@ read -r -a stages <<< "$*"
 [ ${#stages[@]} -eq 0 ] && stages=(asan tsan fuzz)
 [ "${stages[*]}" = none ] && exit 0
 supp=$PWD/tools/sanitizers
+# No CUDA, no benchmarks, no Python extension: the main build compiles and tests those; the
+# sanitizer trees build only what their tests run.
 common=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DTILESIM_WERROR=ON -DTILESIM_CUDA=OFF
-        -DTILESIM_BENCHMARKS=OFF)
+        -DTILESIM_BENCHMARKS=OFF -DTILESIM_PYTHON=OFF)
 # The ASan and TSan trees build at -O1 -g1 (line tables only, enough for stack traces): a cold
 # ASan+UBSan tilesim_core costs 1.5x its Release build so, 2.6x at RelWithDebInfo's -O2 -g
 # (docs/reliability.md has the figures).
 sanitizer_flags=("-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG")
+# The tsan stage's mpirun runs: one per threaded path of the executor (compute worker and
+# watchdog under ring and mesh, 2 kernel threads per rank, a failing and a hanging rank) and
+# the runtime fault tests; every other mpirun run repeats these paths with other shapes.
+tsan_runs="runtime: (ring 4 ranks causal=true matches|mesh 2x2 causal=true matches"
+tsan_runs+="|ring 4 ranks both causal=true with 2 kernel threads|a failing rank|a hanging rank)"
+tsan_runs+="|runtime fault"
 launcher=()
 if command -v ccache > /dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 
@@ -50,20 +59,20 @@ for stage in "${stages[@]}"; do
       LSAN_OPTIONS=suppressions=$supp/lsan.supp:print_suppressions=0 \
       UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
         ctest --test-dir build-asan --output-on-failure --no-tests=error -j"$jobs" \
-          -E "calibration_loop|calibrate_one_rank"
+          -LE timing
       stage_end asan
       ;;
     tsan)
       stage_start tsan
       cmake -S . -B build-tsan "${common[@]}" "${sanitizer_flags[@]}" "${launcher[@]}" \
         -DTILESIM_SANITIZE=thread \
-        -DTILESIM_TEST_MODULES="runtime;reliability"
-      cmake --build build-tsan -j"$jobs" --target tilesim test_runtime
-      TSAN_OPTIONS=suppressions=$supp/tsan.supp:halt_on_error=1:second_deadlock_stack=1 \
-        build-tsan/tests/test_runtime
-      TSAN_OPTIONS=suppressions=$supp/tsan.supp:halt_on_error=1:second_deadlock_stack=1 \
-        ctest --test-dir build-tsan --output-on-failure --no-tests=error \
-          -R "runtime: (ring 4 ranks causal=true matches|mesh 2x2 causal=true matches|a failing rank|a hanging rank)|runtime fault"
+        -DTILESIM_TEST_MODULES="runtime;reliability;kernels"
+      cmake --build build-tsan -j"$jobs" --target tilesim test_runtime test_kernels
+      export TSAN_OPTIONS=suppressions=$supp/tsan.supp:halt_on_error=1:second_deadlock_stack=1
+      build-tsan/tests/test_runtime
+      build-tsan/tests/test_kernels  # the CPU kernels' worker threads (threads 2, 3, 4)
+      ctest --test-dir build-tsan --output-on-failure --no-tests=error -j"$jobs" -R "$tsan_runs"
+      unset TSAN_OPTIONS
       stage_end tsan
       ;;
     fuzz)

@@ -37,21 +37,32 @@ double max_flow_bytes_per_s(const Topology& topology, const std::vector<int>& fr
   const std::size_t source = devices;
   const std::size_t sink = devices + 1;
   FlowGraph g(devices + 2);
-  std::int64_t unbounded = 1;
+  // The source feeds each sending GPU at most what its out-links carry and the sink drains
+  // each receiving GPU at most what its in-links carry: those arcs never bind, and the excess
+  // push-relabel piles on one vertex stays below the sum of all link capacities. (One
+  // "unbounded" arc per GPU of the sum of all links overflowed int64 once a few hundred GPUs'
+  // excess met at a switch: UBSan, test_topology_summary under tools/sanitize.sh asan.)
+  std::vector<std::int64_t> out_bytes_per_s(devices, 0);
+  std::vector<std::int64_t> in_bytes_per_s(devices, 0);
   for (LinkId l = 0; l < topology.link_count(); ++l) {
     const auto capacity =
         static_cast<std::int64_t>(std::llround(topology.link(l).bandwidth_bytes_per_s));
-    unbounded += capacity;
+    out_bytes_per_s[topology.link_source(l)] += capacity;
+    in_bytes_per_s[topology.link_target(l)] += capacity;
     add_arc(g, topology.link_source(l), topology.link_target(l), capacity);
   }
   std::vector<char> in_from(static_cast<std::size_t>(topology.gpu_count()), 0);
   for (int gpu : from_gpus) in_from.at(static_cast<std::size_t>(gpu)) = 1;
-  for (int gpu : from_gpus) add_arc(g, source, topology.gpu_vertex(gpu), unbounded);
+  for (int gpu : from_gpus) {
+    const auto v = topology.gpu_vertex(gpu);
+    add_arc(g, source, v, out_bytes_per_s[v]);
+  }
   for (int gpu : to_gpus) {
     if (in_from.at(static_cast<std::size_t>(gpu))) {
       throw std::invalid_argument("max_flow_bytes_per_s: GPU sets overlap");
     }
-    add_arc(g, topology.gpu_vertex(gpu), sink, unbounded);
+    const auto v = topology.gpu_vertex(gpu);
+    add_arc(g, v, sink, in_bytes_per_s[v]);
   }
   const std::int64_t flow = boost::push_relabel_max_flow(g, source, sink);
   return static_cast<double>(flow);

@@ -17,7 +17,14 @@ foreach(f lib/cmake/tilesim/tilesimConfig.cmake lib/cmake/tilesim/tilesimConfigV
     message(FATAL_ERROR "not installed: ${f}")
   endif()
 endforeach()
+# A sanitizer build's archives call the sanitizer runtime: the consumer compiles and links with
+# the same -fsanitize (tools/sanitize.sh asan), as any project using such a build would.
+set(sanitize_flags "")
+if(SANITIZE)
+  set(sanitize_flags -DCMAKE_CXX_FLAGS=-fsanitize=${SANITIZE}
+                     -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=${SANITIZE})
+endif()
 run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/consumer -B ${work}/build
-    -DCMAKE_PREFIX_PATH=${work}/install -DCMAKE_BUILD_TYPE=Release)
+    -DCMAKE_PREFIX_PATH=${work}/install -DCMAKE_BUILD_TYPE=Release ${sanitize_flags})
 run(${CMAKE_COMMAND} --build ${work}/build)
 run(${work}/build/consumer ${SOURCE_DIR}/scenarios/ring-256k.yaml)
