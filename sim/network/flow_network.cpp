@@ -26,15 +26,8 @@ FlowNetwork::FlowNetwork(std::vector<double> link_capacity_bytes_per_s)
       link_members_(capacity_.size()),
       link_visit_(capacity_.size(), 0),
       link_dirty_(capacity_.size(), 0),
-      link_stamp_(capacity_.size(), 0),
-      link_log_(capacity_.size(), -1),
-      link_filling_members_(capacity_.size(), 0),
-      link_frozen_(capacity_.size(), 0),
-      link_remaining_bytes_per_s_(capacity_.size(), 0.0),
-      link_popped_at_(capacity_.size(), -1),
-      link_steps_(capacity_.size()),
-      link_heap_pos_(capacity_.size(), -1),
-      link_mark_(capacity_.size(), 0),
+      link_fill_(capacity_.size()),
+      level_pos_(capacity_.size(), -1),
       link_added_(capacity_.size(), 0),
       link_removed_(capacity_.size(), 0) {
   for (std::size_t l = 0; l < capacity_.size(); ++l) {
@@ -77,6 +70,8 @@ FlowId FlowNetwork::start(FlowSpec spec, Picoseconds now) {
   if (free_slots_.empty()) {
     slot = static_cast<int>(flows_.size());
     flows_.emplace_back();
+    level_pos_.push_back(-1);  // its cap's position
+    slot_open_.push_back(0);
   } else {
     slot = free_slots_.back();
     free_slots_.pop_back();
@@ -87,6 +82,7 @@ FlowId FlowNetwork::start(FlowSpec spec, Picoseconds now) {
   flow.id = id;
   flow.links = std::move(spec.links);
   flow.multiplicity = std::move(spec.link_multiplicity);
+  flow.multiplied = !flow.multiplicity.empty();
   flow.bytes = spec.bytes;
   flow.rate_cap_bytes_per_s = std::max(spec.rate_cap_bytes_per_s, 0.0);
   flow.remaining_bytes = spec.bytes;
@@ -348,9 +344,9 @@ void FlowNetwork::allocate(Picoseconds now) {
   for (int slot : removed) involve(flows_[slot].log);
   for (int slot : added) {
     for (int link : flows_[slot].links) {
-      if (link_filling_members_[link] > 0 && link_log_[link] >= 0 &&
-          logs_[static_cast<std::size_t>(link_log_[link])].stamp == link_stamp_[link]) {
-        involve(link_log_[link]);
+      if (link_fill_[link].members > 0 && link_fill_[link].log >= 0 &&
+          logs_[static_cast<std::size_t>(link_fill_[link].log)].stamp == link_fill_[link].stamp) {
+        involve(link_fill_[link].log);
       }
     }
   }
@@ -379,7 +375,10 @@ void FlowNetwork::allocate(Picoseconds now) {
     solve_incrementally(involved_logs_.front(), removed, added);
   } else if (!involved_logs_.empty() || !added.empty()) {
     // Started flows that merge logs (or join none): solve their union anew.
-    for (int slot : removed) flows_[slot].in_filling = false;
+    for (int slot : removed) {
+      flows_[slot].in_filling = false;
+      slot_open_[static_cast<std::size_t>(slot)] = 0;
+    }
     std::vector<int> slots = std::move(added);
     for (int log : involved_logs_) {
       for (int slot : logs_[static_cast<std::size_t>(log)].freezes) {
@@ -391,13 +390,12 @@ void FlowNetwork::allocate(Picoseconds now) {
   }
   resolved_.insert(resolved_.end(), routeless.begin(), routeless.end());
 
+  // Only the flows whose rate changes are put in id order (a few of those re-solved):
+  // each flow's new anchor and finish depend on its own state alone.
   std::vector<int> all_resolved;
   std::vector<int> fired;
-  int rounds = 0;
   while (true) {
-    ++rounds;
     recomputed_flows_ += static_cast<std::int64_t>(resolved_.size());
-    sort_by_id(resolved_);
     fired.clear();
     for (int slot : resolved_) {
       Flow& flow = flows_[slot];
@@ -406,21 +404,25 @@ void FlowNetwork::allocate(Picoseconds now) {
         all_resolved.push_back(slot);
       }
       const double rate = flow.filled_rate_bytes_per_s;
-      if (rate != flow.rate_bytes_per_s && !std::isinf(rate)) {
-        // Ends now only if at its new rate it would finish within this picosecond: a
-        // byte-count threshold would cut short a flow whose last bytes are slowed down.
-        const double remaining = remaining_at(flow, now);
-        if (remaining * 1e12 < rate) {
-          flow.remaining_bytes = 0.0;
-          flow.anchor_ps = now;
-          flow.rate_bytes_per_s = 0.0;
-          flow.fired_mark = epoch_;
-          set_finish(slot, now);
-          rerated_.push_back(flow.id);
-          if (flow.in_filling) fired.push_back(slot);
-        }
+      // Ends now only if at its new rate it would finish within this picosecond: a
+      // byte-count threshold would cut short a flow whose last bytes are slowed down.
+      if (rate != flow.rate_bytes_per_s && !std::isinf(rate) &&
+          remaining_at(flow, now) * 1e12 < rate) {
+        fired.push_back(slot);
       }
     }
+    if (fired.empty()) break;
+    sort_by_id(fired);
+    for (int slot : fired) {
+      Flow& flow = flows_[slot];
+      flow.remaining_bytes = 0.0;
+      flow.anchor_ps = now;
+      flow.rate_bytes_per_s = 0.0;
+      flow.fired_mark = epoch_;
+      set_finish(slot, now);
+      rerated_.push_back(flow.id);
+    }
+    std::erase_if(fired, [this](int slot) { return !flows_[slot].in_filling; });
     if (fired.empty()) break;
     resolved_.clear();
     // Each log drops its own ended flows (logs are independent).
@@ -438,12 +440,15 @@ void FlowNetwork::allocate(Picoseconds now) {
     }
   }
 
-  if (rounds > 1) sort_by_id(all_resolved);  // one round appended them in id order
+  std::erase_if(all_resolved, [this](int slot) {
+    const Flow& flow = flows_[slot];
+    return flow.fired_mark == epoch_ ||
+           (flow.filled_rate_bytes_per_s == flow.rate_bytes_per_s && flow.queued);  // unchanged
+  });
+  sort_by_id(all_resolved);
   for (int slot : all_resolved) {
     Flow& flow = flows_[slot];
-    if (flow.fired_mark == epoch_) continue;
     const double rate = flow.filled_rate_bytes_per_s;
-    if (rate == flow.rate_bytes_per_s && flow.queued) continue;  // same anchor and finish
     rerated_.push_back(flow.id);
     if (std::isinf(rate)) {
       // Empty route, no cap: the copy is instantaneous, done at its start.

@@ -124,31 +124,30 @@ class FlowNetwork {
  private:
   static constexpr Picoseconds kNeverPs = std::numeric_limits<Picoseconds>::max();
 
-  struct Flow {
+  struct alignas(64) Flow {
+    // The fields the filling reads for every flow it freezes or rolls back come first,
+    // in one cache line (the filling walks thousands of flows per settle).
     FlowId id = -1;
+    int pop = -1;                          // pop of the filling that froze it (-1: none yet)
+    double filled_rate_bytes_per_s = 0.0;  // the rate that pop gave
+    double rate_cap_bytes_per_s = 0.0;
     std::vector<int> links;
+    int log = -1;  // component log holding it (with log_stamp)
+    bool active = false;
+    bool in_filling = false;        // takes bandwidth in its component's filling
+    bool multiplied = false;        // multiplicity is not empty
+    bool queued = false;            // has a projected finish in finish_heap_
     std::vector<int> multiplicity;  // per link; empty: 1 everywhere
     double bytes = 0.0;
-    double rate_cap_bytes_per_s = 0.0;
     double remaining_bytes = 0.0;  // at anchor_ps
     double rate_bytes_per_s = 0.0;
     Picoseconds anchor_ps = 0;
     Picoseconds finish_ps = kNeverPs;
     std::uint64_t visit = 0;  // split that last reached it
-    int heap_pos = -1;        // position in finish_heap_, -1 when not queued
-    int cap_heap_pos = -1;    // position of its cap in heap_, -1 when not there
-    bool active = false;
-    bool queued = false;  // has a projected finish in finish_heap_
-    // Filling state: whether the flow takes bandwidth in its component's filling, the
-    // component log (index and stamp) holding it, the pop that froze it (-1: none yet)
-    // and the rate that pop gave.
-    bool in_filling = false;
-    int log = -1;
     std::uint64_t log_stamp = 0;
-    int pop = -1;
-    double filled_rate_bytes_per_s = 0.0;
     std::uint64_t resolved_mark = 0;  // settle epoch that last re-solved it
     std::uint64_t fired_mark = 0;     // settle epoch whose drift guard ended it
+    int heap_pos = -1;                // position in finish_heap_, -1 when not queued
   };
   struct LinkMember {
     FlowId id;
@@ -178,7 +177,7 @@ class FlowNetwork {
     std::vector<Pop> pops;
     std::vector<int> freezes;  // slots, in freeze order
   };
-  // An entry of the level heap: a link (item = link id) or a cap (item = -1 - slot).
+  // An entry of the level heap: a link (item = link id) or a cap (item = link count + slot).
   struct HeapEntry {
     double share_bytes_per_s;
     std::int64_t tag;
@@ -197,7 +196,7 @@ class FlowNetwork {
   void sort_by_id(std::vector<int>& slots);
   double remaining_at(const Flow& flow, Picoseconds now) const;
   static int shares_on(const Flow& flow, std::size_t route_index) {
-    return flow.multiplicity.empty() ? 1 : flow.multiplicity[route_index];
+    return flow.multiplied ? flow.multiplicity[route_index] : 1;
   }
 
   // Filling (flow_network_filling.cpp).
@@ -205,12 +204,14 @@ class FlowNetwork {
   int new_log();
   void drop_log(int log);
   void solve_components_from_scratch(const std::vector<int>& slots);
+  void enter_filling(int log, int slot);
   int solve_from_scratch(const std::vector<int>& slots);
   void solve_incrementally(int log, const std::vector<int>& removed, const std::vector<int>& added);
   int first_altered_pop(const FillingLog& log, const std::vector<int>& removed,
                         const std::vector<int>& added);
   void roll_back(FillingLog& log, int pop);
   void reset_link(int link, int log, std::uint64_t stamp);
+  double link_share(int link) const;  // of a link with unfrozen flows
   void push_link(int link);
   void push_cap(int slot);
   void place_level(int pos, const HeapEntry& entry);
@@ -243,17 +244,26 @@ class FlowNetwork {
   std::uint64_t visit_epoch_ = 0;  // of the component split
   std::int64_t recomputed_flows_ = 0;
 
-  // Filling state by link: the log that last filled it (by stamp), its flows in the
-  // filling, how many are frozen and its remaining capacity, the pop that saturated it
-  // (-1: none) and its steps. Valid only for the links of a live log.
-  std::vector<std::uint64_t> link_stamp_;
-  std::vector<int> link_log_;
-  std::vector<int> link_filling_members_;
-  std::vector<int> link_frozen_;
-  std::vector<double> link_remaining_bytes_per_s_;
-  std::vector<int> link_popped_at_;
-  std::vector<std::vector<LinkStep>> link_steps_;
-  std::vector<int> link_heap_pos_;  // -1 when not in heap_
+  // Filling state by link, in one cache line per link (a freeze and a roll-back touch
+  // all of it): the log that last filled it (by stamp), its flows in the filling, how
+  // many are frozen and its remaining capacity, the pop that saturated it (-1: none) and
+  // its steps; valid only for the links of a live log. And the per-settle mark.
+  struct alignas(64) LinkFill {
+    std::uint64_t stamp = 0;
+    std::uint64_t mark = 0;
+    double remaining_bytes_per_s = 0.0;
+    int log = -1;
+    int members = 0;
+    int frozen = 0;
+    int popped_at = -1;
+    std::vector<LinkStep> steps;
+  };
+  std::vector<LinkFill> link_fill_;
+  // Position in heap_ by item (links, then caps by slot), -1 when not there.
+  std::vector<int> level_pos_;
+  // By slot: 1 while the flow is in a filling and not frozen yet (in_filling, pop < 0),
+  // kept apart from Flow so that a popped link's member scan stays in cache.
+  std::vector<char> slot_open_;
   std::vector<FillingLog> logs_;
   std::vector<int> free_logs_;
   std::uint64_t next_log_stamp_ = 1;
@@ -265,7 +275,6 @@ class FlowNetwork {
   std::vector<int> flow_stack_;
   std::vector<int> resolved_;  // slots re-solved at this settle
   std::vector<int> candidate_links_;
-  std::vector<std::uint64_t> link_mark_;
   std::uint64_t link_mark_epoch_ = 0;
   std::vector<int> link_added_;    // by link: flows added at this settle
   std::vector<int> link_removed_;  // by link: flows removed at this settle

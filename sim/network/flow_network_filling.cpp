@@ -70,43 +70,41 @@ void FlowNetwork::drop_log(int index) {
 }
 
 void FlowNetwork::reset_link(int link, int log, std::uint64_t stamp) {
-  link_stamp_[link] = stamp;
-  link_log_[link] = log;
-  link_filling_members_[link] = 0;
-  link_frozen_[link] = 0;
-  link_remaining_bytes_per_s_[link] = capacity_[link];
-  link_popped_at_[link] = -1;
-  link_steps_[link].clear();
+  link_fill_[link].stamp = stamp;
+  link_fill_[link].log = log;
+  link_fill_[link].members = 0;
+  link_fill_[link].frozen = 0;
+  link_fill_[link].remaining_bytes_per_s = capacity_[link];
+  link_fill_[link].popped_at = -1;
+  link_fill_[link].steps.clear();
 }
 
 void FlowNetwork::mark_link(int link) {
-  if (link_mark_[link] != link_mark_epoch_) {
-    link_mark_[link] = link_mark_epoch_;
+  if (link_fill_[link].mark != link_mark_epoch_) {
+    link_fill_[link].mark = link_mark_epoch_;
     candidate_links_.push_back(link);
   }
 }
 
-void FlowNetwork::push_link(int link) {
-  const int unfrozen = link_filling_members_[link] - link_frozen_[link];
-  const double share = link_remaining_bytes_per_s_[link] / static_cast<double>(unfrozen);
-  heap_.push_back({std::max(share, 0.0), link, link});
+inline double FlowNetwork::link_share(int link) const {
+  const int unfrozen = link_fill_[link].members - link_fill_[link].frozen;
+  return std::max(link_fill_[link].remaining_bytes_per_s / static_cast<double>(unfrozen), 0.0);
 }
+
+void FlowNetwork::push_link(int link) { heap_.push_back({link_share(link), link, link}); }
 
 void FlowNetwork::push_cap(int slot) {
   const Flow& flow = flows_[slot];
   const auto link_count = static_cast<std::int64_t>(capacity_.size());
-  heap_.push_back({flow.rate_cap_bytes_per_s, link_count + flow.id, -1 - slot});
+  heap_.push_back(
+      {flow.rate_cap_bytes_per_s, link_count + flow.id, static_cast<int>(capacity_.size()) + slot});
 }
 
 // The level heap: a binary min-heap on (share, tag) whose items know their position, so
 // a re-keyed link moves in place (no stale entries) and a frozen flow's cap leaves it.
 void FlowNetwork::place_level(int pos, const HeapEntry& entry) {
   heap_[static_cast<std::size_t>(pos)] = entry;
-  if (entry.item >= 0) {
-    link_heap_pos_[entry.item] = pos;
-  } else {
-    flows_[-1 - entry.item].cap_heap_pos = pos;
-  }
+  level_pos_[static_cast<std::size_t>(entry.item)] = pos;
 }
 
 void FlowNetwork::sift_level(int pos) {
@@ -138,11 +136,7 @@ void FlowNetwork::sift_level(int pos) {
 
 void FlowNetwork::remove_level(int pos) {
   const HeapEntry& gone = heap_[static_cast<std::size_t>(pos)];
-  if (gone.item >= 0) {
-    link_heap_pos_[gone.item] = -1;
-  } else {
-    flows_[-1 - gone.item].cap_heap_pos = -1;
-  }
+  level_pos_[static_cast<std::size_t>(gone.item)] = -1;
   const HeapEntry last = heap_.back();
   heap_.pop_back();
   if (pos == static_cast<int>(heap_.size())) return;
@@ -179,26 +173,31 @@ void FlowNetwork::solve_components_from_scratch(const std::vector<int>& slots) {
   }
 }
 
+// Enters an unfrozen flow into log `index`: its links count its shares (a link new to the
+// log starts from its full capacity) and become candidates of the filling.
+void FlowNetwork::enter_filling(int index, int slot) {
+  FillingLog& log = logs_[static_cast<std::size_t>(index)];
+  Flow& flow = flows_[slot];
+  flow.in_filling = true;
+  flow.log = index;
+  flow.log_stamp = log.stamp;
+  flow.pop = -1;
+  slot_open_[static_cast<std::size_t>(slot)] = 1;
+  ++log.live_flows;
+  for (std::size_t i = 0; i < flow.links.size(); ++i) {
+    const int link = flow.links[i];
+    if (link_fill_[link].stamp != log.stamp) reset_link(link, index, log.stamp);
+    link_fill_[link].members += shares_on(flow, i);
+    mark_link(link);
+  }
+}
+
 int FlowNetwork::solve_from_scratch(const std::vector<int>& slots) {
   const int index = new_log();
-  FillingLog& log = logs_[static_cast<std::size_t>(index)];
   ++link_mark_epoch_;
   candidate_links_.clear();
   heap_.clear();
-  for (int slot : slots) {
-    Flow& flow = flows_[slot];
-    flow.in_filling = true;
-    flow.log = index;
-    flow.log_stamp = log.stamp;
-    flow.pop = -1;
-    ++log.live_flows;
-    for (std::size_t i = 0; i < flow.links.size(); ++i) {
-      const int link = flow.links[i];
-      if (link_stamp_[link] != log.stamp) reset_link(link, index, log.stamp);
-      link_filling_members_[link] += shares_on(flow, i);
-      mark_link(link);
-    }
-  }
+  for (int slot : slots) enter_filling(index, slot);
   for (int link : candidate_links_) push_link(link);
   for (int slot : slots) {
     if (flows_[slot].rate_cap_bytes_per_s > 0.0) push_cap(slot);
@@ -220,28 +219,19 @@ void FlowNetwork::solve_incrementally(int index, const std::vector<int>& removed
     Flow& flow = flows_[slot];
     assert(flow.pop < 0);
     flow.in_filling = false;
+    slot_open_[static_cast<std::size_t>(slot)] = 0;
     --log.live_flows;
     for (std::size_t i = 0; i < flow.links.size(); ++i) {
-      link_filling_members_[flow.links[i]] -= shares_on(flow, i);
+      link_fill_[flow.links[i]].members -= shares_on(flow, i);
     }
   }
   for (int slot : added) {
-    Flow& flow = flows_[slot];
-    flow.in_filling = true;
-    flow.log = index;
-    flow.log_stamp = log.stamp;
-    flow.pop = -1;
-    ++log.live_flows;
-    for (std::size_t i = 0; i < flow.links.size(); ++i) {
-      const int link = flow.links[i];
-      if (link_stamp_[link] != log.stamp) reset_link(link, index, log.stamp);
-      link_filling_members_[link] += shares_on(flow, i);
-      mark_link(link);
-    }
+    enter_filling(index, slot);
+    const Flow& flow = flows_[slot];
     if (flow.rate_cap_bytes_per_s > 0.0) unfrozen_caps_.push_back(slot);
   }
   for (int link : candidate_links_) {
-    if (link_filling_members_[link] > link_frozen_[link]) push_link(link);
+    if (link_fill_[link].members > link_fill_[link].frozen) push_link(link);
   }
   for (int slot : unfrozen_caps_) {
     if (flows_[slot].in_filling) push_cap(slot);
@@ -288,16 +278,16 @@ int FlowNetwork::first_altered_pop(const FillingLog& log, const std::vector<int>
     link_added_[link] = 0;
     link_removed_[link] = 0;
     if (add == 0 || first == 0) continue;
-    if (link_stamp_[link] != log.stamp) {
+    if (link_fill_[link].stamp != log.stamp) {
       // New to this component: capacity intact and only added flows at every pop.
       const double share = capacity_[link] / static_cast<double>(add);
       first = first_above(0, first, std::max(share, 0.0), link);
       continue;
     }
-    if (link_popped_at_[link] >= 0) first = std::min(first, link_popped_at_[link]);
+    if (link_fill_[link].popped_at >= 0) first = std::min(first, link_fill_[link].popped_at);
     if (add <= remove) continue;  // its share only rises before the removed flows' pops
-    const int members = link_filling_members_[link];
-    const std::vector<LinkStep>& steps = link_steps_[link];
+    const int members = link_fill_[link].members;
+    const std::vector<LinkStep>& steps = link_fill_[link].steps;
     int frozen = 0;
     double remaining = capacity_[link];
     int begin = 0;
@@ -332,16 +322,17 @@ void FlowNetwork::roll_back(FillingLog& log, int pop) {
     const int slot = log.freezes[i];
     Flow& flow = flows_[slot];
     flow.pop = -1;
+    slot_open_[static_cast<std::size_t>(slot)] = 1;
     if (flow.rate_cap_bytes_per_s > 0.0) unfrozen_caps_.push_back(slot);
     for (int link : flow.links) {
-      if (link_mark_[link] == link_mark_epoch_) continue;
+      if (link_fill_[link].mark == link_mark_epoch_) continue;
       mark_link(link);
-      std::vector<LinkStep>& steps = link_steps_[link];
+      std::vector<LinkStep>& steps = link_fill_[link].steps;
       while (!steps.empty() && steps.back().pop >= pop) steps.pop_back();
-      link_frozen_[link] = steps.empty() ? 0 : steps.back().frozen;
-      link_remaining_bytes_per_s_[link] =
+      link_fill_[link].frozen = steps.empty() ? 0 : steps.back().frozen;
+      link_fill_[link].remaining_bytes_per_s =
           steps.empty() ? capacity_[link] : steps.back().remaining_bytes_per_s;
-      if (link_popped_at_[link] >= pop) link_popped_at_[link] = -1;
+      if (link_fill_[link].popped_at >= pop) link_fill_[link].popped_at = -1;
     }
   }
   log.freezes.resize(static_cast<std::size_t>(begin));
@@ -352,33 +343,36 @@ void FlowNetwork::freeze(FillingLog& log, int slot, double rate_bytes_per_s) {
   Flow& flow = flows_[slot];
   const int pop = static_cast<int>(log.pops.size()) - 1;
   flow.pop = pop;
+  slot_open_[static_cast<std::size_t>(slot)] = 0;
   flow.filled_rate_bytes_per_s = rate_bytes_per_s;
   log.freezes.push_back(slot);
   resolved_.push_back(slot);
   for (std::size_t i = 0; i < flow.links.size(); ++i) {
     const int link = flow.links[i];
     const int shares = shares_on(flow, i);
-    for (int k = 0; k < shares; ++k) link_remaining_bytes_per_s_[link] -= rate_bytes_per_s;
-    link_frozen_[link] += shares;
-    std::vector<LinkStep>& steps = link_steps_[link];
+    for (int k = 0; k < shares; ++k) link_fill_[link].remaining_bytes_per_s -= rate_bytes_per_s;
+    link_fill_[link].frozen += shares;
+    std::vector<LinkStep>& steps = link_fill_[link].steps;
     if (!steps.empty() && steps.back().pop == pop) {
-      steps.back().frozen = link_frozen_[link];
-      steps.back().remaining_bytes_per_s = link_remaining_bytes_per_s_[link];
+      steps.back().frozen = link_fill_[link].frozen;
+      steps.back().remaining_bytes_per_s = link_fill_[link].remaining_bytes_per_s;
     } else {
-      steps.push_back({pop, link_frozen_[link], link_remaining_bytes_per_s_[link]});
+      steps.push_back({pop, link_fill_[link].frozen, link_fill_[link].remaining_bytes_per_s});
     }
-    if (link_mark_[link] != link_mark_epoch_) {
-      link_mark_[link] = link_mark_epoch_;
+    if (link_fill_[link].mark != link_mark_epoch_) {
+      link_fill_[link].mark = link_mark_epoch_;
       frozen_now_.push_back(link);
     }
   }
-  if (flow.cap_heap_pos >= 0) remove_level(flow.cap_heap_pos);
+  const int cap_pos = level_pos_[capacity_.size() + static_cast<std::size_t>(slot)];
+  if (cap_pos >= 0) remove_level(cap_pos);
 }
 
 // Runs the level heap (entries appended by the caller) to the end, appending pops to the
 // log.
 void FlowNetwork::fill(int index) {
   FillingLog& log = logs_[static_cast<std::size_t>(index)];
+  const int link_count = static_cast<int>(capacity_.size());
   // Heapify first (sift_level assumes a heap around the moved entry), then index.
   std::make_heap(heap_.begin(), heap_.end(), [](const HeapEntry& a, const HeapEntry& b) {
     return level_after(a.share_bytes_per_s, a.tag, b.share_bytes_per_s, b.tag);
@@ -401,30 +395,29 @@ void FlowNetwork::fill(int index) {
     log.pops.push_back(pop);
     ++link_mark_epoch_;
     frozen_now_.clear();
-    if (top.item < 0) {
-      freeze(log, -1 - top.item, top.share_bytes_per_s);
+    if (top.item >= link_count) {
+      freeze(log, top.item - link_count, top.share_bytes_per_s);
     } else {
       const int link = top.item;
-      link_popped_at_[link] = static_cast<int>(log.pops.size()) - 1;
-      link_mark_[link] = link_mark_epoch_;  // saturated: not re-keyed
+      link_fill_[link].popped_at = static_cast<int>(log.pops.size()) - 1;
+      link_fill_[link].mark = link_mark_epoch_;  // saturated: not re-keyed
+      // Every member is live here (taken flows were pruned at the settle's start).
       for (const LinkMember& member : link_members_[link]) {
-        const Flow& flow = flows_[member.slot];
-        if (flow.id == member.id && flow.active && flow.in_filling && flow.pop < 0) {
+        assert(is_live(member));
+        if (slot_open_[static_cast<std::size_t>(member.slot)]) {
           freeze(log, member.slot, top.share_bytes_per_s);
         }
       }
     }
     // Re-key, once per pop, every link whose share changed.
     for (int link : frozen_now_) {
-      const int pos = link_heap_pos_[link];
+      const int pos = level_pos_[static_cast<std::size_t>(link)];
       if (pos < 0) continue;
-      const int unfrozen = link_filling_members_[link] - link_frozen_[link];
-      if (unfrozen == 0) {
+      if (link_fill_[link].members == link_fill_[link].frozen) {
         remove_level(pos);
         continue;
       }
-      const double share = link_remaining_bytes_per_s_[link] / static_cast<double>(unfrozen);
-      heap_[static_cast<std::size_t>(pos)].share_bytes_per_s = std::max(share, 0.0);
+      heap_[static_cast<std::size_t>(pos)].share_bytes_per_s = link_share(link);
       sift_level(pos);
     }
   }

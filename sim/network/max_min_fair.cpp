@@ -2,28 +2,10 @@
 
 #include <algorithm>
 #include <limits>
-#include <stdexcept>
 
 namespace tilesim {
 
 void FairShareProblem::add_flow(std::span<const int> links, double cap_bytes_per_s) {
-  if (!route_multiplicity.empty())
-    route_multiplicity.insert(route_multiplicity.end(), links.size(), 1);
-  route_links.insert(route_links.end(), links.begin(), links.end());
-  route_offsets.push_back(route_links.size());
-  rate_cap_bytes_per_s.push_back(cap_bytes_per_s);
-}
-
-void FairShareProblem::add_flow_class(std::span<const int> links, std::span<const int> multiplicity,
-                                      double cap_bytes_per_s) {
-  if (multiplicity.size() != links.size()) {
-    throw std::invalid_argument("a flow class needs one multiplicity per link of its route");
-  }
-  for (int k : multiplicity) {
-    if (k < 1) throw std::invalid_argument("a flow class's multiplicity on a link is at least 1");
-  }
-  if (route_multiplicity.empty()) route_multiplicity.assign(route_links.size(), 1);
-  route_multiplicity.insert(route_multiplicity.end(), multiplicity.begin(), multiplicity.end());
   route_links.insert(route_links.end(), links.begin(), links.end());
   route_offsets.push_back(route_links.size());
   rate_cap_bytes_per_s.push_back(cap_bytes_per_s);
@@ -38,7 +20,6 @@ void FairShareProblem::clear() {
   route_links.clear();
   route_offsets.assign(1, 0);
   rate_cap_bytes_per_s.clear();
-  route_multiplicity.clear();
 }
 
 void MaxMinFairSolver::index_links(std::size_t link_count, const FairShareProblem& problem) {
@@ -58,7 +39,7 @@ void MaxMinFairSolver::index_links(std::size_t link_count, const FairShareProble
   member_offsets_.assign(m + 1, 0);
   for (std::size_t j = 0; j < problem.route_links.size(); ++j) {
     const int local = local_of_link_[problem.route_links[j]];
-    unfrozen_[local] += problem.multiplicity(j);
+    ++unfrozen_[local];
     ++member_offsets_[static_cast<std::size_t>(local) + 1];
   }
   for (std::size_t k = 0; k < m; ++k) member_offsets_[k + 1] += member_offsets_[k];
@@ -83,11 +64,8 @@ void MaxMinFairSolver::freeze(const FairShareProblem& problem, std::size_t flow,
   rates_bytes_per_s[flow] = rate_bytes_per_s;
   for (std::size_t j = problem.route_offsets[flow]; j < problem.route_offsets[flow + 1]; ++j) {
     const int local = local_of_link_[problem.route_links[j]];
-    const int k = problem.multiplicity(j);
-    // k == 1 subtracts the rate itself: the plain problem's arithmetic, bit for bit.
-    remaining_bytes_per_s_[local] -=
-        k == 1 ? rate_bytes_per_s : static_cast<double>(k) * rate_bytes_per_s;
-    unfrozen_[local] -= k;
+    remaining_bytes_per_s_[local] -= rate_bytes_per_s;
+    --unfrozen_[local];
     if (!is_touched_[local]) {
       is_touched_[local] = 1;
       touched_.push_back(local);

@@ -11,14 +11,9 @@
 // Shares never decrease as flows freeze, so every pop is a fill level.
 // Cost: O((n + m + L) log(n + m + L)) for n flows, m links, total route length L.
 //
-// Flow classes: a route entry may carry a multiplicity k (add_flow_class): the entry
-// then stands for k identical flows on that link, so the link is loaded by k x the
-// flow's rate and counts k unfrozen flows. This is the quotient problem of an
-// equitable partition (every flow of class F meets k(L, F) flows of F on each link
-// of class L, capacities and caps equal within a class): progressive filling raises
-// a class's flows together, so the full problem's rates are equal within each class
-// and equal the quotient's (docs/design-notes.md, "Scale"). With every k = 1 the
-// arithmetic is the plain problem's, bit for bit.
+// Flow classes (one flow standing for k identical ones on a link) are FlowNetwork's
+// (FlowSpec::link_multiplicity); this solver is the plain problem, the reference the
+// tests check FlowNetwork's filling and its classes against.
 //
 // Determinism: flows are processed in the order given, ties between equal
 // shares are broken by link id (links before caps, caps by flow index). Because
@@ -41,16 +36,8 @@ struct FairShareProblem {
   std::vector<int> route_links;
   std::vector<std::size_t> route_offsets{0};
   std::vector<double> rate_cap_bytes_per_s;  // <= 0 means no cap
-  // Parallel to route_links once a flow class was added: flows of the class on that link.
-  std::vector<int> route_multiplicity;
 
   void add_flow(std::span<const int> links, double rate_cap_bytes_per_s);
-  // A flow standing for a class: `multiplicity[j]` flows of the class cross links[j] (>= 1).
-  void add_flow_class(std::span<const int> links, std::span<const int> multiplicity,
-                      double rate_cap_bytes_per_s);
-  int multiplicity(std::size_t route_entry) const {
-    return route_multiplicity.empty() ? 1 : route_multiplicity[route_entry];
-  }
   std::size_t flow_count() const { return rate_cap_bytes_per_s.size(); }
   std::span<const int> route(std::size_t flow) const;
   void clear();
@@ -92,7 +79,7 @@ class MaxMinFairSolver {
   std::vector<int> local_of_link_;  // by link id; -1 when not in the problem
   std::vector<int> link_ids_;       // by local index
   std::vector<double> remaining_bytes_per_s_;
-  std::vector<int> unfrozen_;  // unfrozen flows on the link, multiplicities counted
+  std::vector<int> unfrozen_;  // unfrozen flows on the link
   std::vector<std::uint32_t> version_;
   std::vector<std::size_t> member_offsets_;  // flows of each local link (CSR)
   std::vector<std::size_t> members_;
