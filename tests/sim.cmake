@@ -6,3 +6,6 @@ tilesim_test(test_sim SOURCES test_simulator_ring.cpp test_simulator_determinism
 # Symmetric simulation: one rank per class equals every rank simulated (issue 13 item 4).
 tilesim_test(test_symmetry SOURCES test_symmetric_simulation.cpp
              LIBS tilesim_model tilesim_scenario tilesim_verbs)
+
+# The tuner's branch and bound against every candidate simulated whole (issue 13, tune at scale).
+tilesim_test(test_tune_search SOURCES test_tune_search.cpp LIBS tilesim_model tilesim_scenario)

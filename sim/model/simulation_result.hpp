@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/core/units.hpp"
@@ -50,6 +52,10 @@ struct SimulationResult {
   std::vector<RankTotals> ranks;
   std::vector<std::vector<OpTiming>> ops;  // [rank][op index]
   std::vector<TransferRecord> transfers;
+  // Only when asked for (SimulationOptions::record_route_busy): for each (source GPU,
+  // destination GPU) the summed picoseconds from post to last byte of its transfers. The
+  // terms are whole picoseconds, so the sum is exact below 2^53 ps (2.5 h) in any order.
+  std::map<std::pair<int, int>, double> route_busy_ps;
   std::vector<LinkSample> link_samples;  // only when asked for (traces)
   std::vector<std::string> warnings;     // profile lookups past a table end, one per end
   std::uint64_t events = 0;

@@ -171,11 +171,11 @@ class Simulation final : private TransferCalendar {
 
   // The GPU a transfer goes to: in a quotient, that of the rank the sender reaches in the
   // full ring (send.rank + the peer offset), not the representative that receives it.
-  int destination_gpu(const Transfer& t) const {
-    if (symmetry_ == nullptr) return placement_[static_cast<std::size_t>(t.recv.rank)];
+  int destination_gpu(OpId send, OpId recv) const {
+    if (symmetry_ == nullptr) return placement_[static_cast<std::size_t>(recv.rank)];
     const int k = plan_.ranks;
-    const int offset = ((t.recv.rank - t.send.rank) % k + k) % k;
-    const int full = (t.send.rank + offset) % symmetry_->full_ranks;
+    const int offset = ((recv.rank - send.rank) % k + k) % k;
+    const int full = (send.rank + offset) % symmetry_->full_ranks;
     return symmetry_->full_placement[static_cast<std::size_t>(full)];
   }
   void wake_at(Picoseconds at_ps, std::int64_t token) override {
@@ -266,8 +266,9 @@ class Simulation final : private TransferCalendar {
     rec.posted_ps = now;
     transfer_touches(t.send.rank, +1, now);
     transfer_touches(t.recv.rank, +1, now);
-    const TransferId id = network_->post(
-        {placement_[static_cast<std::size_t>(t.send.rank)], destination_gpu(t), rec.bytes}, now);
+    const TransferId id = network_->post({placement_[static_cast<std::size_t>(t.send.rank)],
+                                          destination_gpu(t.send, t.recv), rec.bytes},
+                                         now);
     // Transfer ids double as indices of result_.transfers.
     if (id != posted_)
       throw std::logic_error("transfer model ids must be 0, 1, 2, ... in post order");
@@ -309,6 +310,11 @@ class Simulation final : private TransferCalendar {
         totals.end_ps = std::max(totals.end_ps, now);
       }
       note_output_arrival(rec.recv, now);
+      if (options_.record_route_busy) {
+        const std::pair<int, int> route{placement_[static_cast<std::size_t>(rec.send.rank)],
+                                        destination_gpu(rec.send, rec.recv)};
+        result_.route_busy_ps[route] += static_cast<double>(now - rec.posted_ps);
+      }
       result_.ranks[static_cast<std::size_t>(rec.send.rank)].bytes_sent += rec.bytes;
       result_.ranks[static_cast<std::size_t>(rec.recv.rank)].bytes_received += rec.bytes;
       transfer_touches(rec.send.rank, -1, now);
@@ -397,8 +403,10 @@ SimulationResult simulate(const Plan& plan, const Topology& topology,
 }
 
 SimulationResult simulate_classes(const Plan& quotient, const RingSymmetry& symmetry,
-                                  const Topology& topology, const CalibrationProfile& profile) {
-  const SimulationOptions options;
+                                  const Topology& topology, const CalibrationProfile& profile,
+                                  bool record_route_busy) {
+  SimulationOptions options;
+  options.record_route_busy = record_route_busy;
   return Simulation(quotient, topology, profile, options, &symmetry).run();
 }
 

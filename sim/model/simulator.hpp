@@ -33,6 +33,9 @@ struct SimulationOptions {
   bool record_link_samples = false;
   bool record_ops = false;        // SimulationResult::ops, per-op start and end
   bool record_transfers = false;  // SimulationResult::transfers
+  // SimulationResult::route_busy_ps: per (source GPU, destination GPU), O(GPU pairs used)
+  // instead of O(transfers); the tuner's bound analysis needs only that.
+  bool record_route_busy = false;
 };
 
 // Throws PlanError if the plan cannot run to completion (the validator catches

@@ -20,7 +20,11 @@ namespace tilesim {
 
 // quotient.ranks must equal symmetry.classes (std::invalid_argument otherwise). Per-op and
 // per-transfer records are not kept (they would be a representative's only).
+// record_route_busy: route_busy_ps of the representatives' transfers only, keyed by the GPUs
+// they run between in the full ring; every other route is the image of one of them under the
+// shift and has the same sum (the tuner's bound analysis takes the largest).
 SimulationResult simulate_classes(const Plan& quotient, const RingSymmetry& symmetry,
-                                  const Topology& topology, const CalibrationProfile& profile);
+                                  const Topology& topology, const CalibrationProfile& profile,
+                                  bool record_route_busy = false);
 
 }  // namespace tilesim

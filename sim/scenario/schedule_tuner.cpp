@@ -9,6 +9,9 @@
 #include "sim/core/input_error.hpp"
 #include "sim/job/job_simulation.hpp"
 #include "sim/model/simulator.hpp"
+#include "sim/model/symmetric_simulation.hpp"
+#include "sim/scenario/symmetric_plan.hpp"
+#include "sim/scenario/tune_search.hpp"
 #include "sim/schedules/mesh_schedule.hpp"
 #include "sim/schedules/mesh_tile.hpp"
 #include "sim/topology/topology.hpp"
@@ -16,13 +19,9 @@
 namespace tilesim {
 namespace {
 
-std::string bound_of(const Plan& plan, const SimulationResult& result, const Figures& f,
-                     const Topology& topology) {
-  if (f.exposed_comm_s_max < 0.1 * f.makespan_s) {
-    // Compute bound; when one rank has much more work, the imbalance sets the pace.
-    return f.compute_balance > 1.1 ? "imbalance" : "compute";
-  }
-  // The busiest route: the GPU pair with the most transfer-seconds.
+// The busiest route of a job run: its transfers' seconds per GPU pair, as route_busy_ps.
+std::map<std::pair<int, int>, double> route_busy_of(const Plan& plan,
+                                                    const SimulationResult& result) {
   std::map<std::pair<int, int>, double> busy_ps;
   auto gpu = [&](int rank) {
     return plan.placement.empty() ? rank : plan.placement[static_cast<std::size_t>(rank)];
@@ -30,6 +29,16 @@ std::string bound_of(const Plan& plan, const SimulationResult& result, const Fig
   for (const TransferRecord& t : result.transfers) {
     busy_ps[{gpu(t.send.rank), gpu(t.recv.rank)}] += static_cast<double>(t.end_ps - t.posted_ps);
   }
+  return busy_ps;
+}
+
+std::string bound_of(const std::map<std::pair<int, int>, double>& busy_ps, const Figures& f,
+                     const Topology& topology) {
+  if (f.exposed_comm_s_max < 0.1 * f.makespan_s) {
+    // Compute bound; when one rank has much more work, the imbalance sets the pace.
+    return f.compute_balance > 1.1 ? "imbalance" : "compute";
+  }
+  // The busiest route: the GPU pair with the most transfer-seconds.
   if (busy_ps.empty()) return "compute";
   const auto busiest =
       std::max_element(busy_ps.begin(), busy_ps.end(),
@@ -73,6 +82,13 @@ std::vector<ScheduleCandidate> tune_candidates(const ScheduleSpec& base, bool me
   return out;
 }
 
+std::optional<RingSymmetry> candidate_symmetry(const PreparedScenario& p,
+                                               const ScheduleCandidate& c) {
+  Scenario s = p.scenario;
+  s.schedule = c.spec;
+  return scenario_symmetry(s, p.topology, p.profile);
+}
+
 CandidateResult evaluate_candidate(const PreparedScenario& p, const ScheduleCandidate& c) {
   CandidateResult r;
   r.candidate = c;
@@ -82,19 +98,30 @@ CandidateResult evaluate_candidate(const PreparedScenario& p, const ScheduleCand
       r.reason = "schedule.gpus: " + r.reason;
       return r;
     }
-    const Plan plan = make_plan(p.scenario.attention, c.spec);
-    if (p.job_layout) {  // every candidate runs as the job's CP groups, all at once
+    const std::optional<RingSymmetry> symmetry = candidate_symmetry(p, c);
+    if (symmetry && symmetry->exact()) {  // one rank per class, exact to the picosecond
+      Scenario s = p.scenario;
+      s.schedule = c.spec;
+      const Plan quotient = build_symmetric_plan(s, *symmetry);
+      const SimulationResult result =
+          simulate_classes(quotient, *symmetry, p.topology, p.profile, true);
+      r.figures = summarize(result);
+      r.bound = bound_of(result.route_busy_ps, r.figures, p.topology);
+      r.sim_wall_s = result.sim_wall_s;
+    } else if (p.job_layout) {  // every candidate runs as the job's CP groups, all at once
+      const Plan plan = make_plan(p.scenario.attention, c.spec);
       const JobRun run = simulate_job(plan, *p.job_layout, p.topology, p.profile, 0);
       r.figures = summarize(run.job);
-      r.bound = bound_of(run.plan, run.job, r.figures, p.topology);
+      r.bound = bound_of(route_busy_of(run.plan, run.job), r.figures, p.topology);
       r.sim_wall_s = run.job.sim_wall_s;
       r.job_slowdown = run.slowdown;
     } else {
+      const Plan plan = make_plan(p.scenario.attention, c.spec);
       SimulationOptions options;
-      options.record_transfers = true;  // bound_of finds the busiest route from them
+      options.record_route_busy = true;  // bound_of finds the busiest route from them
       const SimulationResult result = simulate(plan, p.topology, p.profile, options);
       r.figures = summarize(result);
-      r.bound = bound_of(plan, result, r.figures, p.topology);
+      r.bound = bound_of(result.route_busy_ps, r.figures, p.topology);
       r.sim_wall_s = result.sim_wall_s;
     }
     r.reason =
@@ -134,7 +161,10 @@ void resolve_mesh_tile(PreparedScenario& p) {
     spec.tile_choice = MeshTileChoice::given;
     return;
   }
-  const std::vector<CandidateResult> ranked = tune_schedules(p, true);
+  // Branch and bound for the fastest one (tune_search.hpp): the same tile as tune_schedules.
+  std::vector<CandidateResult> ranked =
+      search_candidates(p, tune_candidates(p.scenario.schedule, true), 1);
+  rank_candidates(ranked);
   if (ranked.empty() || !ranked.front().ok) {
     throw p.scenario.error_at("schedule.tile", ranked.empty()
                                                    ? std::string("no mesh tile for this GPU count")

@@ -8,6 +8,9 @@
 // assignment as node-major under mesh_tile.hpp's rank numbering, so it is not
 // simulated twice). The memory budget of the scenario applies to every mesh
 // candidate (a tile that cannot fit is listed with the generator's reason).
+// A ring, zigzag or striped candidate that symmetric_plan.hpp can run as one rank per class
+// is simulated that way (the same figures to the picosecond, tests/test_symmetric_simulation.cpp);
+// schedule.symmetry: off simulates every rank.
 // What bounds a candidate: "compute" when exposed communication is under 10%
 // of the makespan, otherwise the slowest link class (nvlink, ib...) on the
 // busiest route: the GPU pair whose transfers took the most seconds.
@@ -15,9 +18,11 @@
 // (sim/job/job_simulation.hpp) and its figures are the job's.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "sim/model/ring_symmetry.hpp"
 #include "sim/model/simulation_result.hpp"
 #include "sim/scenario/prepared_scenario.hpp"
 #include "sim/schedules/schedule.hpp"
@@ -37,9 +42,18 @@ struct CandidateResult {
   std::string bound;  // compute | nvlink | ib | ...
   double sim_wall_s = 0.0;
   double job_slowdown = 1.0;  // with a job: its makespan against one group alone
+  // Branch and bound (tune_search.hpp): the candidate's proven lower bound on its makespan
+  // (makespan_bound.hpp; -1: not computed), and whether it was pruned by it (not simulated:
+  // its figures are empty and ok is false).
+  double lower_bound_s = -1.0;
+  bool pruned = false;
 };
 
 std::vector<ScheduleCandidate> tune_candidates(const ScheduleSpec& base, bool mesh_only);
+
+// The exact shift symmetry the candidate would run with (see above), or nullopt / not exact().
+std::optional<RingSymmetry> candidate_symmetry(const PreparedScenario& p,
+                                               const ScheduleCandidate& c);
 
 // Builds, simulates and summarises one candidate; a ScheduleError becomes
 // ok = false with the reason.

@@ -1,6 +1,7 @@
 #include "sim/verbs/tune_verb.hpp"
 
 #include "sim/scenario/schedule_tuner.hpp"
+#include "sim/scenario/tune_search.hpp"
 
 namespace tilesim {
 namespace {
@@ -48,27 +49,37 @@ CandidateResult result_from_json(const ScheduleCandidate& c, const nlohmann::ord
 }  // namespace
 
 nlohmann::ordered_json tune_document(const ScenarioSource& source, int top, bool include_wall_clock,
-                                     const ItemMap& map, const ProgressFn& progress) {
+                                     bool exhaustive, const ItemMap& map,
+                                     const ProgressFn& progress) {
   const PreparedScenario p = prepare_scenario(source);
   const std::vector<ScheduleCandidate> candidates = tune_candidates(p.scenario.schedule, false);
-  const std::vector<std::string> results = map(
-      candidates.size(),
-      [&](std::size_t i) {
-        return guarded_item([&] { return result_json(evaluate_candidate(p, candidates[i])); });
-      },
-      progress);
-  if (results.size() != candidates.size()) return nullptr;
   std::vector<CandidateResult> ranked;
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    ranked.push_back(result_from_json(candidates[i], unwrap_item(results[i])));
+  if (exhaustive) {
+    const std::vector<std::string> results = map(
+        candidates.size(),
+        [&](std::size_t i) {
+          return guarded_item([&] { return result_json(evaluate_candidate(p, candidates[i])); });
+        },
+        progress);
+    if (results.size() != candidates.size()) return nullptr;
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      ranked.push_back(result_from_json(candidates[i], unwrap_item(results[i])));
+    }
+  } else {
+    ranked = search_candidates(p, candidates, top, progress);
   }
   rank_candidates(ranked);
 
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   nlohmann::ordered_json left_out = nlohmann::ordered_json::array();
+  nlohmann::ordered_json pruned = nlohmann::ordered_json::array();
   double wall_s = 0.0;
   for (const CandidateResult& r : ranked) {
     wall_s += r.sim_wall_s;
+    if (r.pruned) {
+      pruned.push_back({{"schedule", r.candidate.label}, {"lower_bound_s", r.lower_bound_s}});
+      continue;
+    }
     if (!r.ok) {
       left_out.push_back({{"schedule", r.candidate.label}, {"reason", r.reason}});
       continue;
@@ -82,6 +93,7 @@ nlohmann::ordered_json tune_document(const ScenarioSource& source, int top, bool
                                {"exposed_comm_s_max", f.exposed_comm_s_max},
                                {"speedup", f.speedup},
                                {"bound", r.bound}};
+    if (r.lower_bound_s >= 0) row["lower_bound_s"] = r.lower_bound_s;
     if (p.job_layout) row["job_slowdown"] = r.job_slowdown;
     rows.push_back(row);
   }
@@ -93,8 +105,11 @@ nlohmann::ordered_json tune_document(const ScenarioSource& source, int top, bool
     doc["cp_groups"] = p.job_layout->cp_groups();
   }
   doc["candidates"] = ranked.size();
+  // Branch and bound unless asked (tune_search.hpp); a job's candidates are all simulated.
+  doc["search"] = exhaustive || p.job_layout ? "exhaustive" : "branch-and-bound";
   doc["top"] = rows;
   doc["left_out"] = left_out;
+  doc["pruned"] = pruned;
   doc["sim_wall_s"] = include_wall_clock ? wall_s : 0.0;
   return doc;
 }

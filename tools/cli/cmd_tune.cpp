@@ -1,8 +1,11 @@
-// tilesim tune SCENARIO [--memory-budget 60GiB] [--top N] [--set k=v]... [--json] [--quiet]
-// Searches schedule kind x mesh tile x placement (schedule_tuner.hpp), simulates
-// each and prints the fastest N with makespan, bytes, peak memory and what
-// bounds them, then the candidates that were left out and why. Under `mpirun -np N` the
-// candidates are spread over the ranks (runtime/mpi/job_item_map.hpp); rank 0 prints.
+// tilesim tune SCENARIO [--memory-budget 60GiB] [--top N] [--exhaustive] [--set k=v]... [--json]
+//                      [--quiet]
+// Searches schedule kind x mesh tile x placement (schedule_tuner.hpp) by branch and bound
+// (sim/scenario/tune_search.hpp) and prints the fastest N with makespan, bytes, peak memory and
+// what bounds them, then the candidates that were left out and why, and those pruned by their
+// lower bound. --exhaustive simulates every candidate; under `mpirun -np N` those are spread
+// over the ranks (runtime/mpi/job_item_map.hpp). The search itself runs whole on every rank
+// (it is sequential: each decision needs the results before it). Rank 0 prints.
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -22,6 +25,7 @@ struct TuneArgs {
   ScenarioArgs scenario;
   std::string memory_budget;
   int top = 10;
+  bool exhaustive = false;
 };
 
 int run_tune(const TuneArgs& args) {
@@ -32,7 +36,7 @@ int run_tune(const TuneArgs& args) {
   const runtime::JobItemMap job;
   TerminalProgress progress("candidates", args.scenario.quiet || !job.prints());
   const nlohmann::ordered_json doc =
-      tune_document(source, args.top, !args.scenario.no_wall_clock, job.map(),
+      tune_document(source, args.top, !args.scenario.no_wall_clock, args.exhaustive, job.map(),
                     [&](std::size_t done, std::size_t total) { progress.update(done, total); });
   if (!job.prints()) return kExitOk;
   if (args.scenario.json) {
@@ -57,9 +61,10 @@ int run_tune(const TuneArgs& args) {
     if (in_job) cells.push_back(fmt::format("{:.4f}x", row["job_slowdown"].get<double>()));
     table.add(cells);
   }
-  fmt::print("tune {} on {} GPUs: {} candidates, {:.2f} s simulated wall time\n",
+  fmt::print("tune {} on {} GPUs: {} candidates ({}, {} pruned), {:.2f} s simulated wall time\n",
              doc["scenario"].get<std::string>(), doc["gpus"].get<int>(),
-             doc["candidates"].get<std::size_t>(), doc["sim_wall_s"].get<double>());
+             doc["candidates"].get<std::size_t>(), doc["search"].get<std::string>(),
+             doc["pruned"].size(), doc["sim_wall_s"].get<double>());
   if (in_job) {
     fmt::print("each candidate inside a job of {} GPUs: {} CP groups at once\n",
                doc["job_gpus"].get<int>(), doc["cp_groups"].get<int>());
@@ -70,6 +75,16 @@ int run_tune(const TuneArgs& args) {
     for (const auto& row : doc["left_out"]) {
       fmt::print("  {}: {}\n", row["schedule"].get<std::string>(),
                  row["reason"].get<std::string>());
+    }
+  }
+  if (!doc["pruned"].empty()) {
+    fmt::print(
+        "pruned (not simulated: the lower bound on the makespan, sim/model/makespan_bound.hpp, "
+        "is above the {} fastest):\n",
+        args.top);
+    for (const auto& row : doc["pruned"]) {
+      fmt::print("  {}: >= {}\n", row["schedule"].get<std::string>(),
+                 format_time_s(row["lower_bound_s"].get<double>()));
     }
   }
   return kExitOk;
@@ -88,6 +103,8 @@ void add_tune(CLI::App& app, int& exit_code) {
                    "Peak bytes per GPU the schedule may use, e.g. 60GiB");
   verb->add_option("--top", args->top, "How many of the fastest candidates to print")
       ->check(CLI::Range(1, 1 << 20));
+  verb->add_flag("--exhaustive", args->exhaustive,
+                 "Simulate every candidate (no pruning by lower bounds)");
   verb->callback([args, &exit_code] { exit_code = run_guarded([&] { return run_tune(*args); }); });
 }
 

@@ -1,0 +1,172 @@
+#include "sim/model/makespan_bound.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "sim/core/input_error.hpp"
+#include "sim/core/units.hpp"
+#include "sim/model/compute_model.hpp"
+
+namespace tilesim {
+namespace {
+
+// What the simulator's rounding of one delay (up to a picosecond, plus the flow network's
+// completion within a picosecond) may take off a term, and then some.
+constexpr double kRoundingPs = 2.0;
+
+double lowered(double ps) { return std::max(0.0, ps - kRoundingPs); }
+
+// The order flow_transfer_model.cpp takes "the slowest class on a route" in (its alpha).
+int class_rank(LinkClass cls) {
+  switch (cls) {
+    case LinkClass::nvlink:
+      return 0;
+    case LinkClass::pcie:
+      return 1;
+    case LinkClass::upi:
+      return 2;
+    case LinkClass::ethernet:
+      return 3;
+    case LinkClass::ib:
+      return 4;
+  }
+  return 0;
+}
+
+int object_of(const RankProgram& program, int index, OpKind kind) {
+  return kind == OpKind::send ? program.reads(index)[0] : program.writes(index)[0];
+}
+
+// The comm ops of the group that starts at comm op `first`: up to the next comm op of another
+// group (other ops may sit between them).
+int comm_ops_in_group(const RankProgram& program, int first) {
+  const int group = program.op(first).comm_group;
+  int count = 0;
+  for (int j = first; j < static_cast<int>(program.size()); ++j) {
+    const Op& op = program.op(j);
+    if (op.kind != OpKind::send && op.kind != OpKind::recv) continue;
+    if (op.comm_group != group) break;
+    ++count;
+  }
+  return count;
+}
+
+}  // namespace
+
+MakespanBound::MakespanBound(const Topology& topology, const CalibrationProfile& profile)
+    : topology_(topology),
+      profile_(profile),
+      router_(topology),
+      in_capacity_bytes_per_s_(static_cast<std::size_t>(topology.gpu_count()), 0.0),
+      out_capacity_bytes_per_s_(static_cast<std::size_t>(topology.gpu_count()), 0.0) {
+  for (LinkId l = 0; l < topology.link_count(); ++l) {
+    const Link& link = topology.link(l);
+    const LinkCost& cost = profile.link(link.cls);
+    if (!cost.defined) {
+      throw InputError(profile.source, 0, fmt::format("links.{}", to_string(link.cls)),
+                       fmt::format("costs for link class {} (efficiency, alpha, flow_cap): "
+                                   "topology '{}' has such links",
+                                   to_string(link.cls), topology.name));
+    }
+    const double capacity = link.bandwidth_bytes_per_s * cost.efficiency;
+    const Device& from = topology.device(topology.link_source(l));
+    const Device& to = topology.device(topology.link_target(l));
+    if (from.kind == DeviceKind::gpu && from.gpu_index >= 0) {
+      out_capacity_bytes_per_s_[static_cast<std::size_t>(from.gpu_index)] += capacity;
+    }
+    if (to.kind == DeviceKind::gpu && to.gpu_index >= 0) {
+      in_capacity_bytes_per_s_[static_cast<std::size_t>(to.gpu_index)] += capacity;
+    }
+  }
+}
+
+const MakespanBound::PairCost& MakespanBound::pair_cost(int src_gpu, int dst_gpu) {
+  const long long key = static_cast<long long>(src_gpu) * topology_.gpu_count() + dst_gpu;
+  const auto found = pairs_.find(key);
+  if (found != pairs_.end()) return found->second;
+  const Route& route = router_.route(src_gpu, dst_gpu);
+  LinkClass slowest = LinkClass::nvlink;
+  double rate = 0.0;
+  for (LinkId l : route.links) {
+    const Link& link = topology_.link(l);
+    if (class_rank(link.cls) > class_rank(slowest)) slowest = link.cls;
+    const LinkCost& cost = profile_.link(link.cls);
+    double r = link.bandwidth_bytes_per_s * cost.efficiency;
+    if (cost.flow_cap_bytes_per_s > 0) r = std::min(r, cost.flow_cap_bytes_per_s);
+    rate = rate == 0.0 ? r : std::min(rate, r);
+  }
+  const double fixed_ps = static_cast<double>(s_to_ps(profile_.link(slowest).alpha_s)) +
+                          static_cast<double>(route.latency_ps);
+  return pairs_.emplace(key, PairCost{fixed_ps, rate}).first->second;
+}
+
+double MakespanBound::lower_bound_s(const Plan& plan, const RingSymmetry* symmetry) {
+  const std::vector<int>& gpus = symmetry != nullptr ? symmetry->full_placement : plan.placement;
+  auto gpu = [&](int rank) { return gpus.empty() ? rank : gpus[static_cast<std::size_t>(rank)]; };
+  // The GPU of rank r's peer in the full ring (the quotient names it mod K).
+  const int k = plan.ranks;
+  auto peer_gpu = [&](int r, const Op& op) {
+    if (symmetry == nullptr) return gpu(op.peer);
+    const int p = symmetry->full_ranks;
+    const int full = op.kind == OpKind::send ? (r + ((op.peer - r) % k + k) % k) % p
+                                             : ((r - ((r - op.peer) % k + k) % k) % p + p) % p;
+    return gpu(full);
+  };
+  const ComputeModel compute(plan, profile_);
+  double bound_ps = 0.0;
+  for (int r = 0; r < plan.ranks; ++r) {
+    const RankProgram& program = plan.programs[static_cast<std::size_t>(r)];
+    const int own = gpu(r);
+    const double c_in = in_capacity_bytes_per_s_[static_cast<std::size_t>(own)];
+    const double c_out = out_capacity_bytes_per_s_[static_cast<std::size_t>(own)];
+    double compute_ps = 0.0;
+    double comm_ps = 0.0;
+    // The comm group being read: a maximal run of comm ops with one Op::comm_group.
+    int group = -1;
+    bool in_group = false;
+    int group_ops = 0;
+    double alone_ps = 0.0;
+    double in_bytes = 0.0;
+    double out_bytes = 0.0;
+    auto close_group = [&] {
+      if (!in_group) return;
+      double t_ps = 0.0;
+      if (group_ops <= kRoutedGroupOps) t_ps = alone_ps;
+      if (c_in > 0) t_ps = std::max(t_ps, lowered(in_bytes / c_in * 1e12));
+      if (c_out > 0) t_ps = std::max(t_ps, lowered(out_bytes / c_out * 1e12));
+      comm_ps += t_ps;
+      in_group = false;
+    };
+    for (int i = 0; i < static_cast<int>(program.size()); ++i) {
+      const Op& op = program.op(i);
+      if (op.kind == OpKind::compute || op.kind == OpKind::merge) {
+        compute_ps += lowered(static_cast<double>(compute.duration_ps(program, i)));
+        continue;
+      }
+      if (op.kind != OpKind::send && op.kind != OpKind::recv) continue;
+      if (!in_group || op.comm_group != group) {
+        close_group();
+        in_group = true;
+        group = op.comm_group;
+        group_ops = comm_ops_in_group(program, i);
+        alone_ps = in_bytes = out_bytes = 0.0;
+      }
+      const double bytes = plan.object(object_of(program, i, op.kind)).bytes;
+      const int peer = peer_gpu(r, op);
+      const bool sends = op.kind == OpKind::send;
+      if (peer != own) (sends ? out_bytes : in_bytes) += bytes;
+      if (group_ops <= kRoutedGroupOps) {
+        const PairCost& cost = sends ? pair_cost(own, peer) : pair_cost(peer, own);
+        double t_ps = cost.fixed_ps;
+        if (bytes > 0 && cost.rate_bytes_per_s > 0) t_ps += bytes / cost.rate_bytes_per_s * 1e12;
+        alone_ps = std::max(alone_ps, lowered(t_ps));
+      }
+    }
+    close_group();
+    bound_ps = std::max({bound_ps, compute_ps, comm_ps});
+  }
+  return bound_ps * 1e-12;
+}
+
+}  // namespace tilesim

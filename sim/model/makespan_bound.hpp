@@ -1,0 +1,64 @@
+// A proven lower bound on the makespan simulate() (simulator.hpp) gives a plan, computed from
+// the plan without simulating it: what the tuner's branch and bound orders and prunes by.
+//
+// The simulator runs a rank's computes and merges one at a time on its compute stream, each
+// for at least its unslowed duration (every stretch is >= 1, compute_stretch.hpp), and posts a
+// rank's comm groups one after another, each once the previous one has completed
+// (plan_semantics.hpp). A transfer takes at least its time alone,
+//   alpha (of the slowest class on its route) + bytes / r_max + route latency,
+// r_max = min over the route of capacity x efficiency and of the class flow caps: max-min
+// never gives a flow more (flow_transfer_model.hpp). And whatever else moves, the bytes a GPU
+// receives (sends) during one group cross its in-links (out-links), whose capacities sum to
+// c_in (c_out). So, with g over rank r's comm groups in program order,
+//   makespan >= max over ranks r of max(C_r, sum_g T_g),
+//   C_r = sum of r's compute and merge durations,
+//   T_g = max(the largest alone time of g's transfers, bytes_in(g) / c_in, bytes_out(g) / c_out).
+// Each term is lowered by 2 ps, more than the simulator's rounding of one delay can take off.
+// Transfers between ranks on one GPU move no bytes over links (only alpha counts). Groups of
+// more than kRoutedGroupOps transfers (an all-gather's) skip the per-route term: it would route
+// every GPU pair, as costly as the simulation it is meant to avoid.
+#pragma once
+
+#include <unordered_map>
+#include <vector>
+
+#include "sim/model/calibration_profile.hpp"
+#include "sim/model/ring_symmetry.hpp"
+#include "sim/plan/plan.hpp"
+#include "sim/topology/topology.hpp"
+
+namespace tilesim {
+
+inline constexpr int kRoutedGroupOps = 16;
+
+// The lower bound's ingredients per topology, shared by every plan bounded on it: the
+// capacities, and each GPU pair's alone-time constants once routed.
+class MakespanBound {
+ public:
+  // The topology and profile must outlive the bound. InputError as FlowTransferModel for a link
+  // class the profile has no costs for.
+  MakespanBound(const Topology& topology, const CalibrationProfile& profile);
+
+  // The bound in seconds for `plan` run on its placement (empty: the identity). With a
+  // symmetry, `plan` is its quotient (symmetric_simulation.hpp): rank r < K is rank r of the
+  // full ring, whose peers are r + d and r - d mod P where the quotient says mod K, and the
+  // bound is the largest of the representatives' (each bounds its own rank's end, so their
+  // largest bounds the makespan; the other ranks are their images).
+  double lower_bound_s(const Plan& plan, const RingSymmetry* symmetry = nullptr);
+
+ private:
+  struct PairCost {
+    double fixed_ps = 0.0;          // alpha + latency
+    double rate_bytes_per_s = 0.0;  // r_max; 0: same GPU, no links
+  };
+  const PairCost& pair_cost(int src_gpu, int dst_gpu);
+
+  const Topology& topology_;
+  const CalibrationProfile& profile_;
+  Router router_;
+  std::vector<double> in_capacity_bytes_per_s_;   // by GPU
+  std::vector<double> out_capacity_bytes_per_s_;  // by GPU
+  std::unordered_map<long long, PairCost> pairs_;
+};
+
+}  // namespace tilesim

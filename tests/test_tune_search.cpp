@@ -1,0 +1,116 @@
+// The tuner's branch and bound (sim/scenario/tune_search.hpp) against simulating every candidate
+// with every rank (schedule.symmetry: off, tune_schedules): the same fastest candidates with the
+// same figures, and every lower bound (sim/model/makespan_bound.hpp) at most the makespan the
+// full simulation gives its candidate, pruned or not.
+#include <fmt/format.h>
+
+#include <catch2/catch.hpp>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/model/makespan_bound.hpp"
+#include "sim/scenario/prepared_scenario.hpp"
+#include "sim/scenario/schedule_tuner.hpp"
+#include "sim/scenario/tune_search.hpp"
+
+using namespace tilesim;
+
+namespace {
+
+const std::string kScenario = std::string(TILESIM_SOURCE_DIR) + "/scenarios/ring-256k.yaml";
+
+PreparedScenario prepared(int gpus, bool symmetry) {
+  return prepare_scenario(kScenario,
+                          {fmt::format("schedule.gpus={}", gpus),
+                           symmetry ? "schedule.symmetry=auto" : "schedule.symmetry=off"});
+}
+
+std::map<std::string, CandidateResult> by_label(const std::vector<CandidateResult>& results) {
+  std::map<std::string, CandidateResult> out;
+  for (const CandidateResult& r : results) out[r.candidate.label] = r;
+  return out;
+}
+
+void check_same_figures(const CandidateResult& x, const CandidateResult& y) {
+  CHECK(x.figures.makespan_s == y.figures.makespan_s);
+  CHECK(x.figures.exposed_comm_s_max == y.figures.exposed_comm_s_max);
+  CHECK(x.figures.comm_bytes_per_rank_max == y.figures.comm_bytes_per_rank_max);
+  CHECK(x.figures.peak_memory_bytes_max == y.figures.peak_memory_bytes_max);
+  CHECK(x.figures.speedup == y.figures.speedup);
+  CHECK(x.bound == y.bound);
+}
+
+}  // namespace
+
+TEST_CASE("tune search: the pruned search keeps the exhaustive ranking's fastest candidates") {
+  for (const int gpus : {16, 32, 64}) {
+    for (const int keep : {1, 3}) {
+      INFO(gpus << " GPUs, keep " << keep);
+      // The reference: every candidate, every rank simulated.
+      std::vector<CandidateResult> full = tune_schedules(prepared(gpus, false));
+      const PreparedScenario p = prepared(gpus, true);
+      const std::vector<ScheduleCandidate> candidates = tune_candidates(p.scenario.schedule, false);
+      std::vector<CandidateResult> searched = search_candidates(p, candidates, keep);
+      REQUIRE(searched.size() == full.size());
+      rank_candidates(searched);
+      int pruned = 0;
+      for (int i = 0; i < keep; ++i) {
+        const CandidateResult& x = searched[static_cast<std::size_t>(i)];
+        const CandidateResult& y = full[static_cast<std::size_t>(i)];
+        REQUIRE(x.ok);
+        CHECK(x.candidate.label == y.candidate.label);
+        check_same_figures(x, y);
+      }
+      const std::map<std::string, CandidateResult> reference = by_label(full);
+      const double kth_fastest_s = full[static_cast<std::size_t>(keep - 1)].figures.makespan_s;
+      for (const CandidateResult& r : searched) {
+        INFO(r.candidate.label);
+        const CandidateResult& ref = reference.at(r.candidate.label);
+        if (r.lower_bound_s >= 0 && ref.ok) CHECK(r.lower_bound_s <= ref.figures.makespan_s);
+        if (r.pruned) {
+          ++pruned;
+          CHECK(r.lower_bound_s > kth_fastest_s);
+          // Simulated here, as the search did not: the bound really is below its makespan.
+          REQUIRE(ref.ok);
+          CHECK(r.lower_bound_s <= ref.figures.makespan_s);
+        } else if (r.ok) {
+          check_same_figures(r, ref);
+        } else {
+          CHECK(!ref.ok);
+          CHECK(r.reason == ref.reason);
+        }
+      }
+      // The bound prunes something at these sizes (else this test would check nothing).
+      CHECK(pruned > 0);
+    }
+  }
+}
+
+TEST_CASE("tune search: a symmetric candidate has the figures and bound of the full one") {
+  for (const int gpus : {8, 16, 64}) {
+    INFO(gpus << " GPUs");
+    const std::map<std::string, CandidateResult> full =
+        by_label(tune_schedules(prepared(gpus, false)));
+    const PreparedScenario p = prepared(gpus, true);
+    for (const char* kind : {"ring", "zigzag", "striped"}) {
+      INFO(kind);
+      ScheduleSpec spec = p.scenario.schedule;
+      spec.kind = kind;
+      const ScheduleCandidate c{kind, spec};
+      const std::optional<RingSymmetry> symmetry = candidate_symmetry(p, c);
+      REQUIRE(symmetry);
+      CHECK(symmetry->exact());
+      const CandidateResult r = evaluate_candidate(p, c);
+      REQUIRE(r.ok);
+      check_same_figures(r, full.at(kind));
+      // The quotient's bound is the full plan's largest over the representatives: no larger.
+      MakespanBound bound(p.topology, p.profile);
+      const double quotient_s = bound_candidate(p, c, bound).lower_bound_s;
+      const double whole_s = bound.lower_bound_s(make_plan(p.scenario.attention, spec));
+      CHECK(quotient_s <= whole_s);
+      CHECK(quotient_s > 0);
+      CHECK(quotient_s <= r.figures.makespan_s);
+    }
+  }
+}
