@@ -34,6 +34,13 @@ class ComputeModel {
   double compute_time_s(const RankProgram& program, int index) const;
   // The kernel call of an op over `pairs`.
   AttentionCall call_of(Pass pass, std::span<const ChunkPair> pairs) const;
+  // The work (unmasked pairs) of each cta_tokens tile of the tiled chunks (q chunks in the
+  // forward, kv chunks in the backward), in grid order; empty when the tiles are equal, the
+  // mask hides nothing or the profile has no occupancy model (occupancy.hpp).
+  std::vector<double> tile_work(Pass pass, std::span<const ChunkPair> pairs,
+                                const std::vector<int>& tiled_chunks) const;
+  // The same for the whole sequence as one call (the one-GPU reference).
+  std::vector<double> whole_sequence_tile_work(Pass pass) const;
   // One (q chunk, kv chunk) pair's token blocks at call efficiency e, causally cut blocks also
   // at the causal factor.
   double pair_time_s(Pass pass, ChunkPair pair, double e) const;
