@@ -111,10 +111,20 @@ double ComputeModel::pair_time_s(Pass pass, ChunkPair pair, double e) const {
 double ComputeModel::compute_time_s(const RankProgram& program, int index) const {
   const Pass pass = program.op(index).pass;
   const std::span<const ChunkPair> pairs = program.pairs(index);
-  const double e = profile_->call_efficiency(call_of(pass, pairs), &log_);
+  const double e = efficiency(call_of(pass, pairs));
   double time_s = 0.0;
   for (ChunkPair pair : pairs) time_s += pair_time_s(pass, pair, e);
   return time_s + profile_->launch_overhead_s;
+}
+
+double ComputeModel::efficiency(const AttentionCall& call) const {
+  CallKey key{call.pass,  call.head_dim, call.q_tokens, call.kv_tokens,
+              call.heads, call.batch,    call.tile_work};
+  const auto found = efficiency_memo_.find(key);
+  if (found != efficiency_memo_.end()) return found->second;
+  const double e = profile_->call_efficiency(call, &log_);
+  efficiency_memo_.emplace(std::move(key), e);
+  return e;
 }
 
 Picoseconds ComputeModel::duration_ps(const RankProgram& program, int index) const {

@@ -11,8 +11,10 @@
 // S-token block is usually far past the tables and affects only the speedup figure.
 #pragma once
 
+#include <map>
 #include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "sim/core/units.hpp"
@@ -56,6 +58,11 @@ class ComputeModel {
   // that changes a cost.
   mutable TableRangeLog log_;
   mutable TableRangeLog single_gpu_log_;
+  // call_efficiency by call: a causal call's list schedule costs O(CTAs log slots) and the ops of
+  // a plan repeat a few distinct calls (a memo of a pure function, not state that changes a cost).
+  using CallKey = std::tuple<Pass, int, double, double, int, int, std::vector<double>>;
+  mutable std::map<CallKey, double> efficiency_memo_;
+  double efficiency(const AttentionCall& call) const;
 };
 
 }  // namespace tilesim
