@@ -4,9 +4,12 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <span>
+#include <vector>
 
 #include "sim/core/input_error.hpp"
 #include "sim/model/calibration_profile.hpp"
+#include "sim/model/compute_model.hpp"
 #include "sim/model/simulator.hpp"
 #include "sim/scenario/prepared_scenario.hpp"
 
@@ -81,30 +84,94 @@ TEST_CASE("occupancy: CTAs in waves over the SM slots, relative to the reference
   CHECK(o.factor(2048) == Approx(1.0));
 }
 
+TEST_CASE("occupancy: CTAs list-scheduled in grid order, a causal tail costed by its work") {
+  // One SM holding two CTAs: two slots. Each freed slot takes the next CTA in grid order.
+  const OccupancyModel o{1, 2, 128, 4};
+  // Equal CTAs reduce to the closed form: 3 CTAs in 2 waves of 2 slots.
+  const std::vector<double> one{1.0};
+  CHECK(o.scheduled_occupancy(one, 3) == Approx(o.occupancy(3)));
+  CHECK(o.occupancy(3) == Approx(0.75));
+  // Forward causal tiles (small first) 1,2,3,4: slot A runs 1 then 3 (ends 4), slot B 2 then
+  // 4 (ends 6): 10 units of work in 2 x 6.
+  const std::vector<double> forward{1, 2, 3, 4};
+  CHECK(o.scheduled_occupancy(forward, 1) == Approx(10.0 / 12.0));
+  // Backward (large first) 4,3,2,1: A 4 then 1, B 3 then 2, both end at 5: no idle slot.
+  const std::vector<double> backward{4, 3, 2, 1};
+  CHECK(o.scheduled_occupancy(backward, 1) == Approx(1.0));
+  // Two (batch, head) groups of tiles 1,2: A 1 then 1 (ends 2), then the last 2 (ends 4); B 2.
+  const std::vector<double> pair{1, 2};
+  CHECK(o.scheduled_occupancy(pair, 2) == Approx(6.0 / 8.0));
+  // Against the benchmark's causal launch of the same size (512 tokens: 4 tiles, 4 / 4 = one
+  // group; tile i has i + h, h = 129/256 of a tile, small first: A h then 2+h (ends 2+2h), B
+  // 1+h then 3+h (ends 4+2h): 6+4h in 2 x (4+2h)).
+  const double h = 129.0 / 256.0;
+  const double reference = (6 + 4 * h) / (2 * (4 + 2 * h));
+  CHECK(o.causal_factor(forward, 1, true, 512) == Approx((10.0 / 12.0) / reference));
+  const std::vector<double> uneven{1, 3};  // A 1, B 3: 4 in 2 x 3
+  CHECK(o.causal_factor(uneven, 1, true, 512) == Approx((4.0 / 6.0) / reference));
+  // 320 equal CTAs on 132 SMs x 2 (a 5-head 8K call on an H800 with FA2): 2 waves of 264.
+  const OccupancyModel h800{132, 2, 128, 2048};
+  const std::vector<double> tiles(64, 1.0);
+  CHECK(h800.scheduled_occupancy(tiles, 5) == Approx(320.0 / 528.0));
+}
+
+TEST_CASE("compute model: a causally cut call's tiles carry their unmasked pairs") {
+  // 2 GPUs, 512 tokens, causal: each rank holds one 256-token chunk, two 128-token tiles.
+  const PreparedScenario p =
+      prepare_scenario(source_path("scenarios/ring-256k.yaml"),
+                       {"schedule.gpus=2", "attention.seq_len=512", "attention.causal=true",
+                        "attention.pass=forward", "schedule.kind=ring"});
+  const Plan plan = build_valid_plan(p.scenario);
+  const ComputeModel model(plan, p.profile);
+  REQUIRE(p.profile.occupancy.cta_tokens == 128);
+  bool diagonal = false;
+  bool full = false;
+  for (const RankProgram& program : plan.programs) {
+    for (int i = 0; i < static_cast<int>(program.size()); ++i) {
+      if (program.op(i).kind != OpKind::compute) continue;
+      const std::span<const ChunkPair> pairs = program.pairs(i);
+      const AttentionCall call = model.call_of(program.op(i).pass, pairs);
+      if (pairs.size() == 1 && pairs[0].q_chunk == pairs[0].kv_chunk) {
+        // The diagonal: tile 0 sees 128 x 129 / 2 keys, tile 1 all 128 x 128 of tile 0's
+        // keys plus its own triangle.
+        diagonal = true;
+        REQUIRE(call.tile_work.size() == 2);
+        CHECK(call.tile_work[0] == Approx(128.0 * 129.0 / 2.0));
+        CHECK(call.tile_work[1] == Approx(128.0 * 128.0 + 128.0 * 129.0 / 2.0));
+      } else {
+        full = true;  // rank 1 against rank 0's keys: every tile equal, the closed form
+        CHECK(call.tile_work.empty());
+      }
+    }
+  }
+  CHECK(diagonal);
+  CHECK(full);
+}
+
 TEST_CASE("call efficiency: table by size times occupancy by batch x heads x tiles") {
-  const CalibrationProfile p = load_calibration(
-      temp_profile("tilesim-occupancy.calib.yaml",
-                   "  occupancy: {sms: 100, ctas_per_sm: 2, cta_tokens: 128, reference_ctas: 2000}\n"));
+  const CalibrationProfile p = load_calibration(temp_profile(
+      "tilesim-occupancy.calib.yaml",
+      "  occupancy: {sms: 100, ctas_per_sm: 2, cta_tokens: 128, reference_ctas: 2000}\n"));
   REQUIRE(p.occupancy.enabled());
   CHECK(p.occupancy.occupancy(2000) == Approx(1.0));  // 10 full waves of 200 slots
   // 4K x 4K, 32 heads: table 0.6; 1024 CTAs in 6 waves of 200 -> 1024/1200.
-  CHECK(p.call_efficiency({Pass::fwd, 128, 4096, 4096, 32, 1}, nullptr) ==
+  CHECK(p.call_efficiency({Pass::fwd, 128, 4096, 4096, 32, 1, {}}, nullptr) ==
         Approx(0.6 * 1024.0 / 1200.0));
   // The same call with 4 heads (Ulysses over 8 ranks): 128 CTAs in one wave -> 0.64.
-  CHECK(p.call_efficiency({Pass::fwd, 128, 4096, 4096, 4, 1}, nullptr) == Approx(0.6 * 0.64));
+  CHECK(p.call_efficiency({Pass::fwd, 128, 4096, 4096, 4, 1, {}}, nullptr) == Approx(0.6 * 0.64));
   // 1K queries x 4K keys: size 2K -> table 0.55. Backward tiles the 4K keys (128 CTAs, 0.64);
   // forward tiles the 1K queries (32 CTAs, 0.16).
-  CHECK(p.call_efficiency({Pass::bwd, 128, 1024, 4096, 4, 1}, nullptr) == Approx(0.55 * 0.64));
-  CHECK(p.call_efficiency({Pass::fwd, 128, 1024, 4096, 4, 1}, nullptr) == Approx(0.55 * 0.16));
+  CHECK(p.call_efficiency({Pass::bwd, 128, 1024, 4096, 4, 1, {}}, nullptr) == Approx(0.55 * 0.64));
+  CHECK(p.call_efficiency({Pass::fwd, 128, 1024, 4096, 4, 1, {}}, nullptr) == Approx(0.55 * 0.16));
   // Batch multiplies CTAs like heads: batch 2 x 2 heads = 4 heads.
-  CHECK(p.call_efficiency({Pass::fwd, 128, 4096, 4096, 2, 2}, nullptr) == Approx(0.6 * 0.64));
+  CHECK(p.call_efficiency({Pass::fwd, 128, 4096, 4096, 2, 2, {}}, nullptr) == Approx(0.6 * 0.64));
 }
 
 TEST_CASE("call efficiency: old profiles without occupancy keep the table value") {
   const CalibrationProfile p =
       load_calibration(temp_profile("tilesim-no-occupancy.calib.yaml", ""));
   CHECK_FALSE(p.occupancy.enabled());
-  CHECK(p.call_efficiency({Pass::fwd, 128, 4096, 4096, 1, 1}, nullptr) == Approx(0.6));
+  CHECK(p.call_efficiency({Pass::fwd, 128, 4096, 4096, 1, 1, {}}, nullptr) == Approx(0.6));
   const CalibrationProfile cpu = load_calibration(source_path("topologies/cpu.calib.yaml"));
   CHECK_FALSE(cpu.occupancy.enabled());
   for (const char* name : {"h100", "h200", "h800", "a100"}) {
@@ -117,9 +184,9 @@ TEST_CASE("call efficiency: old profiles without occupancy keep the table value"
 }
 
 TEST_CASE("call efficiency: a malformed occupancy names its key") {
-  const std::string path =
-      temp_profile("tilesim-bad-occupancy.calib.yaml",
-                   "  occupancy: {sms: 0, ctas_per_sm: 1, cta_tokens: 128, reference_ctas: 2048}\n");
+  const std::string path = temp_profile(
+      "tilesim-bad-occupancy.calib.yaml",
+      "  occupancy: {sms: 0, ctas_per_sm: 1, cta_tokens: 128, reference_ctas: 2048}\n");
   try {
     load_calibration(path);
     FAIL("expected an InputError");

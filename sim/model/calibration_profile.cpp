@@ -54,7 +54,13 @@ double CalibrationProfile::call_efficiency(const AttentionCall& call, TableRange
   }
   // The forward kernel tiles queries, the backward's dK/dV pass tiles keys.
   const double tiled = call.pass == Pass::fwd ? call.q_tokens : call.kv_tokens;
-  e *= occupancy.factor(occupancy.ctas(call.batch, call.heads, tiled));
+  if (call.tile_work.empty()) {
+    e *= occupancy.factor(occupancy.ctas(call.batch, call.heads, tiled));
+  } else {
+    const double groups = static_cast<double>(call.batch) * call.heads;
+    e *= occupancy.causal_factor(call.tile_work, groups, call.pass == Pass::fwd,
+                                 std::sqrt(call.q_tokens * call.kv_tokens));
+  }
   return std::min(1.0, e);
 }
 

@@ -45,6 +45,9 @@ struct AttentionCall {
   double kv_tokens = 0.0;
   int heads = 0;
   int batch = 1;
+  // Work (unmasked pairs) of each tile of one (batch, head) group in grid order, when the
+  // call's tiles differ in work (a causally cut call; occupancy.hpp); empty: all equal.
+  std::vector<double> tile_work;
 };
 
 struct LinkCost {

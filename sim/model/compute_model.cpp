@@ -2,12 +2,61 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <utility>
 #include <vector>
 
 #include "sim/model/merge_cost.hpp"
 
 namespace tilesim {
+
+namespace {
+
+// The run of `count` positions from the a-th position of `run` on.
+PositionRun sub_run(const PositionRun& run, std::int64_t first, std::int64_t count) {
+  return {run.start + first * run.stride, run.stride, count};
+}
+
+void sort_unique(std::vector<int>& ids) {
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+}
+
+}  // namespace
+
+std::vector<double> ComputeModel::tile_work(Pass pass, std::span<const ChunkPair> pairs,
+                                            const std::vector<int>& tiled_chunks) const {
+  const OccupancyModel& occupancy = profile_->occupancy;
+  const AttentionMask& mask = plan_->shape.mask;
+  if (!occupancy.enabled() || !mask.hides_future()) return {};
+  const TokenLayout& layout = plan_->layout;
+  const auto chunk = [&](int id) -> const Chunk& {
+    return plan_->chunks[static_cast<std::size_t>(id)];
+  };
+  const bool forward = pass == Pass::fwd;
+  std::vector<double> work;
+  for (int id : tiled_chunks) {
+    for (int block : chunk(id).blocks) {
+      const PositionRun run = layout.run(block);
+      for (std::int64_t first = 0; first < run.count; first += occupancy.cta_tokens) {
+        const PositionRun tile =
+            sub_run(run, first, std::min<std::int64_t>(occupancy.cta_tokens, run.count - first));
+        double w = 0.0;
+        for (ChunkPair pair : pairs) {
+          if ((forward ? pair.q_chunk : pair.kv_chunk) != id) continue;
+          for (int other : chunk(forward ? pair.kv_chunk : pair.q_chunk).blocks) {
+            w +=
+                forward ? mask.pairs(tile, layout.run(other)) : mask.pairs(layout.run(other), tile);
+          }
+        }
+        work.push_back(w);
+      }
+    }
+  }
+  const auto [lo, hi] = std::minmax_element(work.begin(), work.end());
+  if (work.empty() || *hi - *lo <= 1e-9 * *hi) return {};  // equal tiles: the closed form
+  return work;
+}
 
 AttentionCall ComputeModel::call_of(Pass pass, std::span<const ChunkPair> pairs) const {
   // Distinct chunks: a fused op over a x b pairs is one call over a q chunks and b kv chunks.
@@ -19,9 +68,9 @@ AttentionCall ComputeModel::call_of(Pass pass, std::span<const ChunkPair> pairs)
     q_chunks.push_back(pair.q_chunk);
     kv_chunks.push_back(pair.kv_chunk);
   }
-  const auto tokens = [&](std::vector<int>& ids) {
-    std::sort(ids.begin(), ids.end());
-    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  sort_unique(q_chunks);
+  sort_unique(kv_chunks);
+  const auto tokens = [&](const std::vector<int>& ids) {
     double sum = 0.0;
     for (int id : ids)
       sum += static_cast<double>(plan_->chunks[static_cast<std::size_t>(id)].tokens);
@@ -35,7 +84,8 @@ AttentionCall ComputeModel::call_of(Pass pass, std::span<const ChunkPair> pairs)
           tokens(q_chunks),
           tokens(kv_chunks),
           shape.heads / plan_->head_groups,
-          shape.batch};
+          shape.batch,
+          tile_work(pass, pairs, pass == Pass::fwd ? q_chunks : kv_chunks)};
 }
 
 double ComputeModel::pair_time_s(Pass pass, ChunkPair pair, double e) const {
@@ -61,10 +111,20 @@ double ComputeModel::pair_time_s(Pass pass, ChunkPair pair, double e) const {
 double ComputeModel::compute_time_s(const RankProgram& program, int index) const {
   const Pass pass = program.op(index).pass;
   const std::span<const ChunkPair> pairs = program.pairs(index);
-  const double e = profile_->call_efficiency(call_of(pass, pairs), &log_);
+  const double e = efficiency(call_of(pass, pairs));
   double time_s = 0.0;
   for (ChunkPair pair : pairs) time_s += pair_time_s(pass, pair, e);
   return time_s + profile_->launch_overhead_s;
+}
+
+double ComputeModel::efficiency(const AttentionCall& call) const {
+  CallKey key{call.pass,  call.head_dim, call.q_tokens, call.kv_tokens,
+              call.heads, call.batch,    call.tile_work};
+  const auto found = efficiency_memo_.find(key);
+  if (found != efficiency_memo_.end()) return found->second;
+  const double e = profile_->call_efficiency(call, &log_);
+  efficiency_memo_.emplace(std::move(key), e);
+  return e;
 }
 
 Picoseconds ComputeModel::duration_ps(const RankProgram& program, int index) const {
@@ -78,6 +138,20 @@ Picoseconds ComputeModel::duration_ps(const RankProgram& program, int index) con
   return 0;
 }
 
+std::vector<double> ComputeModel::whole_sequence_tile_work(Pass pass) const {
+  const OccupancyModel& occupancy = profile_->occupancy;
+  const AttentionMask& mask = plan_->shape.mask;
+  if (!occupancy.enabled() || !mask.hides_future()) return {};
+  const PositionRun all{0, 1, plan_->shape.seq_len};
+  std::vector<double> work;
+  for (std::int64_t first = 0; first < all.count; first += occupancy.cta_tokens) {
+    const PositionRun tile =
+        sub_run(all, first, std::min<std::int64_t>(occupancy.cta_tokens, all.count - first));
+    work.push_back(pass == Pass::fwd ? mask.pairs(tile, all) : mask.pairs(all, tile));
+  }
+  return work;
+}
+
 double ComputeModel::single_gpu_time_s() const {
   // The whole sequence as one block per pass, costed by the mask's unmasked pairs.
   const auto s = static_cast<double>(plan_->shape.seq_len);
@@ -87,7 +161,8 @@ double ComputeModel::single_gpu_time_s() const {
   for (Pass pass : {Pass::fwd, Pass::bwd}) {
     if (pass == Pass::fwd ? !plan_->shape.has_forward() : !plan_->shape.has_backward()) continue;
     const AttentionShape& shape = plan_->shape;
-    const AttentionCall call{pass, shape.head_dim, s, s, shape.heads, shape.batch};
+    AttentionCall call{pass, shape.head_dim, s, s, shape.heads, shape.batch, {}};
+    call.tile_work = whole_sequence_tile_work(pass);
     double e = profile_->call_efficiency(call, &single_gpu_log_);
     if (shape.causal) e *= profile_->causal_factor(s, &single_gpu_log_);
     const double per_pair = pass == Pass::fwd ? plan_->shape.flops_per_pair_forward()

@@ -11,8 +11,10 @@
 // S-token block is usually far past the tables and affects only the speedup figure.
 #pragma once
 
+#include <map>
 #include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "sim/core/units.hpp"
@@ -34,6 +36,13 @@ class ComputeModel {
   double compute_time_s(const RankProgram& program, int index) const;
   // The kernel call of an op over `pairs`.
   AttentionCall call_of(Pass pass, std::span<const ChunkPair> pairs) const;
+  // The work (unmasked pairs) of each cta_tokens tile of the tiled chunks (q chunks in the
+  // forward, kv chunks in the backward), in grid order; empty when the tiles are equal, the
+  // mask hides nothing or the profile has no occupancy model (occupancy.hpp).
+  std::vector<double> tile_work(Pass pass, std::span<const ChunkPair> pairs,
+                                const std::vector<int>& tiled_chunks) const;
+  // The same for the whole sequence as one call (the one-GPU reference).
+  std::vector<double> whole_sequence_tile_work(Pass pass) const;
   // One (q chunk, kv chunk) pair's token blocks at call efficiency e, causally cut blocks also
   // at the causal factor.
   double pair_time_s(Pass pass, ChunkPair pair, double e) const;
@@ -49,6 +58,11 @@ class ComputeModel {
   // that changes a cost.
   mutable TableRangeLog log_;
   mutable TableRangeLog single_gpu_log_;
+  // call_efficiency by call: a causal call's list schedule costs O(CTAs log slots) and the ops of
+  // a plan repeat a few distinct calls (a memo of a pure function, not state that changes a cost).
+  using CallKey = std::tuple<Pass, int, double, double, int, int, std::vector<double>>;
+  mutable std::map<CallKey, double> efficiency_memo_;
+  double efficiency(const AttentionCall& call) const;
 };
 
 }  // namespace tilesim
