@@ -6,5 +6,5 @@ tilesim_test(test_sim SOURCES test_simulator_ring.cpp test_simulator_determinism
 # Symmetric simulation: one rank per class equals every rank simulated (issue 13 item 4).
 tilesim_test(test_symmetry SOURCES test_symmetric_simulation.cpp
              LIBS tilesim_model tilesim_scenario)
-tilesim_test(test_mesh_symmetry SOURCES test_mesh_symmetry.cpp
+tilesim_test(test_mesh_symmetry SOURCES test_mesh_symmetry.cpp test_double_ring_symmetry.cpp
              LIBS tilesim_model tilesim_scenario tilesim_schedules)

@@ -2,12 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <numeric>
 #include <string>
 #include <utility>
 
 #include "sim/core/units.hpp"
 #include "sim/plan/output_correction.hpp"
 #include "sim/scenario/resource_guard.hpp"
+#include "sim/schedules/double_ring_schedule.hpp"
 #include "sim/schedules/mesh_placement.hpp"
 #include "sim/schedules/mesh_schedule.hpp"
 #include "sim/schedules/ring_schedule.hpp"
@@ -50,6 +52,29 @@ RankShiftSymmetry mesh_symmetry(const Scenario& scenario, MeshTile tile, const T
   return find_rank_shift_symmetry(topology, std::move(search));
 }
 
+// The double ring's inner ring size (schedule_kinds.cpp's default), 0 for another schedule.
+int double_ring_inner(const ScheduleSpec& spec) {
+  if (spec.kind != "double_ring") return 0;
+  return spec.inner_ring > 0 ? spec.inner_ring : std::gcd(spec.gpus, spec.gpus_per_node);
+}
+
+// The double ring's peers: inner and outer successors (double_ring_schedule.hpp); its
+// programs are equivariant under shifts by whole inner rings.
+RankShiftSymmetry double_ring_symmetry(int ranks, int inner, const Topology& topology,
+                                       const CalibrationProfile& profile) {
+  ShiftSearch search;
+  search.peers.resize(static_cast<std::size_t>(ranks));
+  const int nodes = ranks / inner;
+  for (int r = 0; r < ranks; ++r) {
+    const int node = r / inner, i = r % inner;
+    search.peers[static_cast<std::size_t>(r)] = {node * inner + (i + 1) % inner,
+                                                 ((node + 1) % nodes) * inner + i};
+  }
+  search.shift_allowed = [inner](int k) { return k % inner == 0; };
+  search.node_cores_shared = profile.compute_cores > 0;
+  return find_rank_shift_symmetry(topology, std::move(search));
+}
+
 // schedule.symmetry, checked by load_scenario to be auto or off.
 bool switched_off(const Scenario& scenario) {
   const YAML::Node doc = scenario.document;
@@ -62,8 +87,10 @@ bool switched_off(const Scenario& scenario) {
 
 bool symmetry_applies(const Scenario& scenario) {
   const AttentionShape& a = scenario.attention;
-  const bool schedule_shifts =
-      ring_ownership(scenario.schedule).has_value() || known_mesh_tile(scenario).has_value();
+  const bool schedule_shifts = ring_ownership(scenario.schedule).has_value() ||
+                               known_mesh_tile(scenario).has_value() ||
+                               (double_ring_inner(scenario.schedule) > 0 &&
+                                scenario.schedule.gpus % double_ring_inner(scenario.schedule) == 0);
   return schedule_shifts && !scenario.job && a.has_forward() && !a.has_backward() &&
          a.mask.kind == AttentionMaskKind::full && scenario.schedule.gpus >= 4 &&
          !switched_off(scenario);
@@ -74,6 +101,9 @@ std::optional<RingSymmetry> scenario_symmetry(const Scenario& scenario, const To
   if (!symmetry_applies(scenario)) return std::nullopt;
   if (const std::optional<MeshTile> tile = known_mesh_tile(scenario)) {
     return mesh_symmetry(scenario, *tile, topology, profile);
+  }
+  if (const int inner = double_ring_inner(scenario.schedule); inner > 0) {
+    return double_ring_symmetry(scenario.schedule.gpus, inner, topology, profile);
   }
   return find_ring_symmetry(topology, {}, scenario.schedule.gpus, profile.compute_cores > 0);
 }
@@ -105,6 +135,8 @@ Plan build_symmetric_plan(const Scenario& scenario, const RingSymmetry& symmetry
     given.tile_b = tile->b;
     given.tile_choice = MeshTileChoice::given;
     plan = make_mesh_classes_plan(scenario.attention, given, symmetry.classes);
+  } else if (const int inner = double_ring_inner(spec); inner > 0) {
+    plan = make_double_ring_classes_plan(scenario.attention, spec.gpus, inner, symmetry.classes);
   } else {
     plan = make_pass_kv_ring_classes_plan(spec.kind, scenario.attention, spec.gpus,
                                           *ring_ownership(spec), symmetry.classes);

@@ -5,8 +5,9 @@
 // a shift symmetry (sim/model/rank_shift_symmetry.hpp), O(K x P) ops for K classes of the
 // ring instead of O(P^2), and expands the per-rank totals to all P ranks
 // (symmetric_simulation.hpp). It applies to schedule ring, zigzag or striped (peer r + 1,
-// every shift) and mesh with a tile given or chosen by fewest bytes (peers q_next and
-// kv_next, shifts by whole Q-groups), forward only, the full mask (every block then costs the
+// every shift), mesh with a tile given or chosen by fewest bytes (peers q_next and kv_next,
+// shifts by whole Q-groups) and double_ring (inner and outer successors, shifts by whole
+// inner rings), forward only, the full mask (every block then costs the
 // same, so the program of rank r + K is that of rank r shifted), one CP group (no job), and a
 // topology and placement on which some shift by K < P ranks maps the routes of every rank's
 // peers onto themselves. Elsewhere the full plan runs; the result JSON says which
