@@ -10,6 +10,7 @@
 
 #include "sim/job/job_layout.hpp"
 #include "sim/model/calibration_profile.hpp"
+#include "sim/model/ring_symmetry.hpp"
 #include "sim/plan/plan.hpp"
 #include "sim/plan/validator.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -22,6 +23,9 @@ struct PreparedScenario {
   Topology topology;
   CalibrationProfile profile;
   std::optional<JobLayout> job_layout;  // with scenario.job: where each group's ranks run
+  // scenario_symmetry (symmetric_plan.hpp) where symmetry applies, found once here: its
+  // search routes every rank's peers (32K routes for a mesh on 16384 GPUs).
+  std::optional<RingSymmetry> symmetry;
 };
 
 // Throws InputError for anything wrong in the scenario or the files it names,

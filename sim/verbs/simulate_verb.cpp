@@ -24,7 +24,7 @@ SimulationRun run_simulation(const ScenarioSource& source, const SimulateRequest
   // One rank per class where that is exact; a trace, op records or the validator's dry run
   // need every rank's ops.
   if (!request.trace && !request.records && !request.per_op && !request.full_check) {
-    run.symmetry = scenario_symmetry(p.scenario, p.topology, p.profile);
+    run.symmetry = p.symmetry;
   }
   if (run.symmetric()) {
     run.plan = build_symmetric_plan(p.scenario, *run.symmetry);
