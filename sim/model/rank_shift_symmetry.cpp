@@ -151,6 +151,14 @@ RankShiftSymmetry find_rank_shift_symmetry(const Topology& topology, ShiftSearch
   }
   sym.full_placement = placement;
   if (ranks < 4 || static_cast<int>(placement.size()) != ranks) return sym;
+  for (int gpu : placement) {
+    if (gpu < 0 || gpu >= topology.gpu_count()) return sym;  // the simulator names it
+  }
+  for (const std::vector<int>& peers : search.peers) {
+    for (int d : peers) {
+      if (d < 0 || d >= ranks) throw std::invalid_argument("a peer outside the ranks");
+    }
+  }
   std::vector<int> sorted = placement;
   std::sort(sorted.begin(), sorted.end());
   if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) return sym;

@@ -30,7 +30,13 @@ std::optional<ChunkOwnership> ring_ownership(const ScheduleSpec& spec) {
 std::optional<MeshTile> known_mesh_tile(const Scenario& scenario) {
   const ScheduleSpec& spec = scenario.schedule;
   if (spec.kind != "mesh") return std::nullopt;
-  if (spec.tile_choice == MeshTileChoice::given) return MeshTile{spec.tile_a, spec.tile_b};
+  if (spec.tile_choice == MeshTileChoice::given) {
+    // A tile of another size is an error the generator names (make_mesh_plan).
+    if (spec.tile_a < 1 || spec.tile_b < 1 || spec.tile_a * spec.tile_b != spec.gpus) {
+      return std::nullopt;
+    }
+    return MeshTile{spec.tile_a, spec.tile_b};
+  }
   if (spec.tile_choice == MeshTileChoice::min_bytes) {
     return fewest_bytes_tile(scenario.attention, spec.gpus);
   }
