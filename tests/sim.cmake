@@ -9,3 +9,5 @@ tilesim_test(test_symmetry SOURCES test_symmetric_simulation.cpp
 
 # The tuner's branch and bound against every candidate simulated whole (issue 13, tune at scale).
 tilesim_test(test_tune_search SOURCES test_tune_search.cpp LIBS tilesim_model tilesim_scenario)
+tilesim_test(test_mesh_symmetry SOURCES test_mesh_symmetry.cpp test_double_ring_symmetry.cpp
+             LIBS tilesim_model tilesim_scenario tilesim_schedules)

@@ -47,9 +47,9 @@ TEST_CASE("symmetric simulation equals the full simulation byte for byte") {
           scenario_symmetry(p.scenario, p.topology, p.profile);
       REQUIRE(symmetry.has_value());
       // prepare_scenario found the same symmetry, once, for its resource guard and the verb.
-      REQUIRE(p.ring_symmetry.has_value());
-      CHECK(p.ring_symmetry->classes == symmetry->classes);
-      CHECK(p.ring_symmetry->link_canonical == symmetry->link_canonical);
+      REQUIRE(p.symmetry.has_value());
+      CHECK(p.symmetry->classes == symmetry->classes);
+      CHECK(p.symmetry->link_canonical == symmetry->link_canonical);
       // One node (NVSwitch): a shift by 2 GPUs maps the ring onto itself; across nodes a
       // shift by one node (the inter-node hop relays over NVLink to the GPU on the
       // destination's rail, which maps to the shifted rank's GPU).

@@ -170,12 +170,10 @@ class Simulation final : private TransferCalendar {
   }
 
   // The GPU a transfer goes to: in a quotient, that of the rank the sender reaches in the
-  // full ring (send.rank + the peer offset), not the representative that receives it.
+  // full plan (rank_shift_symmetry.hpp), not the representative that receives it.
   int destination_gpu(OpId send, OpId recv) const {
     if (symmetry_ == nullptr) return placement_[static_cast<std::size_t>(recv.rank)];
-    const int k = plan_.ranks;
-    const int offset = ((recv.rank - send.rank) % k + k) % k;
-    const int full = (send.rank + offset) % symmetry_->full_ranks;
+    const int full = symmetry_->full_destination(send.rank, recv.rank);
     return symmetry_->full_placement[static_cast<std::size_t>(full)];
   }
   void wake_at(Picoseconds at_ps, std::int64_t token) override {

@@ -1,13 +1,15 @@
-// Symmetric simulation: a quotient plan holding one rank per class of a ring's shift symmetry
-// (sim/model/ring_symmetry.hpp, sim/schedules/ring_schedule.hpp
-// make_pass_kv_ring_classes_plan) simulated by the simulator of simulator.hpp, with:
+// Symmetric simulation: a quotient plan holding one rank per class of a shift symmetry
+// (sim/model/rank_shift_symmetry.hpp; the ring's in ring_symmetry.hpp) built by the
+// schedule's classes generator (make_pass_kv_ring_classes_plan, make_mesh_classes_plan),
+// simulated by the simulator of simulator.hpp, with:
 //   - each representative's transfer posted to the GPU of the rank it reaches in the full
-//     ring (sender + the peer offset), not to the representative that receives it;
+//     plan (RankShiftSymmetry::full_destination), not to the representative that receives it;
 //   - each flow over the orbit representatives of its links with its class's multiplicity,
 //     and its GPU traffic counted on the representative GPUs (flow_transfer_model.hpp);
 //   - the result expanded to all P ranks: rank r's totals are those of r mod K, and the
 //     event count is K's times P / K (every copy of a class schedules the same events).
-// Exact to the picosecond where the symmetry holds (tests/test_symmetric_simulation.cpp).
+// Exact to the picosecond where the symmetry holds (tests/test_symmetric_simulation.cpp,
+// tests/test_mesh_symmetry.cpp).
 #pragma once
 
 #include "sim/model/calibration_profile.hpp"

@@ -64,14 +64,16 @@ PreparedScenario prepare_scenario(Scenario scenario, const ResourceLimits& limit
   p.scenario.calibration_path = calibration;
   p.profile = load_calibration(calibration);
   if (maybe_symmetric) {
-    p.ring_symmetry = scenario_symmetry(s, p.topology, p.profile);
-    if (p.ring_symmetry && p.ring_symmetry->exact()) {
-      check_symmetric_plan_resources(s, p.ring_symmetry->classes);
+    p.symmetry = scenario_symmetry(s, p.topology, p.profile);
+    if (p.symmetry && p.symmetry->exact()) {
+      check_symmetric_plan_resources(s, p.symmetry->classes);
     } else {
       check_plan_resources(s);
     }
   }
   resolve_mesh_tile(p);
+  // A mesh tile the tuner chose is known only now.
+  if (!p.symmetry) p.symmetry = scenario_symmetry(p.scenario, p.topology, p.profile);
   return p;
 }
 

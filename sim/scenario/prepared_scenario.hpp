@@ -23,10 +23,11 @@ struct PreparedScenario {
   Topology topology;
   CalibrationProfile profile;
   std::optional<JobLayout> job_layout;  // with scenario.job: where each group's ranks run
-  // The ring's shift symmetry (sim/scenario/symmetric_plan.hpp scenario_symmetry), found once
-  // here where the scenario allows it: the resource guard sizes a symmetric run by its
-  // classes, and `simulate` runs its quotient plan from the same value.
-  std::optional<RingSymmetry> ring_symmetry;
+  // The schedule's shift symmetry (sim/scenario/symmetric_plan.hpp scenario_symmetry), found
+  // once here where the scenario allows it: the resource guard sizes a symmetric run by its
+  // classes, and `simulate` runs its quotient plan from the same value (the search routes
+  // every rank's peers: 32K routes for a mesh on 16384 GPUs).
+  std::optional<RingSymmetry> symmetry;
 };
 
 // Throws InputError for anything wrong in the scenario or the files it names,

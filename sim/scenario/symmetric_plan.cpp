@@ -2,11 +2,16 @@
 
 #include <fmt/format.h>
 
+#include <numeric>
 #include <string>
+#include <utility>
 
 #include "sim/core/units.hpp"
 #include "sim/plan/output_correction.hpp"
 #include "sim/scenario/resource_guard.hpp"
+#include "sim/schedules/double_ring_schedule.hpp"
+#include "sim/schedules/mesh_placement.hpp"
+#include "sim/schedules/mesh_schedule.hpp"
 #include "sim/schedules/ring_schedule.hpp"
 
 namespace tilesim {
@@ -18,6 +23,62 @@ std::optional<ChunkOwnership> ring_ownership(const ScheduleSpec& spec) {
   if (spec.kind == "zigzag") return ChunkOwnership::zigzag;
   if (spec.kind == "striped") return ChunkOwnership::striped;
   return std::nullopt;
+}
+
+// The mesh tile the scenario runs, where it is known before tuning (given, or the fewest
+// bytes); nullopt for another schedule or a tile chosen by simulating the candidates.
+std::optional<MeshTile> known_mesh_tile(const Scenario& scenario) {
+  const ScheduleSpec& spec = scenario.schedule;
+  if (spec.kind != "mesh") return std::nullopt;
+  if (spec.tile_choice == MeshTileChoice::given) {
+    // A tile of another size is an error the generator names (make_mesh_plan).
+    if (spec.tile_a < 1 || spec.tile_b < 1 || spec.tile_a * spec.tile_b != spec.gpus) {
+      return std::nullopt;
+    }
+    return MeshTile{spec.tile_a, spec.tile_b};
+  }
+  if (spec.tile_choice == MeshTileChoice::min_bytes) {
+    return fewest_bytes_tile(scenario.attention, spec.gpus);
+  }
+  return std::nullopt;
+}
+
+// The mesh's peers: Q and R rings to q_next, KV ring to kv_next (mesh_tile.hpp); its programs
+// are equivariant under shifts by whole Q-groups (multiples of a), which move tr and keep tc.
+RankShiftSymmetry mesh_symmetry(const Scenario& scenario, MeshTile tile, const Topology& topology,
+                                const CalibrationProfile& profile) {
+  ShiftSearch search;
+  search.placement = mesh_placement(tile, scenario.schedule.placement);
+  search.peers.resize(static_cast<std::size_t>(tile.ranks()));
+  for (int r = 0; r < tile.ranks(); ++r) {
+    search.peers[static_cast<std::size_t>(r)] = {tile.q_next(r), tile.kv_next(r)};
+  }
+  search.shift_allowed = [a = tile.a](int k) { return k % a == 0; };
+  search.node_cores_shared = profile.compute_cores > 0;
+  return find_rank_shift_symmetry(topology, std::move(search));
+}
+
+// The double ring's inner ring size (schedule_kinds.cpp's default), 0 for another schedule.
+int double_ring_inner(const ScheduleSpec& spec) {
+  if (spec.kind != "double_ring") return 0;
+  return spec.inner_ring > 0 ? spec.inner_ring : std::gcd(spec.gpus, spec.gpus_per_node);
+}
+
+// The double ring's peers: inner and outer successors (double_ring_schedule.hpp); its
+// programs are equivariant under shifts by whole inner rings.
+RankShiftSymmetry double_ring_symmetry(int ranks, int inner, const Topology& topology,
+                                       const CalibrationProfile& profile) {
+  ShiftSearch search;
+  search.peers.resize(static_cast<std::size_t>(ranks));
+  const int nodes = ranks / inner;
+  for (int r = 0; r < ranks; ++r) {
+    const int node = r / inner, i = r % inner;
+    search.peers[static_cast<std::size_t>(r)] = {node * inner + (i + 1) % inner,
+                                                 ((node + 1) % nodes) * inner + i};
+  }
+  search.shift_allowed = [inner](int k) { return k % inner == 0; };
+  search.node_cores_shared = profile.compute_cores > 0;
+  return find_rank_shift_symmetry(topology, std::move(search));
 }
 
 // schedule.symmetry, checked by load_scenario to be auto or off.
@@ -32,14 +93,24 @@ bool switched_off(const Scenario& scenario) {
 
 bool symmetry_applies(const Scenario& scenario) {
   const AttentionShape& a = scenario.attention;
-  return ring_ownership(scenario.schedule).has_value() && !scenario.job && a.has_forward() &&
-         !a.has_backward() && a.mask.kind == AttentionMaskKind::full &&
-         scenario.schedule.gpus >= 4 && !switched_off(scenario);
+  const bool schedule_shifts = ring_ownership(scenario.schedule).has_value() ||
+                               known_mesh_tile(scenario).has_value() ||
+                               (double_ring_inner(scenario.schedule) > 0 &&
+                                scenario.schedule.gpus % double_ring_inner(scenario.schedule) == 0);
+  return schedule_shifts && !scenario.job && a.has_forward() && !a.has_backward() &&
+         a.mask.kind == AttentionMaskKind::full && scenario.schedule.gpus >= 4 &&
+         !switched_off(scenario);
 }
 
 std::optional<RingSymmetry> scenario_symmetry(const Scenario& scenario, const Topology& topology,
                                               const CalibrationProfile& profile) {
   if (!symmetry_applies(scenario)) return std::nullopt;
+  if (const std::optional<MeshTile> tile = known_mesh_tile(scenario)) {
+    return mesh_symmetry(scenario, *tile, topology, profile);
+  }
+  if (const int inner = double_ring_inner(scenario.schedule); inner > 0) {
+    return double_ring_symmetry(scenario.schedule.gpus, inner, topology, profile);
+  }
   return find_ring_symmetry(topology, {}, scenario.schedule.gpus, profile.compute_cores > 0);
 }
 
@@ -63,16 +134,26 @@ void check_symmetric_plan_resources(const Scenario& scenario, int classes) {
 
 Plan build_symmetric_plan(const Scenario& scenario, const RingSymmetry& symmetry) {
   const ScheduleSpec& spec = scenario.schedule;
-  Plan plan = make_pass_kv_ring_classes_plan(spec.kind, scenario.attention, spec.gpus,
-                                             *ring_ownership(spec), symmetry.classes);
+  Plan plan;
+  if (const std::optional<MeshTile> tile = known_mesh_tile(scenario)) {
+    ScheduleSpec given = spec;
+    given.tile_a = tile->a;
+    given.tile_b = tile->b;
+    given.tile_choice = MeshTileChoice::given;
+    plan = make_mesh_classes_plan(scenario.attention, given, symmetry.classes);
+  } else if (const int inner = double_ring_inner(spec); inner > 0) {
+    plan = make_double_ring_classes_plan(scenario.attention, spec.gpus, inner, symmetry.classes);
+  } else {
+    plan = make_pass_kv_ring_classes_plan(spec.kind, scenario.attention, spec.gpus,
+                                          *ring_ownership(spec), symmetry.classes);
+  }
   if (spec.correction != Correction::fused) separate_output_corrections(plan);
   if (spec.correction == Correction::eager) plan.merge_form = MergeForm::eager;
   return plan;
 }
 
 std::size_t full_ring_ops(const Plan& quotient, const RingSymmetry& symmetry) {
-  return quotient.op_count() / static_cast<std::size_t>(quotient.ranks) *
-         static_cast<std::size_t>(symmetry.full_ranks);
+  return quotient.op_count() * static_cast<std::size_t>(symmetry.full_ranks / quotient.ranks);
 }
 
 void describe_full_ring(nlohmann::ordered_json& json, const Plan& quotient,

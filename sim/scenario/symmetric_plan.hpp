@@ -1,13 +1,16 @@
-// Symmetric simulation of the ring family (schedule.symmetry: auto, the default; off, or
-// `simulate --no-symmetry`, simulates every rank).
+// Symmetric simulation of the ring family and the mesh (schedule.symmetry: auto, the default;
+// off, or `simulate --no-symmetry`, simulates every rank).
 //
 // Where it is exact, `simulate` runs a quotient plan: the programs of one rank per class of
-// a shift symmetry (sim/model/ring_symmetry.hpp), O(K x P) ops for K classes instead of
-// O(P^2), and expands the per-rank totals to all P ranks (symmetric_simulation.hpp). It
-// applies to schedule ring, zigzag or striped, forward only, the full mask (every rank's
-// step then costs the same, so the program of rank r + K is that of rank r shifted), one CP
-// group (no job), and a topology and placement on which some shift by K < P ranks maps the
-// ring's routes onto themselves. Elsewhere the full plan runs; the result JSON says which
+// a shift symmetry (sim/model/rank_shift_symmetry.hpp), O(K x P) ops for K classes of the
+// ring instead of O(P^2), and expands the per-rank totals to all P ranks
+// (symmetric_simulation.hpp). It applies to schedule ring, zigzag or striped (peer r + 1,
+// every shift), mesh with a tile given or chosen by fewest bytes (peers q_next and kv_next,
+// shifts by whole Q-groups) and double_ring (inner and outer successors, shifts by whole
+// inner rings), forward only, the full mask (every block then costs the
+// same, so the program of rank r + K is that of rank r shifted), one CP group (no job), and a
+// topology and placement on which some shift by K < P ranks maps the routes of every rank's
+// peers onto themselves. Elsewhere the full plan runs; the result JSON says which
 // (`symmetry: {classes, exact}`, present wherever symmetry applies and is on).
 #pragma once
 
@@ -26,7 +29,7 @@ namespace tilesim {
 // before the topology is known.
 bool symmetry_applies(const Scenario& scenario);
 
-// The shift symmetry of the scenario's ring on `topology`, or nullopt where symmetry does
+// The shift symmetry of the scenario's schedule on `topology`, or nullopt where symmetry does
 // not apply; exact() says whether a quotient plan can run.
 std::optional<RingSymmetry> scenario_symmetry(const Scenario& scenario, const Topology& topology,
                                               const CalibrationProfile& profile);
@@ -39,10 +42,11 @@ void check_symmetric_plan_resources(const Scenario& scenario, int classes);
 // The quotient plan of an exact symmetry, with the scenario's output correction.
 Plan build_symmetric_plan(const Scenario& scenario, const RingSymmetry& symmetry);
 
-// Ops of the full ring's plan, from its quotient: every rank's program has the same ops.
+// Ops of the full plan, from its quotient: rank r's program is that of r mod K, so the full
+// plan holds P / K copies of every quotient op.
 std::size_t full_ring_ops(const Plan& quotient, const RingSymmetry& symmetry);
 
-// result_to_json of a quotient describes the full ring: gpus = P, ops = the full plan's (every
+// result_to_json of a quotient describes the full plan: gpus = P, ops = the full plan's (every
 // rank's program has the same ops), and symmetry: {classes, exact: true}. plan_digest stays
 // the quotient's (the full plan is never built).
 void describe_full_ring(nlohmann::ordered_json& json, const Plan& quotient,

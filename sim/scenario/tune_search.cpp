@@ -44,7 +44,12 @@ CandidateResult bound_candidate(const PreparedScenario& p, const ScheduleCandida
       r.reason = "schedule.gpus: " + r.reason;
       return r;
     }
-    const std::optional<RingSymmetry> symmetry = candidate_symmetry(p, c);
+    // The bound reads a quotient's peers as ring offsets (makespan_bound.cpp), so only the
+    // ring family's quotient is bounded; mesh and double ring are bounded on the full plan.
+    const bool ring_family =
+        c.spec.kind == "ring" || c.spec.kind == "zigzag" || c.spec.kind == "striped";
+    const std::optional<RingSymmetry> symmetry =
+        ring_family ? candidate_symmetry(p, c) : std::nullopt;
     if (symmetry && symmetry->exact()) {
       Scenario s = p.scenario;
       s.schedule = c.spec;

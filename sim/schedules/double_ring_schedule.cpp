@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <stdexcept>
+
 #include "sim/plan/comm_groups.hpp"
 #include "sim/plan/program_builder.hpp"
 #include "sim/schedules/attention_objects.hpp"
@@ -61,34 +63,74 @@ void circulate_kv(ProgramBuilder& build, CommGroups& groups, const AttentionObje
   }
 }
 
-}  // namespace
-
-Plan make_double_ring_plan(const AttentionShape& shape, int ranks, int inner) {
+void check_inner(int ranks, int inner) {
   if (inner < 1 || ranks % inner != 0) {
     throw ScheduleError(
         "schedule.inner",
         fmt::format("inner ring of {} ranks does not divide {} GPUs", inner, ranks));
   }
+}
+
+Plan double_ring_layout(const AttentionShape& shape, int ranks) {
   Plan plan = make_chunked_plan("double_ring", shape, ranks,
                                 shape.causal ? ChunkOwnership::zigzag : ChunkOwnership::contiguous);
   plan.tile_a = 1;
   plan.tile_b = ranks;
+  return plan;
+}
+
+// The forward programs of ranks 0..emit_ranks-1 (peers are the full plan's ranks).
+void add_double_ring_forward(Plan& plan, ProgramBuilder& build, CommGroups& groups,
+                             const AttentionObjects& objs, int inner, int emit_ranks) {
+  auto at = [](const std::vector<int>& v, int i) { return v[static_cast<std::size_t>(i)]; };
+  const int nodes = plan.ranks / inner;
+  for (int p = 0; p < emit_ranks; ++p) {
+    const RingSeat seat(p, inner, nodes);
+    circulate_kv(build, groups, objs, seat, [&](int, int, int cur) {
+      if (plan.unmasked_pairs(p, cur) <= 0) return;
+      const int reads[] = {at(objs.q, p), at(objs.kv, cur)};
+      const int writes[] = {at(objs.o, p), at(objs.lse, p)};
+      build.compute(p, p, cur, Pass::fwd, reads, writes);
+    });
+  }
+}
+
+}  // namespace
+
+Plan make_double_ring_classes_plan(const AttentionShape& shape, int ranks, int inner, int classes) {
+  check_inner(ranks, inner);
+  if (classes < 1 || ranks % classes != 0 || classes % inner != 0 || shape.has_backward()) {
+    throw std::invalid_argument(fmt::format(
+        "a double-ring quotient plan takes a forward pass and classes a multiple of inner = {} "
+        "dividing {}",
+        inner, ranks));
+  }
+  Plan plan = double_ring_layout(shape, ranks);
+  const AttentionObjects objs = add_attention_objects(plan);
+  ProgramBuilder build(plan);
+  CommGroups groups(ranks);
+  add_double_ring_forward(plan, build, groups, objs, inner, classes);
+  plan.programs.resize(static_cast<std::size_t>(classes));
+  plan.ranks = classes;
+  // Peers fold onto the representatives: the full rank d is played by d mod classes.
+  for (RankProgram& program : plan.programs) {
+    for (int i = 0; i < static_cast<int>(program.size()); ++i) {
+      Op& op = program.mutable_op(i);
+      if (op.kind == OpKind::send || op.kind == OpKind::recv) op.peer %= classes;
+    }
+  }
+  return plan;
+}
+
+Plan make_double_ring_plan(const AttentionShape& shape, int ranks, int inner) {
+  check_inner(ranks, inner);
+  Plan plan = double_ring_layout(shape, ranks);
   const AttentionObjects objs = add_attention_objects(plan);
   auto at = [](const std::vector<int>& v, int i) { return v[static_cast<std::size_t>(i)]; };
   ProgramBuilder build(plan);
   CommGroups groups(ranks);
   const int nodes = ranks / inner;
-  if (shape.has_forward()) {
-    for (int p = 0; p < ranks; ++p) {
-      const RingSeat seat(p, inner, nodes);
-      circulate_kv(build, groups, objs, seat, [&](int, int, int cur) {
-        if (plan.unmasked_pairs(p, cur) <= 0) return;
-        const int reads[] = {at(objs.q, p), at(objs.kv, cur)};
-        const int writes[] = {at(objs.o, p), at(objs.lse, p)};
-        build.compute(p, p, cur, Pass::fwd, reads, writes);
-      });
-    }
-  }
+  if (shape.has_forward()) add_double_ring_forward(plan, build, groups, objs, inner, ranks);
   if (!shape.has_backward()) return plan;
   for (int p = 0; p < ranks; ++p) {
     const RingSeat seat(p, inner, nodes);

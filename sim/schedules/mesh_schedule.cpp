@@ -625,9 +625,9 @@ class BackwardBuilder {
   std::vector<std::uint8_t> q_in_, kv_in_, emitted_, q_freed_, kv_freed_;
 };
 
-}  // namespace
-
-Plan make_mesh_plan(const AttentionShape& shape, const MeshOptions& options) {
+// The plan of ranks 0..emit_ranks-1 of the tile (all of them: the mesh plan; fewer: the
+// forward's quotient plan, whose peers are still the full tile's ranks).
+Plan build_mesh_plan(const AttentionShape& shape, const MeshOptions& options, int emit_ranks) {
   const MeshTile tile = options.tile;
   if (tile.a < 1 || tile.b < 1) {
     throw ScheduleError("schedule.tile", "expected a mesh tile [a, b] with a, b >= 1");
@@ -665,7 +665,7 @@ Plan make_mesh_plan(const AttentionShape& shape, const MeshOptions& options) {
   FusingScratch scratch;
   if (shape.has_forward()) {
     std::vector<int> partial_o(at(ranks * tile.a), -1), partial_lse(at(ranks * tile.a), -1);
-    for (int g = 0; g < ranks; ++g) {
+    for (int g = 0; g < emit_ranks; ++g) {
       for (int u = 0; u < tile.a; ++u) {
         if (u == tile.q_pos(g)) continue;
         const int chunk = tile.q_chunk(g, u);
@@ -677,11 +677,12 @@ Plan make_mesh_plan(const AttentionShape& shape, const MeshOptions& options) {
                              fmt::format("LSE[{}]@{}", chunk, g)});
       }
     }
-    for (int g = 0; g < ranks; ++g) {
+    for (int g = 0; g < emit_ranks; ++g) {
       RankBuilder(plan, scratch, objs, partial_o, partial_lse, opt, relays, g).run();
     }
   }
   if (shape.has_backward()) {
+    if (emit_ranks != ranks) throw std::logic_error("a mesh quotient plan is forward only");
     MeshPartials partials;
     partials.dq.assign(at(ranks * tile.a), -1);
     partials.dkv.assign(at(ranks * tile.b), -1);
@@ -707,6 +708,32 @@ Plan make_mesh_plan(const AttentionShape& shape, const MeshOptions& options) {
     for (int g = 0; g < ranks; ++g) {
       BackwardBuilder(plan, scratch, all, partials, relays, tile, g, first_group, opt.fuse_blocks)
           .run();
+    }
+  }
+  return plan;
+}
+
+}  // namespace
+
+Plan make_mesh_plan(const AttentionShape& shape, const MeshOptions& options) {
+  return build_mesh_plan(shape, options, options.tile.ranks());
+}
+
+Plan make_mesh_classes_plan(const AttentionShape& shape, const MeshOptions& options, int classes) {
+  const MeshTile tile = options.tile;
+  if (classes < 1 || tile.ranks() % classes != 0 || classes % tile.a != 0 || shape.has_backward()) {
+    throw std::invalid_argument(fmt::format(
+        "a mesh quotient plan takes a forward pass and classes a multiple of a = {} dividing {}",
+        tile.a, tile.ranks()));
+  }
+  Plan plan = build_mesh_plan(shape, options, classes);
+  plan.programs.resize(at(classes));
+  plan.ranks = classes;
+  // Peers fold onto the representatives: the full rank d is played by d mod classes.
+  for (RankProgram& program : plan.programs) {
+    for (int i = 0; i < static_cast<int>(program.size()); ++i) {
+      Op& op = program.mutable_op(i);
+      if (op.kind == OpKind::send || op.kind == OpKind::recv) op.peer %= classes;
     }
   }
   return plan;
@@ -756,6 +783,14 @@ Plan make_mesh_plan(const AttentionShape& shape, const ScheduleSpec& spec) {
   Plan plan = make_mesh_plan(shape, opt);
   plan.placement = mesh_placement(tile, spec.placement);
   return plan;
+}
+
+Plan make_mesh_classes_plan(const AttentionShape& shape, const ScheduleSpec& spec, int classes) {
+  const MeshTile tile{spec.tile_a, spec.tile_b};
+  MeshOptions opt;
+  opt.tile = tile;
+  opt.windows = mesh_windows_for_budget(shape, tile, spec.memory_budget_bytes);
+  return make_mesh_classes_plan(shape, opt, classes);
 }
 
 }  // namespace tilesim

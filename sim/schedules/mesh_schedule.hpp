@@ -91,6 +91,14 @@ struct MeshOptions {
 // options.order is not allowed.
 Plan make_mesh_plan(const AttentionShape& shape, const MeshOptions& options);
 
+// The forward programs of ranks 0..classes-1 only, a quotient plan for symmetric simulation
+// (sim/model/symmetric_simulation.hpp): classes a multiple of a dividing a*b (a shift by whole
+// Q-groups maps every rank's program onto the shifted rank's), plan.ranks = classes, each
+// send and recv naming its full peer mod classes, the chunks of all a*b ranks (those homed
+// beyond `classes` never live) and the partials of the representatives. The programs are the
+// full plan's; std::invalid_argument for a backward pass or classes not allowed.
+Plan make_mesh_classes_plan(const AttentionShape& shape, const MeshOptions& options, int classes);
+
 // The closed forms above, c = S/(a*b): forward (a-1)*q + (b-1)*kv + (a-1)*(o + lse),
 // backward (a-1)*(2q + 2o + lse) + (b-1)*(kv + dkv); mesh_bytes_in_per_rank sums the
 // passes of shape.pass.
@@ -104,5 +112,7 @@ MeshTile fewest_bytes_tile(const AttentionShape& shape, int ranks);
 // The dispatcher's entry: tile from the spec (auto = the tile with the fewest
 // received bytes), windows from the memory budget, placement from the spec.
 Plan make_mesh_plan(const AttentionShape& shape, const ScheduleSpec& spec);
+// Its quotient (make_mesh_classes_plan) for a given tile; the placement is the symmetry's.
+Plan make_mesh_classes_plan(const AttentionShape& shape, const ScheduleSpec& spec, int classes);
 
 }  // namespace tilesim

@@ -47,8 +47,8 @@ SimulationRun run_simulation(const ScenarioSource& source, const SimulateRequest
   // by the classes.
   const bool every_rank = request.trace || request.records || request.per_op || request.full_check;
   if (!every_rank) {
-    run.symmetry = p.ring_symmetry;
-  } else if (p.ring_symmetry && p.ring_symmetry->exact()) {
+    run.symmetry = p.symmetry;
+  } else if (p.symmetry && p.symmetry->exact()) {
     check_plan_resources(p.scenario);
   }
   if (run.symmetric()) {

@@ -1,0 +1,65 @@
+// Shift symmetry of a plan's transfer pattern on a topology, for symmetric simulation.
+//
+// The schedule gives, for every rank s of P, its peers D_s = (d_0, d_1, ...) (the ranks it
+// sends to, in a fixed order) and the shifts K under which its programs are equivariant
+// (rank r + K runs rank r's program with every rank and chunk index moved by K; for the
+// ring every K, for a mesh a x b tile the multiples of a: a shift by whole Q-groups).
+// R(s, i) = route(g(s), g(d_i)), g = placement. A shift by K (K | P, 2 <= K < P) is a
+// symmetry when
+//   - the peers are equivariant: d_i(s + K) = d_i(s) + K (mod P), and no peer of a
+//     representative is itself in the quotient (d_i(s) mod K != s);
+//   - sigma: link R(s, i)[j] -> link R(s + K, i)[j] (every s, i, position j) is a well-defined
+//     bijection of the used links that keeps each link's bandwidth, latency and class;
+//   - the GPUs of different ranks are different, and a GPU a route relays through (NVLink to
+//     a GPU whose NIC is on the destination's rail) or ends at maps to the shifted rank's GPU;
+//   - where a node's ranks share compute cores, the ranks of every node of ranks 0..K-1 are
+//     all below K (so they see the same computes).
+// Then the whole simulation is invariant under sigma: by uniqueness of the max-min allocation
+// and induction over the event sequence, the n = P / K copies sigma^i(F) of a flow F have
+// equal rates and completion times. So ranks 0..K-1 (one per class) are simulated alone, each
+// flow F carrying, on the orbit representative c of each link orbit, the multiplicity
+//   m(c, F) = (n / |orbit(c)|) x |R_F intersect orbit(c)|
+// (the copies of F crossing c in the full problem; the cyclic group acts freely on ranks, so
+// |orbit(c)| divides n); GPU traffic is counted on the representative GPU g(r mod K), once per
+// GPU of the route that lies in that GPU's orbit. A representative s sends to rank d_i(s) mod K
+// of the quotient, and its flow goes to the GPU of d_i(s) (full_destination). The smallest K
+// is taken; none gives classes = P.
+#pragma once
+
+#include <functional>
+#include <utility>
+#include <vector>
+
+#include "sim/topology/topology.hpp"
+
+namespace tilesim {
+
+struct RankShiftSymmetry {
+  int full_ranks = 0;               // P
+  int classes = 0;                  // K; == P when no shift is a symmetry
+  std::vector<int> full_placement;  // rank -> GPU, P entries
+  std::vector<int> link_canonical;  // per topology link: its orbit's representative, -1 unused
+  std::vector<int> link_orbit_size;
+  std::vector<int> gpu_canonical;  // per GPU: the representative rank's GPU, -1 unused
+  // Per representative s < K: (quotient rank d mod K, full rank d) for each peer d of s.
+  std::vector<std::vector<std::pair<int, int>>> full_peers;
+  bool exact() const { return classes < full_ranks; }
+  int copies() const { return full_ranks / classes; }
+  // The full plan's rank that representative `send_rank` reaches when its quotient transfer
+  // goes to `recv_rank` (std::logic_error when that is not one of its peers).
+  int full_destination(int send_rank, int recv_rank) const;
+};
+
+// The peers of every rank (peers[s], same order for every s; an entry equal to s is ignored).
+using RankPeers = std::vector<std::vector<int>>;
+
+struct ShiftSearch {
+  std::vector<int> placement;              // rank -> GPU for all P ranks (empty = identity)
+  RankPeers peers;                         // P entries
+  std::function<bool(int)> shift_allowed;  // K the programs are equivariant under (null: all)
+  bool node_cores_shared = false;          // the profile's compute_cores > 0
+};
+
+RankShiftSymmetry find_rank_shift_symmetry(const Topology& topology, ShiftSearch search);
+
+}  // namespace tilesim

@@ -1,0 +1,124 @@
+// Symmetric simulation of Mesh-Attention (sim/scenario/symmetric_plan.hpp,
+// sim/model/rank_shift_symmetry.hpp): one rank per class of a shift by whole Q-groups, flows
+// with their class's multiplicities, gives the same result JSON as simulating every rank,
+// byte for byte, for every tile of 8 to 256 GPUs of the shipped H100 cluster (forward, full
+// mask). The reference is the full simulation of the full mesh plan, an independent path (the
+// full generator, every rank's flows over their own links). plan_digest and symmetry differ by
+// design and are left out (tests/test_symmetric_simulation.cpp says why).
+//
+// The classes expected, worked out from the topology by hand: rank r -> r + K maps the mesh's
+// programs onto themselves when K is a multiple of a (Q-groups onto Q-groups, mesh_tile.hpp)
+// and the KV peer r + a does not fold onto r itself (K >= 2a). On one node (NVSwitch star)
+// every such K maps routes onto routes; across nodes of one leaf group (up to 32 nodes = 256
+// GPUs, one leaf per rail) the inter-node route relays over NVLink to the GPU on the
+// destination's rail, so K must also move whole nodes (a multiple of 8). The smallest such K
+// that divides P and is below P is the class count; none means classes = P (no symmetry).
+#include <catch2/catch.hpp>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "sim/model/result_json.hpp"
+#include "sim/model/simulator.hpp"
+#include "sim/model/symmetric_simulation.hpp"
+#include "sim/scenario/prepared_scenario.hpp"
+#include "sim/scenario/symmetric_plan.hpp"
+#include "sim/schedules/mesh_tile.hpp"
+
+using namespace tilesim;
+
+namespace {
+
+const std::string kScenario = std::string(TILESIM_SOURCE_DIR) + "/scenarios/mesh-1m-256.yaml";
+
+std::string without_plan_identity(nlohmann::ordered_json j) {
+  j.erase("plan_digest");
+  j.erase("symmetry");
+  return j.dump(2);
+}
+
+// The rule of the header, for node-major placement on the H100 cluster up to 256 GPUs.
+int expected_classes(int gpus, MeshTile tile) {
+  const int step = gpus > 8 ? std::lcm(tile.a, 8) : tile.a;
+  for (int k = step; k < gpus; k += step) {
+    if (gpus % k == 0 && k >= 2 * tile.a) return k;
+  }
+  return gpus;
+}
+
+std::vector<std::string> mesh_sets(int gpus, MeshTile tile, const std::string& placement) {
+  return {"schedule.gpus=" + std::to_string(gpus),
+          "attention.seq_len=" + std::to_string(1024 * gpus),
+          "schedule.tile=[" + std::to_string(tile.a) + "," + std::to_string(tile.b) + "]",
+          "schedule.placement=" + placement};
+}
+
+}  // namespace
+
+TEST_CASE("the rule for mesh classes on the H100 cluster, by hand") {
+  CHECK(expected_classes(8, {1, 8}) == 2);  // the ring's shift by 2 on one node
+  CHECK(expected_classes(8, {2, 4}) == 4);  // K = 2 = a would fold the KV peer onto itself
+  CHECK(expected_classes(8, {4, 2}) == 8);  // K = 4 = a folds; no symmetry
+  CHECK(expected_classes(256, {16, 16}) == 32);
+  CHECK(expected_classes(256, {2, 128}) == 8);
+  CHECK(expected_classes(256, {256, 1}) == 256);
+}
+
+TEST_CASE("symmetric mesh simulation equals the full simulation byte for byte") {
+  int exact_runs = 0;
+  for (int gpus : {8, 16, 32, 64, 128, 256}) {
+    for (const MeshTile tile : mesh_tiles(gpus)) {
+      for (const std::string placement : {"node-major", "kv-group-major"}) {
+        INFO("mesh " << tile.a << "x" << tile.b << " on " << gpus << " GPUs, " << placement);
+        const PreparedScenario p = prepare_scenario(kScenario, mesh_sets(gpus, tile, placement));
+        const std::optional<RingSymmetry> symmetry =
+            scenario_symmetry(p.scenario, p.topology, p.profile);
+        REQUIRE(symmetry.has_value());
+        if (placement == "node-major") CHECK(symmetry->classes == expected_classes(gpus, tile));
+        CHECK(gpus % symmetry->classes == 0);
+        if (!symmetry->exact()) continue;
+        ++exact_runs;
+        const Plan quotient = build_symmetric_plan(p.scenario, *symmetry);
+        CHECK(quotient.ranks == symmetry->classes);
+        const SimulationResult sym = simulate_classes(quotient, *symmetry, p.topology, p.profile);
+
+        const Plan full_plan = build_valid_plan(p.scenario);
+        const SimulationResult full = simulate(full_plan, p.topology, p.profile);
+        REQUIRE(sym.ranks.size() == full.ranks.size());
+        CHECK(sym.makespan_ps == full.makespan_ps);
+        CHECK(sym.events == full.events);
+        CHECK(quotient.op_count() * static_cast<std::size_t>(gpus / quotient.ranks) ==
+              full_plan.op_count());
+        const ResultContext context{p.scenario.name, p.scenario.topology_path,
+                                    p.scenario.calibration_path, false};
+        nlohmann::ordered_json sym_json = result_to_json(quotient, sym, context);
+        describe_full_ring(sym_json, quotient, *symmetry);
+        CHECK(sym_json["symmetry"]["classes"] == symmetry->classes);
+        CHECK(without_plan_identity(sym_json) ==
+              without_plan_identity(result_to_json(full_plan, full, context)));
+      }
+    }
+  }
+  // Not a vacuous loop: every size has exact tiles (a = 1, 2, ... with 2a <= P / 2).
+  CHECK(exact_runs >= 20);
+}
+
+TEST_CASE("a mesh the shift does not map onto itself simulates every rank") {
+  // 4x2 on one node: K must be a multiple of a = 4 below 8, and K = 4 folds the KV peer onto
+  // the representative itself.
+  const PreparedScenario p = prepare_scenario(kScenario, mesh_sets(8, {4, 2}, "node-major"));
+  const auto sym = scenario_symmetry(p.scenario, p.topology, p.profile);
+  REQUIRE(sym.has_value());
+  CHECK(sym->classes == 8);
+  CHECK_FALSE(sym->exact());
+  // Causal and backward meshes are not offered a symmetry.
+  const PreparedScenario causal =
+      prepare_scenario(kScenario, {"schedule.gpus=16", "attention.seq_len=16384",
+                                   "schedule.tile=[2,8]", "attention.causal=true"});
+  CHECK_FALSE(scenario_symmetry(causal.scenario, causal.topology, causal.profile).has_value());
+  const PreparedScenario backward =
+      prepare_scenario(kScenario, {"schedule.gpus=16", "attention.seq_len=16384",
+                                   "schedule.tile=[2,8]", "attention.pass=backward"});
+  CHECK_FALSE(
+      scenario_symmetry(backward.scenario, backward.topology, backward.profile).has_value());
+}
