@@ -112,8 +112,8 @@ TEST_CASE("a symmetric run names its quotient plan and counts the full plan's op
   const SimulationRun sym = run_simulation(source);
   REQUIRE(sym.symmetric());
   // The verb runs the symmetry prepare_scenario found (not a second search).
-  REQUIRE(sym.prepared.ring_symmetry.has_value());
-  CHECK(sym.symmetry->classes == sym.prepared.ring_symmetry->classes);
+  REQUIRE(sym.prepared.symmetry.has_value());
+  CHECK(sym.symmetry->classes == sym.prepared.symmetry->classes);
   CHECK(sym.quotient_plan().ranks == 8);
   CHECK(sym.simulated_group_plan.ranks == 8);
   CHECK_THROWS_AS(sym.full_plan(), std::logic_error);
@@ -131,7 +131,7 @@ TEST_CASE("a symmetric run names its quotient plan and counts the full plan's op
   // Op records need every rank: the run is not symmetric although the symmetry is exact.
   const SimulationRun per_op = run_simulation(source, SimulateRequest{.per_op = true});
   CHECK_FALSE(per_op.symmetry.has_value());
-  REQUIRE(per_op.prepared.ring_symmetry.has_value());
-  CHECK(per_op.prepared.ring_symmetry->exact());
+  REQUIRE(per_op.prepared.symmetry.has_value());
+  CHECK(per_op.prepared.symmetry->exact());
   CHECK(per_op.full_plan().ranks == 64);
 }
