@@ -310,6 +310,8 @@ TEST_CASE("masks: work balance of a packed 1M-token batch on 64 ranks (shipped d
   CHECK(work <= 1.05);
   CHECK(work < zigzag);
   // The validator's FLOPs agree with the assignment's own work sums.
+  // Both sum the same integer pair counts in double, in different orders: 1e-9 relative is
+  // far above that rounding and far below any difference of one block.
   CHECK(work == Approx(balanced_assignment(s, 64).max_over_mean).epsilon(1e-9));
 }
 

@@ -11,23 +11,6 @@
 namespace tilesim {
 namespace {
 
-// Ranking of link classes for "the slowest class on a route" (alpha).
-int class_rank(LinkClass cls) {
-  switch (cls) {
-    case LinkClass::nvlink:
-      return 0;
-    case LinkClass::pcie:
-      return 1;
-    case LinkClass::upi:
-      return 2;
-    case LinkClass::ethernet:
-      return 3;
-    case LinkClass::ib:
-      return 4;
-  }
-  return 0;
-}
-
 std::vector<double> link_capacities(const Topology& topology, const CalibrationProfile& profile) {
   std::vector<double> caps(static_cast<std::size_t>(topology.link_count()));
   for (int l = 0; l < topology.link_count(); ++l) {
@@ -45,6 +28,30 @@ std::vector<double> link_capacities(const Topology& topology, const CalibrationP
 }
 
 }  // namespace
+
+LinkClass alpha_class(const Topology& topology, const Route& route) {
+  // Ranking of link classes for "the slowest class on a route".
+  auto rank = [](LinkClass cls) {
+    switch (cls) {
+      case LinkClass::nvlink:
+        return 0;
+      case LinkClass::pcie:
+        return 1;
+      case LinkClass::upi:
+        return 2;
+      case LinkClass::ethernet:
+        return 3;
+      case LinkClass::ib:
+        return 4;
+    }
+    return 0;
+  };
+  LinkClass slowest = LinkClass::nvlink;
+  for (LinkId l : route.links) {
+    if (rank(topology.link(l).cls) > rank(slowest)) slowest = topology.link(l).cls;
+  }
+  return slowest;
+}
 
 FlowTransferModel::FlowTransferModel(const Topology& topology, const CalibrationProfile& profile,
                                      TransferCalendar& calendar, bool record_link_loads)
@@ -75,10 +82,7 @@ TransferId FlowTransferModel::post(const TransferRequest& request, Picoseconds n
   const Route& route = router_.route(request.src_gpu, request.dst_gpu);
   in_flight_.emplace(id, InFlight{&route, request.src_gpu, request.dst_gpu, request.bytes,
                                   Phase::software_latency, 0.0});
-  LinkClass slowest = LinkClass::nvlink;
-  for (LinkId l : route.links) {
-    if (class_rank(topology_.link(l).cls) > class_rank(slowest)) slowest = topology_.link(l).cls;
-  }
+  const LinkClass slowest = alpha_class(topology_, route);
   calendar_.wake_at(later_ps(now, s_to_ps(profile_.link(slowest).alpha_s)), id);
   return id;
 }

@@ -35,6 +35,10 @@
 
 namespace tilesim {
 
+// The link class whose alpha a transfer on `route` pays: the slowest class on it (nvlink <
+// pcie < upi < ethernet < ib); nvlink for an empty route.
+LinkClass alpha_class(const Topology& topology, const Route& route);
+
 class FlowTransferModel final : public TransferModel {
  public:
   // Throws InputError (the profile's file, key links.<class>) when the topology has a link

@@ -7,6 +7,7 @@
 #include "sim/core/input_error.hpp"
 #include "sim/core/units.hpp"
 #include "sim/model/compute_model.hpp"
+#include "sim/model/flow_transfer_model.hpp"
 
 namespace tilesim {
 namespace {
@@ -16,23 +17,6 @@ namespace {
 constexpr double kRoundingPs = 2.0;
 
 double lowered(double ps) { return std::max(0.0, ps - kRoundingPs); }
-
-// The order flow_transfer_model.cpp takes "the slowest class on a route" in (its alpha).
-int class_rank(LinkClass cls) {
-  switch (cls) {
-    case LinkClass::nvlink:
-      return 0;
-    case LinkClass::pcie:
-      return 1;
-    case LinkClass::upi:
-      return 2;
-    case LinkClass::ethernet:
-      return 3;
-    case LinkClass::ib:
-      return 4;
-  }
-  return 0;
-}
 
 int object_of(const RankProgram& program, int index, OpKind kind) {
   return kind == OpKind::send ? program.reads(index)[0] : program.writes(index)[0];
@@ -86,11 +70,10 @@ const MakespanBound::PairCost& MakespanBound::pair_cost(int src_gpu, int dst_gpu
   const auto found = pairs_.find(key);
   if (found != pairs_.end()) return found->second;
   const Route& route = router_.route(src_gpu, dst_gpu);
-  LinkClass slowest = LinkClass::nvlink;
+  const LinkClass slowest = alpha_class(topology_, route);
   double rate = 0.0;
   for (LinkId l : route.links) {
     const Link& link = topology_.link(l);
-    if (class_rank(link.cls) > class_rank(slowest)) slowest = link.cls;
     const LinkCost& cost = profile_.link(link.cls);
     double r = link.bandwidth_bytes_per_s * cost.efficiency;
     if (cost.flow_cap_bytes_per_s > 0) r = std::min(r, cost.flow_cap_bytes_per_s);

@@ -89,15 +89,17 @@ std::optional<RingSymmetry> candidate_symmetry(const PreparedScenario& p,
   return scenario_symmetry(s, p.topology, p.profile);
 }
 
+std::string candidate_refusal(const PreparedScenario& p, const ScheduleCandidate& c) {
+  const std::string violation = resource_violation(p.scenario.attention, c.spec, p.scenario.limits);
+  return violation.empty() ? violation : "schedule.gpus: " + violation;
+}
+
 CandidateResult evaluate_candidate(const PreparedScenario& p, const ScheduleCandidate& c) {
   CandidateResult r;
   r.candidate = c;
   try {
-    r.reason = resource_violation(p.scenario.attention, c.spec, p.scenario.limits);
-    if (!r.reason.empty()) {
-      r.reason = "schedule.gpus: " + r.reason;
-      return r;
-    }
+    r.reason = candidate_refusal(p, c);
+    if (!r.reason.empty()) return r;
     const std::optional<RingSymmetry> symmetry = candidate_symmetry(p, c);
     if (symmetry && symmetry->exact()) {  // one rank per class, exact to the picosecond
       Scenario s = p.scenario;

@@ -55,6 +55,9 @@ std::vector<ScheduleCandidate> tune_candidates(const ScheduleSpec& base, bool me
 std::optional<RingSymmetry> candidate_symmetry(const PreparedScenario& p,
                                                const ScheduleCandidate& c);
 
+// Why the scenario's resource limits refuse the candidate ("schedule.gpus: ..."), or empty.
+std::string candidate_refusal(const PreparedScenario& p, const ScheduleCandidate& c);
+
 // Builds, simulates and summarises one candidate; a ScheduleError becomes
 // ok = false with the reason.
 CandidateResult evaluate_candidate(const PreparedScenario& p, const ScheduleCandidate& c);

@@ -39,11 +39,8 @@ CandidateResult bound_candidate(const PreparedScenario& p, const ScheduleCandida
   CandidateResult r;
   r.candidate = c;
   try {
-    r.reason = resource_violation(p.scenario.attention, c.spec, p.scenario.limits);
-    if (!r.reason.empty()) {
-      r.reason = "schedule.gpus: " + r.reason;
-      return r;
-    }
+    r.reason = candidate_refusal(p, c);
+    if (!r.reason.empty()) return r;
     // The bound reads a quotient's peers as ring offsets (makespan_bound.cpp), so only the
     // ring family's quotient is bounded; mesh and double ring are bounded on the full plan.
     const bool ring_family =

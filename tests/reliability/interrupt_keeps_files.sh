@@ -31,8 +31,9 @@ expect_interrupted "$rc" "$work/simulate.log"
 
 # 2. regress --update: a fast case (sorted first, simulated and ready to rewrite) and a slow
 #    one; the interrupt in the slow one must leave both as they were.
-#    Their tolerance and expected figures are placeholders, not checks of the model: the test
-#    asserts only that both files are byte-identical after the interrupt.
+#    Their tolerance and expected figures are arbitrary inputs for --update to rewrite, not
+#    checks of the model: the test asserts only that both files are byte-identical after the
+#    interrupt.
 mkdir "$work/cases"
 cat > "$work/cases/a-fast.yaml" <<CASE
 scenario: $src/scenarios/ring-256k.yaml
