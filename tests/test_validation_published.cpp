@@ -5,8 +5,11 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <set>
 
+#include "sim/core/input_error.hpp"
 #include "sim/validation/published_report.hpp"
 #include "sim/validation/published_sources.hpp"
 
@@ -86,6 +89,65 @@ TEST_CASE("published report: order groups compare the fastest-first rankings") {
   CHECK(t.orders[0].predicted_order == std::vector<std::string>{"y", "z", "x"});
 }
 
+TEST_CASE("published report: an excluded source is listed but left out of figures and orders") {
+  // Held-out a1 +10% and b1 -20%; e1 (+100%) and e2 (+50%) share source held-src-e, both
+  // excluded. Group g: a1 (30 -> 33), e1 (20 -> 40), e2 (10 -> 15): with e1 and e2 in it the
+  // order would be e1 > a1 > e2 against a1 > e1 > e2; without them g has one case, so the
+  // order check runs on group h (a1 reported 30, b1 10; predicted 33, 8: reproduced).
+  std::vector<PublishedCase> cases = {make_case("a1", CaseRole::held_out, 30, 33, "h"),
+                                      make_case("b1", CaseRole::held_out, 10, 8, "h"),
+                                      make_case("e1", CaseRole::held_out, 20, 40, "g"),
+                                      make_case("e2", CaseRole::held_out, 10, 15, "g")};
+  cases[2].excluded = "the source's machine is not the one it states";
+  cases[3].excluded = "the source's machine is not the one it states";
+  const PublishedReport r = assess_published(cases, {}, {}, {});
+  for (const std::string& f : r.failures) INFO(f);
+  CHECK(r.passed());  // e1 and e2 are outside 25% but excluded
+  CHECK(r.held_out.count == 2);
+  CHECK(r.held_out.median_abs == Approx(0.10));  // nearest rank: the lower of 10%, 20%
+  CHECK(r.held_out.max_abs == Approx(0.20));
+  CHECK(r.held_out_sources == 2);
+  CHECK(r.excluded == 2);
+  CHECK(r.excluded_sources == 1);
+  REQUIRE(r.orders.size() == 1);
+  CHECK(r.orders[0].group == "h");
+  CHECK(r.orders[0].reproduced());
+  const nlohmann::ordered_json j = published_to_json(r);
+  CHECK(j["cases"][2]["excluded"] == "the source's machine is not the one it states");
+  CHECK(j["cases"][0]["excluded"] == "");
+  CHECK(j["excluded"]["count"] == 2);
+  // An exclusion covers its whole source: excluding e1 alone fails on e2.
+  std::vector<PublishedCase> partial = cases;
+  partial[3].excluded.clear();
+  CHECK(has_failure(assess_published(partial, {}, {}, {}),
+                    "e2: source held-src-e has excluded cases; an exclusion covers every case of "
+                    "its source"));
+  // A known miss may not name an excluded case.
+  CHECK(has_failure(assess_published(cases, {{"e1", "cause"}}, {}, {}),
+                    "e1: excluded; remove it from known-misses.yaml"));
+}
+
+TEST_CASE("published case: `excluded` needs a reason and a held-out role") {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / "tilesim_test_published_excluded";
+  std::filesystem::create_directories(dir);
+  const auto write_case = [&](const std::string& role, const std::string& excluded) {
+    const std::string file = (dir / "c.yaml").string();
+    std::ofstream(file) << "source: {id: s, cite: \"x\"}\nrole: " << role
+                        << "\nscenario: ../s.yaml\nmetric: iterations_per_s\nreported: 1\n"
+                           "tolerance: 0.25\nexcluded: \""
+                        << excluded << "\"\n";
+    return file;
+  };
+  CHECK(load_published_case(write_case("held-out", "the machine is not the stated one")).excluded ==
+        "the machine is not the stated one");
+  CHECK_THROWS_WITH(load_published_case(write_case("held-out", "")),
+                    Catch::Contains("excluded") && Catch::Contains("reason"));
+  CHECK_THROWS_WITH(load_published_case(write_case("fit", "why")),
+                    Catch::Contains("excluded") && Catch::Contains("fit case"));
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("source separation: a held-out case may not cite a fitted source") {
   SourceRegistry reg;
   reg.file = "sources.yaml";
@@ -137,6 +199,8 @@ TEST_CASE("shipped validation: held-out cases from several sources, none fitted"
     INFO(c.name);
     if (c.role == CaseRole::fit) {
       CHECK(c.within_tolerance());  // a fit case reproduces the value it set
+    } else if (c.is_excluded()) {
+      CHECK(c.excluded.size() >= 40);  // a reason, not a label
     } else {
       CHECK(c.gpus >= 8);  // whole distributed attention, not one kernel
       schedules.insert(c.schedule);

@@ -49,8 +49,8 @@ PublishedCase read_case(const std::string& file) {
 
 PublishedCase load_published_case(const std::string& file) {
   const YamlMap root(load_yaml_file(file), file, "");
-  root.allow_only(
-      {"source", "role", "scenario", "set", "metric", "reported", "tolerance", "order_group"});
+  root.allow_only({"source", "role", "scenario", "set", "metric", "reported", "tolerance",
+                   "order_group", "excluded"});
   PublishedCase c;
   c.file = file;
   c.name = std::filesystem::path(file).stem().string();
@@ -71,6 +71,11 @@ PublishedCase load_published_case(const std::string& file) {
     root.fail("tolerance", "expected a relative tolerance in (0, 10), e.g. 0.25");
   }
   if (root.has("order_group")) c.order_group = root.string("order_group");
+  if (root.has("excluded")) {
+    c.excluded = root.string("excluded");
+    if (c.excluded.empty()) root.fail("excluded", "expected the reason the case is left out");
+    if (c.role == CaseRole::fit) root.fail("excluded", "expected no exclusion on a fit case");
+  }
   if (root.has("set")) {
     if (!root.node("set").IsSequence()) root.fail("set", "expected a list of key.path=value");
     for (const YAML::Node& n : root.node("set")) {

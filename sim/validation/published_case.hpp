@@ -10,6 +10,8 @@
 //   reported: 38.2                        # the published figure, in the metric's unit
 //   tolerance: 0.25                       # |rel_error| allowed
 //   order_group: rfa-a100-fwd             # optional: cases of one setup, checked for order
+//   excluded: "why"                       # optional, held-out only: predicted and listed, but
+//                                         # left out of the held-out figures and order checks
 // The case's name is its file's stem. Metrics: single_gpu_tflops = the attention's FLOPs / the
 // simulator's one-GPU time (TFLOP/s; FLOPs by the FlashAttention convention, causal halved);
 // p2p_bandwidth_gb_s = the bytes of the largest transfer / its simulated time from posting to
@@ -41,6 +43,10 @@ struct PublishedCase {
   std::string scenario;               // path of the scenario, resolved against the file
   std::vector<std::string> sets;      // its --set overrides
   std::vector<std::string> warnings;  // the simulation's table-range warnings
+  // Non-empty: why the source's setup is one the model cannot be set up for (e.g. a machine
+  // other than the one it states); the case is still predicted and reported.
+  std::string excluded;
+  bool is_excluded() const { return !excluded.empty(); }
   double rel_error() const { return reported != 0.0 ? (predicted - reported) / reported : 0.0; }
   bool within_tolerance() const;
   // Faster is better: for makespan_s a smaller figure, for the rate metrics a larger one.

@@ -12,6 +12,12 @@
 // follows the model. The run fails on any other case out of tolerance, group out of order, or
 // source problem (published_sources.hpp). Held-out and fit cases are summarised separately
 // (median and worst |rel_error|).
+//
+// Excluded cases (`excluded: "why"` in the case) are predicted and listed but take no part in
+// the held-out summary, the tolerance checks or the order groups (a group is checked over its
+// other cases). An exclusion is a property of a source's setup, so it must cover every case of
+// that source: a source with excluded and included cases fails, as does a known miss that
+// names an excluded case.
 #pragma once
 
 #include <map>
@@ -39,8 +45,10 @@ struct PublishedReport {
   std::map<std::string, std::string> known_order_misses;  // group -> cause
   std::vector<std::string> failures;                      // why the run fails; empty: it passes
   ErrorSummary fit;
-  ErrorSummary held_out;
-  int held_out_sources = 0;  // distinct source ids among held-out cases
+  ErrorSummary held_out;     // held-out cases that are not excluded
+  int held_out_sources = 0;  // distinct source ids among them
+  int excluded = 0;          // excluded cases
+  int excluded_sources = 0;  // distinct source ids among them
   bool passed() const { return failures.empty(); }
 };
 
