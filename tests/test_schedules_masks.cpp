@@ -245,33 +245,90 @@ TEST_CASE("masks: all-gather KV fetches only the chunks the window needs") {
   }
 }
 
-TEST_CASE("masks: pass-Q, double ring and USP under a window: what they move") {
-  // S = 48K, P = 8, zigzag blocks of 3K, W = 2K: chunks i and j share pairs iff |i - j| <= 1.
-  // Pass-Q circulates every Q chunk all the way ((P-1) q) and returns a partial O, LSE only
-  // from the ranks with work on it: r-1 and r+1, one at ranks 0 and P-1. The double ring and
-  // USP's ring (u = 2, 4 ring groups over zigzag chunks) do not shorten under a window (the
-  // one-way zigzag ring's high blocks need the next rank's, brought last): (P-1) kv and
-  // (u-1)/u (q + kv + of) + (r-1) kv, as causal.
+TEST_CASE("masks: pass-Q, double ring and USP under a window: bytes and FLOPs") {
+  // S = 48K, P = 8, zigzag blocks of h = 3K, W = 2K: chunks i and j share pairs iff
+  // |i - j| <= 1. Pass-Q circulates every Q chunk all the way ((P-1) q) and returns a partial
+  // O, LSE only from the ranks with work on it: r-1 and r+1, one at ranks 0 and P-1. The
+  // double ring does not shorten under a window ((P-1) kv, as causal). USP (u = 2, 4 ring
+  // groups G over zigzag chunks): group G holds chunks 2G, 2G+1; chunk 2G+1 is read by group
+  // G+1 (one hop forward), chunk 2G by group G-1 (one hop back), so the ring brings
+  // ([G >= 1] + [G <= 2]) slices of kv/u after the all-to-all's (u-1)/u (q + kv + of).
+  // FLOPs: every query sees W keys but the sequence's first W-1, so the double ring's rank r
+  // (Q[r] against all KV) has c W pairs, rank 0 c W - W(W-1)/2. Pass-Q's rank r computes KV[r]
+  // against every Q chunk: each of its blocks is read by itself (h W - W(W-1)/2 pairs) and by
+  // the next block (W(W-1)/2), except rank 0's high block 2P-1, the last: the same counts.
+  // USP's rank in group G computes its group's 2 chunks for H/u heads:
+  // (2 c W - [G = 0] W(W-1)/2) / u pairs' FLOPs.
   const int p = 8;
   const AttentionShape fwd = window_shape(48 * 1024, 2048, PassSelection::forward);
   const ChunkBytes b = chunk_bytes(fwd, p);
+  const double c = 6144.0, w = 2048.0, per_pair = 4.0 * 32 * 128, edge = w * (w - 1) / 2;
   const PlanReport pq = validate_plan(plan_of("pass_q", fwd, p));
   INFO(errors_of(pq));
   REQUIRE(pq.ok());
-  for (int r = 0; r < p; ++r) {
-    INFO("rank " << r);
-    const int partials = r == 0 || r == p - 1 ? 1 : 2;
-    CHECK(pq.ranks[static_cast<std::size_t>(r)].bytes_received ==
-          Approx((p - 1) * b.q + partials * (b.o + b.lse)));
-  }
   const PlanReport dr = validate_plan(plan_of("double_ring", fwd, p));
   REQUIRE(dr.ok());
-  for (const RankStats& r : dr.ranks) CHECK(r.bytes_received == Approx((p - 1) * b.kv));
-  const PlanReport usp = validate_plan(plan_of("usp", fwd, p, 2));
-  INFO(errors_of(usp));
+  for (int r = 0; r < p; ++r) {
+    INFO("rank " << r);
+    const auto i = static_cast<std::size_t>(r);
+    const int partials = r == 0 || r == p - 1 ? 1 : 2;
+    CHECK(pq.ranks[i].bytes_received == Approx((p - 1) * b.q + partials * (b.o + b.lse)));
+    CHECK(dr.ranks[i].bytes_received == Approx((p - 1) * b.kv));
+    const double pairs = c * w - (r == 0 ? edge : 0.0);
+    CHECK(dr.ranks[i].compute_flops == Approx(per_pair * pairs));
+    CHECK(pq.ranks[i].compute_flops == Approx(per_pair * pairs));
+  }
+  for (PassSelection pass : {PassSelection::forward, PassSelection::backward}) {
+    const AttentionShape s = window_shape(48 * 1024, 2048, pass);
+    const PlanReport usp = validate_plan(plan_of("usp", s, p, 2));
+    INFO(errors_of(usp));
+    REQUIRE(usp.ok());
+    for (int x = 0; x < p; ++x) {
+      const int g = x / 2, hops = (g >= 1) + (g <= 2);
+      INFO("rank " << x << " group " << g);
+      const RankStats& st = usp.ranks[static_cast<std::size_t>(x)];
+      if (pass == PassSelection::forward) {
+        CHECK(st.bytes_received == Approx(0.5 * (b.q + b.kv + b.of) + hops * b.kv / 2));
+        CHECK(st.compute_flops == Approx(per_pair * (2 * c * w - (g == 0 ? edge : 0.0)) / 2));
+      } else {
+        // dO in, dQ and dKV back (dKV a partial, r > 1); the ring's dKV follows each slice
+        // and comes home: hops (kv + 2 dkv) / u. Backward FLOPs 10 b H d per pair.
+        CHECK(st.bytes_received ==
+              Approx(0.5 * (b.q + b.of + b.dkv) + hops * (b.kv + 2 * b.dkv) / 2));
+        CHECK(st.compute_flops == Approx(2.5 * per_pair * (2 * c * w - (g == 0 ? edge : 0.0)) / 2));
+      }
+    }
+  }
+}
+
+TEST_CASE("masks: pass-Q, double ring and USP under documents of c tokens: bytes and FLOPs") {
+  // P = 8 documents of c = S/P = 1024 tokens over zigzag blocks of h = 512: a document covers
+  // blocks 2j, 2j+1, so odd block 2j+1 reads all of block 2j and chunks 2j, 2j+1 (ranks
+  // 2j, 2j+1) are partners: rank r's two blocks (one even, one odd) hold h(h+1)/2 +
+  // h(h+1)/2 + h^2 = c(c+1)/2 pairs, its Q row and its KV column alike. Pass-Q: (P-1) q, and
+  // one partial back (from the partner). USP u = 2: each group holds a pair of partners, so
+  // its ring moves nothing: only the all-to-all's (u-1)/u (q + kv + of). Double ring: (P-1) kv.
+  const int p = 8;
+  AttentionShape s = shape_with(true, true, PassSelection::forward, 8192);
+  s.set_mask(documents_mask(std::vector<std::int64_t>(8, 1024)));
+  const ChunkBytes b = chunk_bytes(s, p);
+  const double c = 1024.0, per_pair = 4.0 * 32 * 128;
+  const PlanReport pq = validate_plan(plan_of("pass_q", s, p));
+  const PlanReport dr = validate_plan(plan_of("double_ring", s, p));
+  const PlanReport usp = validate_plan(plan_of("usp", s, p, 2));
+  INFO(errors_of(pq) << errors_of(dr) << errors_of(usp));
+  REQUIRE(pq.ok());
+  REQUIRE(dr.ok());
   REQUIRE(usp.ok());
-  for (const RankStats& r : usp.ranks) {
-    CHECK(r.bytes_received == Approx(0.5 * (b.q + b.kv + b.of) + 3 * b.kv));
+  for (int r = 0; r < p; ++r) {
+    INFO("rank " << r);
+    const auto i = static_cast<std::size_t>(r);
+    CHECK(pq.ranks[i].bytes_received == Approx((p - 1) * b.q + b.o + b.lse));
+    CHECK(dr.ranks[i].bytes_received == Approx((p - 1) * b.kv));
+    CHECK(usp.ranks[i].bytes_received == Approx(0.5 * (b.q + b.kv + b.of)));
+    for (const PlanReport* rep : {&pq, &dr, &usp}) {
+      CHECK(rep->ranks[i].compute_flops == Approx(per_pair * c * (c + 1) / 2));
+    }
   }
 }
 
@@ -374,9 +431,9 @@ bool chunks_touch(const AttentionMask& mask, std::int64_t seq_len, int p, int qc
 }
 
 // Bytes received per rank by a mesh a x b that moves only what the mask needs, counted from
-// the rule in docs/schedules.md "Masks": a gathered chunk travels along its ring as far as
-// the farthest member with work on it; a partial is summed along the ring from the first
-// member with work on it and its last hop ends at the owner.
+// the rule in docs/schedules.md "Masks": every chunk goes straight from its owner to each
+// member of its ring with work on it, and every partial straight from each such member back
+// to the owner.
 struct MeshHopBytes {
   std::vector<double> fwd, bwd;
 };
@@ -390,20 +447,12 @@ MeshHopBytes mesh_hop_bytes(const AttentionShape& s, int a, int b) {
   auto ring = [&](int n, auto member, auto work, double gather_fwd, double reduce_fwd,
                   double gather_bwd, double reduce_bwd) {
     for (int x = 0; x < n; ++x) {
-      int far = 0;
-      for (int d = 1; d < n; ++d) {
-        if (work((x + d) % n, x)) far = d;
-      }
-      for (int d = 1; d <= far; ++d) {
-        out.fwd[static_cast<std::size_t>(member((x + d) % n))] += gather_fwd;
-        out.bwd[static_cast<std::size_t>(member((x + d) % n))] += gather_bwd;
-      }
-      bool carrying = false;
-      for (int d = 1; d < n; ++d) {
-        carrying = carrying || work((x + d) % n, x);
-        if (!carrying) continue;
-        out.fwd[static_cast<std::size_t>(member((x + d + 1) % n))] += reduce_fwd;
-        out.bwd[static_cast<std::size_t>(member((x + d + 1) % n))] += reduce_bwd;
+      for (int y = 0; y < n; ++y) {
+        if (y == x || !work(y, x)) continue;
+        out.fwd[static_cast<std::size_t>(member(y))] += gather_fwd;
+        out.bwd[static_cast<std::size_t>(member(y))] += gather_bwd;
+        out.fwd[static_cast<std::size_t>(member(x))] += reduce_fwd;
+        out.bwd[static_cast<std::size_t>(member(x))] += reduce_bwd;
       }
     }
   };
@@ -472,6 +521,94 @@ TEST_CASE("masks: mesh 2x2 under a window moves only the chunks and partials wit
     INFO("rank " << r);
     CHECK(g.ranks[static_cast<std::size_t>(r)].bytes_received == Approx(want_bwd[r]));
   }
+}
+
+namespace {
+
+// Mesh a x b (a >= 2, b >= 2) under a window W <= h = S/2P over zigzag chunks: chunks i and j
+// share pairs iff |i - j| <= 1, so Q chunk q is read by the Q-ring members holding KV chunks
+// q-1 (if q >= 1) and q+1 (if q <= P-2), and KV chunk v by the KV-ring members holding Q
+// chunks v-1 and v+1 (only the KV rings tc = 0 and tc = a-1 leave their member). Counted per
+// rank g = tr*a + tc, by hand from the tile of mesh_tile.hpp:
+//   Q chunks in      [g != a-1] + [g != P-a]      (a >= 3; 1 when a = 2)
+//   partials home    [g >= 1] + [g <= P-2]        (a >= 3; 1 when a = 2)
+//   KV chunks in     [tc = 0, tr <= b-2] + [tc = a-1, tr >= 1]
+//   dKV home         [tc = 0, tr >= 1] + [tc = a-1, tr <= b-2]
+struct MeshNeighbourCounts {
+  int q_in, partials, kv_in, dkv_home;
+};
+
+MeshNeighbourCounts mesh_neighbour_counts(int g, int a, int b) {
+  const int p = a * b, tr = g / a, tc = g % a;
+  MeshNeighbourCounts n{};
+  n.q_in = a == 2 ? 1 : (g != a - 1) + (g != p - a);
+  n.partials = a == 2 ? 1 : (g >= 1) + (g <= p - 2);
+  n.kv_in = (tc == 0 && tr <= b - 2) + (tc == a - 1 && tr >= 1);
+  n.dkv_home = (tc == 0 && tr >= 1) + (tc == a - 1 && tr <= b - 2);
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("masks: mesh under a narrow window sends each chunk and partial to its readers only") {
+  // Closed forms above; forward q / (o + lse) / kv per count, backward Q side (q + dO + O +
+  // LSE) per Q chunk in, dq per partial home, kv per KV chunk in, dkv per dKV home.
+  // FLOPs: a rank's tile holds its diagonal pair (two diagonal blocks of h W - W(W-1)/2 pairs;
+  // rank P-1's also holds its high block's view of its low one, W(W-1)/2) and the pairs
+  // (q, q-1), (q, q+1) of W(W-1)/2 each that fall in it: [g != a-1] + [g != P-a] of them.
+  // Forward 4 b H d per pair, backward 10 b H d (dv = d).
+  struct Case {
+    int a, b;
+    std::int64_t seq, window;
+  };
+  for (const Case& cs : {Case{4, 4, 64 * 16, 20}, Case{3, 2, 64 * 6, 32}, Case{2, 4, 64 * 8, 7},
+                         Case{4, 2, 64 * 8, 32}}) {
+    const int a = cs.a, b = cs.b, p = a * b;
+    INFO("tile " << a << "x" << b << " W " << cs.window);
+    for (PassSelection pass : {PassSelection::forward, PassSelection::backward}) {
+      const AttentionShape s = window_shape(cs.seq, cs.window, pass);
+      const ChunkBytes c = chunk_bytes(s, p);
+      const PlanReport report = validate_plan(mesh_plan(s, a, b));
+      INFO(errors_of(report));
+      REQUIRE(report.ok());
+      const double h = static_cast<double>(cs.seq) / (2 * p), w = static_cast<double>(cs.window);
+      const double per_pair = (pass == PassSelection::forward ? 4.0 : 10.0) * 32 * 128;
+      for (int g = 0; g < p; ++g) {
+        INFO("rank " << g << (pass == PassSelection::forward ? " forward" : " backward"));
+        const MeshNeighbourCounts n = mesh_neighbour_counts(g, a, b);
+        const double bytes = pass == PassSelection::forward
+                                 ? n.q_in * c.q + n.partials * (c.o + c.lse) + n.kv_in * c.kv
+                                 : n.q_in * (2 * c.q + c.o + c.lse) + n.partials * c.o +
+                                       n.kv_in * c.kv + n.dkv_home * c.dkv;
+        const RankStats& st = report.ranks[static_cast<std::size_t>(g)];
+        CHECK(st.bytes_received == Approx(bytes));
+        CHECK(st.bytes_sent > 0);
+        const double cross = (g != a - 1) + (g != p - a) + (g == p - 1);
+        CHECK(st.compute_flops ==
+              Approx(per_pair * (2 * h * w - w * (w - 1) + cross * w * (w - 1) / 2)));
+      }
+    }
+  }
+}
+
+TEST_CASE("masks: mesh 8x8 under W = 4K at 1M tokens: the busiest rank's bytes") {
+  // c = 16K tokens, h = 8K >= W. GQA 32 x 128, 8 KV heads, bf16: q = 128 MiB, kv = 64 MiB,
+  // o = 256 MiB (fp32), lse = 2 MiB. Busiest forward rank (2 Q chunks, 2 partials, 1 KV):
+  // 2 q + 2 (o + lse) + kv = 836 MiB, against 7 (q + kv + o + lse) = 3150 MiB when the
+  // chunks went round the one-way rings.
+  const AttentionShape s = window_shape(1 << 20, 4096, PassSelection::forward);
+  const PlanReport report = validate_plan(mesh_plan(s, 8, 8));
+  INFO(errors_of(report));
+  REQUIRE(report.ok());
+  const double mib = 1024.0 * 1024.0;
+  double busiest = 0.0;
+  for (int g = 0; g < 64; ++g) {
+    const MeshNeighbourCounts n = mesh_neighbour_counts(g, 8, 8);
+    const double want = n.q_in * 128 * mib + n.partials * 258 * mib + n.kv_in * 64 * mib;
+    CHECK(report.ranks[static_cast<std::size_t>(g)].bytes_received == want);
+    busiest = std::max(busiest, report.ranks[static_cast<std::size_t>(g)].bytes_received);
+  }
+  CHECK(busiest == 836 * mib);
 }
 
 TEST_CASE("masks: mesh under windows and documents on several tiles matches the hop rule") {
