@@ -294,6 +294,21 @@ tilesim_mpi_test("usp 8 ranks u=2 both mask window5 routes slices and matches th
   ARGS --set schedule.gpus=8 --set schedule.kind=usp --set schedule.ulysses=2
        --set attention.causal=true --set attention.mask=sliding_window --set attention.window=5
        --set attention.pass=both --check)
+# The double ring under masks (contiguous chunks; each chunk's KV stops after its farthest
+# reader on the outer and the inner ring, its dKV straight back): 8 ranks, 4 nodes of 2
+# (schedule.inner = 2), windows of 5 (< c = 12) and 20 and the documents above, both passes.
+foreach(mask window5 window20 documents)
+  if(mask STREQUAL "documents")
+    set(mask_args --set attention.mask=documents "--set" "attention.documents=[10,30,20,36]")
+  else()
+    string(REPLACE "window" "" w ${mask})
+    set(mask_args --set attention.mask=sliding_window --set attention.window=${w})
+  endif()
+  tilesim_mpi_test("double_ring 8 ranks inner 2 both mask ${mask} matches the masked reference" 8
+    EXPECT ok REGEX "${rt_fwd} 6528 ${rt_ok}\n  ${rt_bwd} 12288 ${rt_ok}"
+    ARGS --set schedule.gpus=8 --set schedule.kind=double_ring --set schedule.inner=2
+         --set attention.causal=true ${mask_args} --set attention.pass=both --check)
+endforeach()
 # Head shapes (issue 14): MLA's q/k head dim 192 with v head dim 128, and head dim 256, both
 # passes, checked against the reference. Values checked, S = 96, H = 4, Hkv = 2:
 #   MLA forward  O S*H*dv + LSE S*H = 49152 + 384 = 49536;

@@ -249,7 +249,8 @@ TEST_CASE("masks: pass-Q, double ring and USP under a window: bytes and FLOPs") 
   // S = 48K, P = 8, zigzag blocks of h = 3K, W = 2K: chunks i and j share pairs iff
   // |i - j| <= 1. Pass-Q circulates every Q chunk all the way ((P-1) q) and returns a partial
   // O, LSE only from the ranks with work on it: r-1 and r+1, one at ranks 0 and P-1. The
-  // double ring does not shorten under a window ((P-1) kv, as causal). USP (u = 2, 4 ring
+  // double ring (one inner ring of 8 here, contiguous chunks under a window) brings chunk r-1
+  // only, one hop: [r >= 1] kv (the two-level case is the next test). USP (u = 2, 4 ring
   // groups G over zigzag chunks): group G holds chunks 2G, 2G+1; chunk 2G+1 is read by group
   // G+1 (one hop forward), chunk 2G by group G-1 (one hop back), so the ring brings
   // ([G >= 1] + [G <= 2]) slices of kv/u after the all-to-all's (u-1)/u (q + kv + of).
@@ -273,7 +274,7 @@ TEST_CASE("masks: pass-Q, double ring and USP under a window: bytes and FLOPs") 
     const auto i = static_cast<std::size_t>(r);
     const int partials = r == 0 || r == p - 1 ? 1 : 2;
     CHECK(pq.ranks[i].bytes_received == Approx((p - 1) * b.q + partials * (b.o + b.lse)));
-    CHECK(dr.ranks[i].bytes_received == Approx((p - 1) * b.kv));
+    CHECK(dr.ranks[i].bytes_received == Approx(r >= 1 ? b.kv : 0.0));
     const double pairs = c * w - (r == 0 ? edge : 0.0);
     CHECK(dr.ranks[i].compute_flops == Approx(per_pair * pairs));
     CHECK(pq.ranks[i].compute_flops == Approx(per_pair * pairs));
@@ -307,7 +308,8 @@ TEST_CASE("masks: pass-Q, double ring and USP under documents of c tokens: bytes
   // 2j, 2j+1) are partners: rank r's two blocks (one even, one odd) hold h(h+1)/2 +
   // h(h+1)/2 + h^2 = c(c+1)/2 pairs, its Q row and its KV column alike. Pass-Q: (P-1) q, and
   // one partial back (from the partner). USP u = 2: each group holds a pair of partners, so
-  // its ring moves nothing: only the all-to-all's (u-1)/u (q + kv + of). Double ring: (P-1) kv.
+  // its ring moves nothing: only the all-to-all's (u-1)/u (q + kv + of). The double ring's
+  // contiguous chunks are the documents: nothing moves.
   const int p = 8;
   AttentionShape s = shape_with(true, true, PassSelection::forward, 8192);
   s.set_mask(documents_mask(std::vector<std::int64_t>(8, 1024)));
@@ -324,10 +326,127 @@ TEST_CASE("masks: pass-Q, double ring and USP under documents of c tokens: bytes
     INFO("rank " << r);
     const auto i = static_cast<std::size_t>(r);
     CHECK(pq.ranks[i].bytes_received == Approx((p - 1) * b.q + b.o + b.lse));
-    CHECK(dr.ranks[i].bytes_received == Approx((p - 1) * b.kv));
+    CHECK(dr.ranks[i].bytes_received == 0.0);
     CHECK(usp.ranks[i].bytes_received == Approx(0.5 * (b.q + b.kv + b.of)));
     for (const PlanReport* rep : {&pq, &dr, &usp}) {
       CHECK(rep->ranks[i].compute_flops == Approx(per_pair * c * (c + 1) / 2));
+    }
+  }
+}
+
+namespace {
+
+// Bytes received per rank by the double ring (P = n k, contiguous chunks) under a mask,
+// counted from token visibility: chunk x = M k + j travels its spine (M, j) -> (M+1, j) ->
+// ... up to the last node with a reader of x, and at each node M+o of the spine its branch
+// (M+o, j) -> (M+o, j+1) -> ... up to that node's farthest reader along the inner ring; each
+// hop's receiver gets kv. Backward each hop's receiver also gets the dKV that follows, a
+// branch's last holder sends it back to the spine rank (dkv there when the branch has hops),
+// and the spine's last node sends it home (dkv at the owner when the spine has hops).
+struct DoubleRingBytes {
+  std::vector<double> fwd, bwd;
+};
+
+DoubleRingBytes double_ring_hop_bytes(const AttentionShape& s, int p, int k) {
+  const int n = p / k;
+  const std::int64_t c = s.seq_len / p;
+  const ChunkBytes bytes = chunk_bytes(s, p);
+  const auto reads = [&](int rank, int x) {
+    for (std::int64_t i = rank * c; i < (rank + 1) * c; ++i) {
+      for (std::int64_t j = x * c; j < (x + 1) * c; ++j) {
+        if (s.mask.visible(i, j)) return true;
+      }
+    }
+    return false;
+  };
+  DoubleRingBytes out{std::vector<double>(static_cast<std::size_t>(p), 0.0),
+                      std::vector<double>(static_cast<std::size_t>(p), 0.0)};
+  const auto hop = [&](int rank) {
+    out.fwd[static_cast<std::size_t>(rank)] += bytes.kv;
+    out.bwd[static_cast<std::size_t>(rank)] += bytes.kv + bytes.dkv;
+  };
+  for (int x = 0; x < p; ++x) {
+    const int m = x / k, j = x % k;
+    std::vector<int> branch(static_cast<std::size_t>(n), 0);
+    int spine = 0;
+    for (int o = 0; o < n; ++o) {
+      for (int t = 0; t < k; ++t) {
+        if (!reads(((m + o) % n) * k + (j + t) % k, x)) continue;
+        spine = o;
+        branch[static_cast<std::size_t>(o)] = t;
+      }
+    }
+    for (int o = 0; o <= spine; ++o) {
+      const int node = (m + o) % n;
+      if (o > 0) hop(node * k + j);
+      for (int t = 1; t <= branch[static_cast<std::size_t>(o)]; ++t) hop(node * k + (j + t) % k);
+      if (branch[static_cast<std::size_t>(o)] > 0) {
+        out.bwd[static_cast<std::size_t>(node * k + j)] += bytes.dkv;
+      }
+    }
+    if (spine > 0) out.bwd[static_cast<std::size_t>(x)] += bytes.dkv;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("masks: double ring under windows and documents stops KV after its farthest reader") {
+  // P = 16 = 4 nodes of k = 4, S = 16K (c = 1K). Closed form for W <= c (rank p = N k + i
+  // reads chunk p-1 only): chunk N k + i - 1 comes one inner hop (i >= 1); chunk N k - 1 of
+  // the previous node comes by the outer hop to (N, k-1), which relays it one inner hop to
+  // (N, 0): forward [p >= 1] kv + [i = k-1, N >= 1] kv. Backward the same KV, a dkv with each
+  // hop, the own chunk's dkv back from its inner reader (i < k-1) and the relayed chunk's back
+  // to (N, k-1) from (N, 0) (N >= 1), and rank (N, k-1)'s own dkv home from the next node
+  // (N <= n-2): (KV in) (kv + dkv) + ([i < k-1] + [i = k-1, N >= 1] + [i = k-1, N <= n-2]) dkv.
+  // Wider windows and documents: double_ring_hop_bytes recounts the rule from token visibility.
+  const int p = 16, k = 4, n = 4;
+  const AttentionShape w500 = window_shape(16 * 1024, 500, PassSelection::both);
+  const ChunkBytes b = chunk_bytes(w500, p);
+  AttentionShape fwd = w500, bwd = w500;
+  fwd.pass = PassSelection::forward;
+  bwd.pass = PassSelection::backward;
+  const PlanReport f = validate_plan(plan_of("double_ring", fwd, p, 0, k));
+  const PlanReport g = validate_plan(plan_of("double_ring", bwd, p, 0, k));
+  INFO(errors_of(f) << errors_of(g));
+  REQUIRE(f.ok());
+  REQUIRE(g.ok());
+  const double per_pair = 4.0 * 32 * 128, c = 1024.0, w = 500.0;
+  for (int r = 0; r < p; ++r) {
+    const int node = r / k, i = r % k;
+    INFO("rank " << r);
+    const int kv_in = (r >= 1) + (i == k - 1 && node >= 1);
+    const int home = (i < k - 1) + (i == k - 1 && node >= 1) + (i == k - 1 && node <= n - 2);
+    const auto at = static_cast<std::size_t>(r);
+    CHECK(f.ranks[at].bytes_received == Approx(kv_in * b.kv));
+    CHECK(g.ranks[at].bytes_received == Approx(kv_in * (b.kv + b.dkv) + home * b.dkv));
+    CHECK(f.ranks[at].compute_flops == Approx(per_pair * (c * w - (r == 0 ? w * (w - 1) / 2 : 0))));
+  }
+  std::vector<AttentionShape> shapes;
+  for (std::int64_t win : {31, 93, 312}) {  // c = 64: one, two and five chunks back
+    shapes.push_back(window_shape(16 * 64, win, PassSelection::both));
+  }
+  AttentionShape docs = shape_with(true, true, PassSelection::both, 16 * 64);
+  docs.set_mask(documents_mask({100, 60, 300, 8, 300, 256}));
+  shapes.push_back(docs);
+  for (const AttentionShape& s : shapes) {
+    INFO("mask " << to_string(s.mask.kind) << " W " << s.mask.window_tokens);
+    const DoubleRingBytes want = double_ring_hop_bytes(s, p, k);
+    AttentionShape sf = s, sb = s;
+    sf.pass = PassSelection::forward;
+    sb.pass = PassSelection::backward;
+    const PlanReport rf = validate_plan(plan_of("double_ring", sf, p, 0, k));
+    const PlanReport rb = validate_plan(plan_of("double_ring", sb, p, 0, k));
+    const PlanReport both = validate_plan(plan_of("double_ring", s, p, 0, k));
+    INFO(errors_of(rf) << errors_of(rb) << errors_of(both));
+    REQUIRE(rf.ok());
+    REQUIRE(rb.ok());
+    REQUIRE(both.ok());
+    for (int r = 0; r < p; ++r) {
+      INFO("rank " << r);
+      const auto at = static_cast<std::size_t>(r);
+      CHECK(rf.ranks[at].bytes_received == Approx(want.fwd[at]));
+      CHECK(rb.ranks[at].bytes_received == Approx(want.bwd[at]));
     }
   }
 }
