@@ -451,6 +451,64 @@ TEST_CASE("masks: double ring under windows and documents stops KV after its far
   }
 }
 
+TEST_CASE("masks: FLOPs per rank of every schedule under documents of c tokens and a window") {
+  // Documents of c = S/P tokens (P of them), causal inside each: a contiguous chunk is one
+  // document (c(c+1)/2 pairs); a zigzag chunk holds one even and one odd block of h = c/2,
+  // and a document (blocks 2j, 2j+1) gives its odd block h(h+1)/2 + h^2 pairs and its even
+  // block h(h+1)/2, so every rank's row (and column) is again c(c+1)/2. Ulysses and USP
+  // compute total/P. Mesh a x b (a even): the tile holds the diagonal pair and exactly one
+  // partner pair (Q chunk g^1 against KV chunk g, h^2 pairs): c(c+1)/2 again. Striped: rank r's
+  // queries at j c + r + b P (b < c/P) see r + bP + 1 keys of their document:
+  // P ((c/P)(r+1) + P (c/P)(c/P-1)/2) = c (r+1) + c (c-P)/2.
+  // Window W <= S/2P over zigzag chunks (all-gather KV, Ulysses): a row has c W pairs but rank
+  // 0's (c W - W(W-1)/2); Ulysses computes (S W - W(W-1)/2) / P. Forward 4 b H d per pair.
+  const int p = 8;
+  const double c = 1024.0, per_pair = 4.0 * 32 * 128;
+  AttentionShape docs = shape_with(true, true, PassSelection::forward, 8192);
+  docs.set_mask(documents_mask(std::vector<std::int64_t>(8, 1024)));
+  for (const char* kind : {"ring", "zigzag", "allgather_kv", "ulysses", "usp", "mesh"}) {
+    INFO(kind);
+    ScheduleSpec spec;
+    spec.kind = kind;
+    spec.gpus = p;
+    if (std::string(kind) == "usp") spec.ulysses_degree = 2;
+    if (std::string(kind) == "mesh") {
+      spec.tile_a = 2;
+      spec.tile_b = 4;
+    }
+    const PlanReport report = validate_plan(make_plan(docs, spec));
+    INFO(errors_of(report));
+    REQUIRE(report.ok());
+    for (const RankStats& r : report.ranks) {
+      CHECK(r.compute_flops == Approx(per_pair * c * (c + 1) / 2));
+    }
+  }
+  const PlanReport striped = validate_plan(plan_of("striped", docs, p));
+  REQUIRE(striped.ok());
+  for (int r = 0; r < p; ++r) {
+    INFO("striped rank " << r);
+    CHECK(striped.ranks[static_cast<std::size_t>(r)].compute_flops ==
+          Approx(per_pair * (c * (r + 1) + c * (c - p) / 2)));
+  }
+  // Window W = 300 <= h = 512 over S = 8K.
+  const AttentionShape win = window_shape(8192, 300, PassSelection::forward);
+  const double w = 300.0, edge = w * (w - 1) / 2;
+  const PlanReport ag = validate_plan(plan_of("allgather_kv", win, p));
+  const PlanReport ul = validate_plan(plan_of("ulysses", win, p));
+  INFO(errors_of(ag) << errors_of(ul));
+  REQUIRE(ag.ok());
+  REQUIRE(ul.ok());
+  const ChunkBytes b = chunk_bytes(win, p);
+  for (int r = 0; r < p; ++r) {
+    INFO("rank " << r);
+    const auto i = static_cast<std::size_t>(r);
+    CHECK(ag.ranks[i].compute_flops == Approx(per_pair * (c * w - (r == 0 ? edge : 0.0))));
+    CHECK(ul.ranks[i].compute_flops == Approx(per_pair * (8192.0 * w - edge) / p));
+    // Ulysses' all-to-alls move the same bytes under every mask: (P-1)/P (q + kv + of).
+    CHECK(ul.ranks[i].bytes_received == Approx((p - 1.0) / p * (b.q + b.kv + b.of)));
+  }
+}
+
 TEST_CASE("masks: documents aligned with the ring chunks need no KV at all") {
   // Documents of exactly c = S/P tokens: no pair crosses a chunk, the ring has one step and
   // every rank computes one causal block of c(c+1)/2 pairs.
