@@ -482,13 +482,25 @@ TEST_CASE("masks: FLOPs per rank of every schedule under documents of c tokens a
     for (const RankStats& r : report.ranks) {
       CHECK(r.compute_flops == Approx(per_pair * c * (c + 1) / 2));
     }
+    // Bytes: all-gather KV fetches the partner's chunk only (kv); mesh 2x4 sends each Q
+    // chunk to the other member of its Q group, whose KV chunk is the partner, and gets one
+    // partial back, and no KV chunk leaves its member (the partner's Q chunk is in the same
+    // Q group): q + o + lse.
+    const ChunkBytes b = chunk_bytes(docs, p);
+    for (const RankStats& r : report.ranks) {
+      if (std::string(kind) == "allgather_kv") CHECK(r.bytes_received == Approx(b.kv));
+      if (std::string(kind) == "mesh") CHECK(r.bytes_received == Approx(b.q + b.o + b.lse));
+    }
   }
   const PlanReport striped = validate_plan(plan_of("striped", docs, p));
   REQUIRE(striped.ok());
+  const ChunkBytes sb = chunk_bytes(docs, p);
   for (int r = 0; r < p; ++r) {
     INFO("striped rank " << r);
-    CHECK(striped.ranks[static_cast<std::size_t>(r)].compute_flops ==
-          Approx(per_pair * (c * (r + 1) + c * (c - p) / 2)));
+    const RankStats& st = striped.ranks[static_cast<std::size_t>(r)];
+    CHECK(st.compute_flops == Approx(per_pair * (c * (r + 1) + c * (c - p) / 2)));
+    // Every striped chunk holds keys of every document: the ring runs all P steps.
+    CHECK(st.bytes_received == Approx((p - 1) * sb.kv));
   }
   // Window W = 300 <= h = 512 over S = 8K.
   const AttentionShape win = window_shape(8192, 300, PassSelection::forward);
