@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "sim/scenario/document_lengths.hpp"
+#include "sim/schedules/mesh_memory.hpp"
 #include "sim/schedules/mesh_schedule.hpp"
 #include "sim/schedules/work_balance.hpp"
 #include "tests/schedule_fixtures.hpp"
@@ -861,5 +862,11 @@ TEST_CASE("masks: mesh under a window with memory windows of two chunks stays va
     const PlanReport report = validate_plan(make_mesh_plan(s, opt));
     INFO(errors_of(report));
     CHECK(report.ok());
+    // The forward's peak stays within mesh_memory.hpp's bound, direct sends or not.
+    AttentionShape fwd = s;
+    fwd.pass = PassSelection::forward;
+    const PlanReport f = validate_plan(make_mesh_plan(fwd, opt));
+    REQUIRE(f.ok());
+    CHECK(f.max_peak_bytes() <= mesh_peak_bound_bytes(fwd, t, cs.windows));
   }
 }

@@ -238,7 +238,7 @@ class RankBuilder {
   void emit_ready(int comm_group, bool r_phase) {
     const bool final_phase = comm_group == static_cast<int>(opt_.order.size());
     const bool hold = opt_.hold_back && tile_.a > 1;
-    // Q positions in the order the R ring sends their partials: p-1, p-2, ...
+    // Q positions in the order the R steps send their partials (p-1, p-2, ... on a ring).
     // Once every KV chunk is in, a partial may leave at the next R step, so
     // each position's blocks are an op of their own and its send waits for
     // nothing else; before that, blocks unlocked together fuse into one op.
