@@ -781,6 +781,21 @@ TEST_CASE("masks: mesh under a narrow window sends each chunk and partial to its
   }
 }
 
+TEST_CASE("masks: tile min-bytes counts what the direct sends move under a window") {
+  // P = 16, GQA (kv = q/2, o = 2q, lse = q/64), W <= S/2P, forward, busiest rank by the
+  // closed forms above: 1x16 2 kv = q; 2x8 q + (o + lse) + kv = 3.52q; 4x4 and 8x2
+  // 2q + 2(o + lse) + kv = 6.53q; 16x1 2q + 2(o + lse) = 6.03q. So 1x16, where the full-work
+  // closed forms, (a-1) q + (b-1) kv + (a-1)(o + lse), pick 2x8 (6.52q against 1x16's 7.5q).
+  const AttentionShape s = window_shape(64 * 32, 20, PassSelection::forward);
+  const MeshTile t = fewest_bytes_tile(s, 16);
+  CHECK(t.a == 1);
+  CHECK(t.b == 16);
+  AttentionShape causal = shape_with(true, true, PassSelection::forward, 64 * 32);
+  const MeshTile u = fewest_bytes_tile(causal, 16);
+  CHECK(u.a == 2);
+  CHECK(u.b == 8);
+}
+
 TEST_CASE("masks: mesh 8x8 under W = 4K at 1M tokens: the busiest rank's bytes") {
   // c = 16K tokens, h = 8K >= W. GQA 32 x 128, 8 KV heads, bf16: q = 128 MiB, kv = 64 MiB,
   // o = 256 MiB (fp32), lse = 2 MiB. Busiest forward rank (2 Q chunks, 2 partials, 1 KV):

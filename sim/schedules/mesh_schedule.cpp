@@ -746,10 +746,62 @@ double mesh_bytes_in_per_rank(const AttentionShape& shape, MeshTile tile) {
   return bytes;
 }
 
+namespace {
+
+// Under a mask that may empty chunk pairs: the busiest rank's received bytes by the direct
+// rule of mesh_relay.hpp (one chunk per other group member it reads, one partial per other
+// member that reads its chunk), over the passes of shape.pass.
+double masked_mesh_bytes_max(const AttentionShape& shape, MeshTile tile) {
+  const Plan plan = make_mesh_layout(shape, tile.ranks());
+  const MeshRelays relays = mesh_relays(plan, tile);
+  const std::int64_t c = shape.seq_len / tile.ranks();
+  const double q = shape.q_bytes(c), kv = shape.kv_bytes(c), o = shape.o_accumulator_bytes(c);
+  const double lse = shape.lse_bytes(c), d_o = shape.d_o_bytes(c);
+  const double dq = shape.dq_accumulator_bytes(c), dkv = shape.dkv_accumulator_bytes(c);
+  double most = 0.0;
+  for (int g = 0; g < tile.ranks(); ++g) {
+    const int p = tile.q_pos(g), t = tile.kv_pos(g);
+    const MeshRelay& qr = relays.q[at(t)];
+    const MeshRelay& kvr = relays.kv[at(p)];
+    int q_in = 0, partials = 0, kv_in = 0, dkv_home = 0;
+    for (int x = 0; x < tile.a; ++x) {
+      if (x == p) continue;
+      q_in += qr.needs(p, x);
+      partials += qr.needs(x, p);
+    }
+    for (int x = 0; x < tile.b; ++x) {
+      if (x == t) continue;
+      kv_in += kvr.needs(t, x);
+      dkv_home += kvr.needs(x, t);
+    }
+    double bytes = 0.0;
+    if (shape.has_forward()) bytes += q_in * q + partials * (o + lse) + kv_in * kv;
+    if (shape.has_backward()) {
+      bytes += q_in * (q + d_o + o + lse) + partials * dq + kv_in * kv + dkv_home * dkv;
+    }
+    most = std::max(most, bytes);
+  }
+  return most;
+}
+
+}  // namespace
+
 MeshTile fewest_bytes_tile(const AttentionShape& shape, int ranks) {
+  // Full and causal masks: the closed forms; under a window or documents what the direct
+  // sends move at the busiest rank.
+  const bool masked = shape.mask.kind == AttentionMaskKind::sliding_window ||
+                      shape.mask.kind == AttentionMaskKind::documents;
+  const auto bytes = [&](MeshTile t) {
+    return masked ? masked_mesh_bytes_max(shape, t) : mesh_bytes_in_per_rank(shape, t);
+  };
   MeshTile best{1, ranks};
+  double best_bytes = bytes(best);
   for (const MeshTile& t : mesh_tiles(ranks)) {
-    if (mesh_bytes_in_per_rank(shape, t) < mesh_bytes_in_per_rank(shape, best)) best = t;
+    const double b = bytes(t);
+    if (b < best_bytes) {
+      best = t;
+      best_bytes = b;
+    }
   }
   return best;
 }

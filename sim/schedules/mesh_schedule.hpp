@@ -107,7 +107,9 @@ double mesh_forward_bytes_in_per_rank(const AttentionShape& shape, MeshTile tile
 double mesh_backward_bytes_in_per_rank(const AttentionShape& shape, MeshTile tile);
 double mesh_bytes_in_per_rank(const AttentionShape& shape, MeshTile tile);
 
-// The tile with the fewest received bytes per rank over shape.pass (smallest a on ties).
+// The tile with the fewest received bytes per rank over shape.pass (smallest a on ties): the
+// closed forms above, or under a window or documents the busiest rank's bytes as the direct
+// sends of mesh_relay.hpp move them.
 MeshTile fewest_bytes_tile(const AttentionShape& shape, int ranks);
 
 // The dispatcher's entry: tile from the spec (auto = the tile with the fewest
