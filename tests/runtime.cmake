@@ -264,6 +264,51 @@ tilesim_mpi_test("mesh 4 ranks both mask window10 cuts hops and matches the mask
   ARGS --set schedule.gpus=4 ${rt_mask_sched_mesh} --set attention.causal=true
        --set attention.mask=sliding_window --set attention.window=10 --set attention.pass=both
        --check)
+# Mesh tiles with rings of 3 and 4 members under a window narrower than the zigzag block send
+# each chunk and partial straight to the members that read it (mesh_relay.hpp, direct shifts):
+# 4x2 and 2x4 on 8 ranks (S = 96, blocks of 6 tokens, W = 5) and on documents, 3x3 on 9 ranks
+# (S = 144, blocks of 8, W = 7; O + LSE 144*64 + 144*4 = 9792, dQ + dK + dV 9216 + 2*4608 =
+# 18432 values). USP u = 2 on 8 ranks (4 ring groups) routes each KV slice to the group that
+# reads it, one hop either way (route_keys_by_readers).
+foreach(tile 4x2 2x4)
+  string(REPLACE "x" "," tile_list ${tile})
+  foreach(mask window5 documents)
+    if(mask STREQUAL "window5")
+      set(mask_args --set attention.mask=sliding_window --set attention.window=5)
+    else()
+      set(mask_args --set attention.mask=documents "--set" "attention.documents=[10,30,20,36]")
+    endif()
+    tilesim_mpi_test("mesh ${tile} 8 ranks both mask ${mask} sends direct and matches the masked reference" 8
+      EXPECT ok REGEX "${rt_fwd} 6528 ${rt_ok}\n  ${rt_bwd} 12288 ${rt_ok}"
+      ARGS --set schedule.gpus=8 --set schedule.kind=mesh "--set" "schedule.tile=[${tile_list}]"
+           --set attention.causal=true ${mask_args} --set attention.pass=both --check)
+  endforeach()
+endforeach()
+tilesim_mpi_test("mesh 3x3 9 ranks both mask window7 sends direct and matches the masked reference" 9
+  EXPECT ok REGEX "${rt_fwd} 9792 ${rt_ok}\n  ${rt_bwd} 18432 ${rt_ok}"
+  ARGS --set schedule.gpus=9 --set schedule.kind=mesh "--set" "schedule.tile=[3,3]"
+       --set attention.seq_len=144 --set attention.causal=true --set attention.mask=sliding_window
+       --set attention.window=7 --set attention.pass=both --check)
+tilesim_mpi_test("usp 8 ranks u=2 both mask window5 routes slices and matches the masked reference" 8
+  EXPECT ok REGEX "${rt_fwd} 6528 ${rt_ok}\n  ${rt_bwd} 12288 ${rt_ok}"
+  ARGS --set schedule.gpus=8 --set schedule.kind=usp --set schedule.ulysses=2
+       --set attention.causal=true --set attention.mask=sliding_window --set attention.window=5
+       --set attention.pass=both --check)
+# The double ring under masks (contiguous chunks; each chunk's KV stops after its farthest
+# reader on the outer and the inner ring, its dKV straight back): 8 ranks, 4 nodes of 2
+# (schedule.inner = 2), windows of 5 (< c = 12) and 20 and the documents above, both passes.
+foreach(mask window5 window20 documents)
+  if(mask STREQUAL "documents")
+    set(mask_args --set attention.mask=documents "--set" "attention.documents=[10,30,20,36]")
+  else()
+    string(REPLACE "window" "" w ${mask})
+    set(mask_args --set attention.mask=sliding_window --set attention.window=${w})
+  endif()
+  tilesim_mpi_test("double_ring 8 ranks inner 2 both mask ${mask} matches the masked reference" 8
+    EXPECT ok REGEX "${rt_fwd} 6528 ${rt_ok}\n  ${rt_bwd} 12288 ${rt_ok}"
+    ARGS --set schedule.gpus=8 --set schedule.kind=double_ring --set schedule.inner=2
+         --set attention.causal=true ${mask_args} --set attention.pass=both --check)
+endforeach()
 # Head shapes (issue 14): MLA's q/k head dim 192 with v head dim 128, and head dim 256, both
 # passes, checked against the reference. Values checked, S = 96, H = 4, Hkv = 2:
 #   MLA forward  O S*H*dv + LSE S*H = 49152 + 384 = 49536;

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "sim/scenario/document_lengths.hpp"
+#include "sim/schedules/mesh_memory.hpp"
 #include "sim/schedules/mesh_schedule.hpp"
 #include "sim/schedules/work_balance.hpp"
 #include "tests/schedule_fixtures.hpp"
@@ -245,33 +246,279 @@ TEST_CASE("masks: all-gather KV fetches only the chunks the window needs") {
   }
 }
 
-TEST_CASE("masks: pass-Q, double ring and USP under a window: what they move") {
-  // S = 48K, P = 8, zigzag blocks of 3K, W = 2K: chunks i and j share pairs iff |i - j| <= 1.
-  // Pass-Q circulates every Q chunk all the way ((P-1) q) and returns a partial O, LSE only
-  // from the ranks with work on it: r-1 and r+1, one at ranks 0 and P-1. The double ring and
-  // USP's ring (u = 2, 4 ring groups over zigzag chunks) do not shorten under a window (the
-  // one-way zigzag ring's high blocks need the next rank's, brought last): (P-1) kv and
-  // (u-1)/u (q + kv + of) + (r-1) kv, as causal.
+TEST_CASE("masks: pass-Q, double ring and USP under a window: bytes and FLOPs") {
+  // S = 48K, P = 8, zigzag blocks of h = 3K, W = 2K: chunks i and j share pairs iff
+  // |i - j| <= 1. Pass-Q circulates every Q chunk all the way ((P-1) q) and returns a partial
+  // O, LSE only from the ranks with work on it: r-1 and r+1, one at ranks 0 and P-1. The
+  // double ring (one inner ring of 8 here, contiguous chunks under a window) brings chunk r-1
+  // only, one hop: [r >= 1] kv (the two-level case is the next test). USP (u = 2, 4 ring
+  // groups G over zigzag chunks): group G holds chunks 2G, 2G+1; chunk 2G+1 is read by group
+  // G+1 (one hop forward), chunk 2G by group G-1 (one hop back), so the ring brings
+  // ([G >= 1] + [G <= 2]) slices of kv/u after the all-to-all's (u-1)/u (q + kv + of).
+  // FLOPs: every query sees W keys but the sequence's first W-1, so the double ring's rank r
+  // (Q[r] against all KV) has c W pairs, rank 0 c W - W(W-1)/2. Pass-Q's rank r computes KV[r]
+  // against every Q chunk: each of its blocks is read by itself (h W - W(W-1)/2 pairs) and by
+  // the next block (W(W-1)/2), except rank 0's high block 2P-1, the last: the same counts.
+  // USP's rank in group G computes its group's 2 chunks for H/u heads:
+  // (2 c W - [G = 0] W(W-1)/2) / u pairs' FLOPs.
   const int p = 8;
   const AttentionShape fwd = window_shape(48 * 1024, 2048, PassSelection::forward);
   const ChunkBytes b = chunk_bytes(fwd, p);
+  const double c = 6144.0, w = 2048.0, per_pair = 4.0 * 32 * 128, edge = w * (w - 1) / 2;
   const PlanReport pq = validate_plan(plan_of("pass_q", fwd, p));
   INFO(errors_of(pq));
   REQUIRE(pq.ok());
-  for (int r = 0; r < p; ++r) {
-    INFO("rank " << r);
-    const int partials = r == 0 || r == p - 1 ? 1 : 2;
-    CHECK(pq.ranks[static_cast<std::size_t>(r)].bytes_received ==
-          Approx((p - 1) * b.q + partials * (b.o + b.lse)));
-  }
   const PlanReport dr = validate_plan(plan_of("double_ring", fwd, p));
   REQUIRE(dr.ok());
-  for (const RankStats& r : dr.ranks) CHECK(r.bytes_received == Approx((p - 1) * b.kv));
-  const PlanReport usp = validate_plan(plan_of("usp", fwd, p, 2));
-  INFO(errors_of(usp));
+  for (int r = 0; r < p; ++r) {
+    INFO("rank " << r);
+    const auto i = static_cast<std::size_t>(r);
+    const int partials = r == 0 || r == p - 1 ? 1 : 2;
+    CHECK(pq.ranks[i].bytes_received == Approx((p - 1) * b.q + partials * (b.o + b.lse)));
+    CHECK(dr.ranks[i].bytes_received == Approx(r >= 1 ? b.kv : 0.0));
+    const double pairs = c * w - (r == 0 ? edge : 0.0);
+    CHECK(dr.ranks[i].compute_flops == Approx(per_pair * pairs));
+    CHECK(pq.ranks[i].compute_flops == Approx(per_pair * pairs));
+  }
+  for (PassSelection pass : {PassSelection::forward, PassSelection::backward}) {
+    const AttentionShape s = window_shape(48 * 1024, 2048, pass);
+    const PlanReport usp = validate_plan(plan_of("usp", s, p, 2));
+    INFO(errors_of(usp));
+    REQUIRE(usp.ok());
+    for (int x = 0; x < p; ++x) {
+      const int g = x / 2, hops = (g >= 1) + (g <= 2);
+      INFO("rank " << x << " group " << g);
+      const RankStats& st = usp.ranks[static_cast<std::size_t>(x)];
+      if (pass == PassSelection::forward) {
+        CHECK(st.bytes_received == Approx(0.5 * (b.q + b.kv + b.of) + hops * b.kv / 2));
+        CHECK(st.compute_flops == Approx(per_pair * (2 * c * w - (g == 0 ? edge : 0.0)) / 2));
+      } else {
+        // dO in, dQ and dKV back (dKV a partial, r > 1); the ring's dKV follows each slice
+        // and comes home: hops (kv + 2 dkv) / u. Backward FLOPs 10 b H d per pair.
+        CHECK(st.bytes_received ==
+              Approx(0.5 * (b.q + b.of + b.dkv) + hops * (b.kv + 2 * b.dkv) / 2));
+        CHECK(st.compute_flops == Approx(2.5 * per_pair * (2 * c * w - (g == 0 ? edge : 0.0)) / 2));
+      }
+    }
+  }
+}
+
+TEST_CASE("masks: pass-Q, double ring and USP under documents of c tokens: bytes and FLOPs") {
+  // P = 8 documents of c = S/P = 1024 tokens over zigzag blocks of h = 512: a document covers
+  // blocks 2j, 2j+1, so odd block 2j+1 reads all of block 2j and chunks 2j, 2j+1 (ranks
+  // 2j, 2j+1) are partners: rank r's two blocks (one even, one odd) hold h(h+1)/2 +
+  // h(h+1)/2 + h^2 = c(c+1)/2 pairs, its Q row and its KV column alike. Pass-Q: (P-1) q, and
+  // one partial back (from the partner). USP u = 2: each group holds a pair of partners, so
+  // its ring moves nothing: only the all-to-all's (u-1)/u (q + kv + of). The double ring's
+  // contiguous chunks are the documents: nothing moves.
+  const int p = 8;
+  AttentionShape s = shape_with(true, true, PassSelection::forward, 8192);
+  s.set_mask(documents_mask(std::vector<std::int64_t>(8, 1024)));
+  const ChunkBytes b = chunk_bytes(s, p);
+  const double c = 1024.0, per_pair = 4.0 * 32 * 128;
+  const PlanReport pq = validate_plan(plan_of("pass_q", s, p));
+  const PlanReport dr = validate_plan(plan_of("double_ring", s, p));
+  const PlanReport usp = validate_plan(plan_of("usp", s, p, 2));
+  INFO(errors_of(pq) << errors_of(dr) << errors_of(usp));
+  REQUIRE(pq.ok());
+  REQUIRE(dr.ok());
   REQUIRE(usp.ok());
-  for (const RankStats& r : usp.ranks) {
-    CHECK(r.bytes_received == Approx(0.5 * (b.q + b.kv + b.of) + 3 * b.kv));
+  for (int r = 0; r < p; ++r) {
+    INFO("rank " << r);
+    const auto i = static_cast<std::size_t>(r);
+    CHECK(pq.ranks[i].bytes_received == Approx((p - 1) * b.q + b.o + b.lse));
+    CHECK(dr.ranks[i].bytes_received == 0.0);
+    CHECK(usp.ranks[i].bytes_received == Approx(0.5 * (b.q + b.kv + b.of)));
+    for (const PlanReport* rep : {&pq, &dr, &usp}) {
+      CHECK(rep->ranks[i].compute_flops == Approx(per_pair * c * (c + 1) / 2));
+    }
+  }
+}
+
+namespace {
+
+// Bytes received per rank by the double ring (P = n k, contiguous chunks) under a mask,
+// counted from token visibility: chunk x = M k + j travels its spine (M, j) -> (M+1, j) ->
+// ... up to the last node with a reader of x, and at each node M+o of the spine its branch
+// (M+o, j) -> (M+o, j+1) -> ... up to that node's farthest reader along the inner ring; each
+// hop's receiver gets kv. Backward each hop's receiver also gets the dKV that follows, a
+// branch's last holder sends it back to the spine rank (dkv there when the branch has hops),
+// and the spine's last node sends it home (dkv at the owner when the spine has hops).
+struct DoubleRingBytes {
+  std::vector<double> fwd, bwd;
+};
+
+DoubleRingBytes double_ring_hop_bytes(const AttentionShape& s, int p, int k) {
+  const int n = p / k;
+  const std::int64_t c = s.seq_len / p;
+  const ChunkBytes bytes = chunk_bytes(s, p);
+  const auto reads = [&](int rank, int x) {
+    for (std::int64_t i = rank * c; i < (rank + 1) * c; ++i) {
+      for (std::int64_t j = x * c; j < (x + 1) * c; ++j) {
+        if (s.mask.visible(i, j)) return true;
+      }
+    }
+    return false;
+  };
+  DoubleRingBytes out{std::vector<double>(static_cast<std::size_t>(p), 0.0),
+                      std::vector<double>(static_cast<std::size_t>(p), 0.0)};
+  const auto hop = [&](int rank) {
+    out.fwd[static_cast<std::size_t>(rank)] += bytes.kv;
+    out.bwd[static_cast<std::size_t>(rank)] += bytes.kv + bytes.dkv;
+  };
+  for (int x = 0; x < p; ++x) {
+    const int m = x / k, j = x % k;
+    std::vector<int> branch(static_cast<std::size_t>(n), 0);
+    int spine = 0;
+    for (int o = 0; o < n; ++o) {
+      for (int t = 0; t < k; ++t) {
+        if (!reads(((m + o) % n) * k + (j + t) % k, x)) continue;
+        spine = o;
+        branch[static_cast<std::size_t>(o)] = t;
+      }
+    }
+    for (int o = 0; o <= spine; ++o) {
+      const int node = (m + o) % n;
+      if (o > 0) hop(node * k + j);
+      for (int t = 1; t <= branch[static_cast<std::size_t>(o)]; ++t) hop(node * k + (j + t) % k);
+      if (branch[static_cast<std::size_t>(o)] > 0) {
+        out.bwd[static_cast<std::size_t>(node * k + j)] += bytes.dkv;
+      }
+    }
+    if (spine > 0) out.bwd[static_cast<std::size_t>(x)] += bytes.dkv;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("masks: double ring under windows and documents stops KV after its farthest reader") {
+  // P = 16 = 4 nodes of k = 4, S = 16K (c = 1K). Closed form for W <= c (rank p = N k + i
+  // reads chunk p-1 only): chunk N k + i - 1 comes one inner hop (i >= 1); chunk N k - 1 of
+  // the previous node comes by the outer hop to (N, k-1), which relays it one inner hop to
+  // (N, 0): forward [p >= 1] kv + [i = k-1, N >= 1] kv. Backward the same KV, a dkv with each
+  // hop, the own chunk's dkv back from its inner reader (i < k-1) and the relayed chunk's back
+  // to (N, k-1) from (N, 0) (N >= 1), and rank (N, k-1)'s own dkv home from the next node
+  // (N <= n-2): (KV in) (kv + dkv) + ([i < k-1] + [i = k-1, N >= 1] + [i = k-1, N <= n-2]) dkv.
+  // Wider windows and documents: double_ring_hop_bytes recounts the rule from token visibility.
+  const int p = 16, k = 4, n = 4;
+  const AttentionShape w500 = window_shape(16 * 1024, 500, PassSelection::both);
+  const ChunkBytes b = chunk_bytes(w500, p);
+  AttentionShape fwd = w500, bwd = w500;
+  fwd.pass = PassSelection::forward;
+  bwd.pass = PassSelection::backward;
+  const PlanReport f = validate_plan(plan_of("double_ring", fwd, p, 0, k));
+  const PlanReport g = validate_plan(plan_of("double_ring", bwd, p, 0, k));
+  INFO(errors_of(f) << errors_of(g));
+  REQUIRE(f.ok());
+  REQUIRE(g.ok());
+  const double per_pair = 4.0 * 32 * 128, c = 1024.0, w = 500.0;
+  for (int r = 0; r < p; ++r) {
+    const int node = r / k, i = r % k;
+    INFO("rank " << r);
+    const int kv_in = (r >= 1) + (i == k - 1 && node >= 1);
+    const int home = (i < k - 1) + (i == k - 1 && node >= 1) + (i == k - 1 && node <= n - 2);
+    const auto at = static_cast<std::size_t>(r);
+    CHECK(f.ranks[at].bytes_received == Approx(kv_in * b.kv));
+    CHECK(g.ranks[at].bytes_received == Approx(kv_in * (b.kv + b.dkv) + home * b.dkv));
+    CHECK(f.ranks[at].compute_flops == Approx(per_pair * (c * w - (r == 0 ? w * (w - 1) / 2 : 0))));
+  }
+  std::vector<AttentionShape> shapes;
+  for (std::int64_t win : {31, 93, 312}) {  // c = 64: one, two and five chunks back
+    shapes.push_back(window_shape(16 * 64, win, PassSelection::both));
+  }
+  AttentionShape docs = shape_with(true, true, PassSelection::both, 16 * 64);
+  docs.set_mask(documents_mask({100, 60, 300, 8, 300, 256}));
+  shapes.push_back(docs);
+  for (const AttentionShape& s : shapes) {
+    INFO("mask " << to_string(s.mask.kind) << " W " << s.mask.window_tokens);
+    const DoubleRingBytes want = double_ring_hop_bytes(s, p, k);
+    AttentionShape sf = s, sb = s;
+    sf.pass = PassSelection::forward;
+    sb.pass = PassSelection::backward;
+    const PlanReport rf = validate_plan(plan_of("double_ring", sf, p, 0, k));
+    const PlanReport rb = validate_plan(plan_of("double_ring", sb, p, 0, k));
+    const PlanReport both = validate_plan(plan_of("double_ring", s, p, 0, k));
+    INFO(errors_of(rf) << errors_of(rb) << errors_of(both));
+    REQUIRE(rf.ok());
+    REQUIRE(rb.ok());
+    REQUIRE(both.ok());
+    for (int r = 0; r < p; ++r) {
+      INFO("rank " << r);
+      const auto at = static_cast<std::size_t>(r);
+      CHECK(rf.ranks[at].bytes_received == Approx(want.fwd[at]));
+      CHECK(rb.ranks[at].bytes_received == Approx(want.bwd[at]));
+    }
+  }
+}
+
+TEST_CASE("masks: FLOPs per rank of every schedule under documents of c tokens and a window") {
+  // Documents of c = S/P tokens (P of them), causal inside each: a contiguous chunk is one
+  // document (c(c+1)/2 pairs); a zigzag chunk holds one even and one odd block of h = c/2,
+  // and a document (blocks 2j, 2j+1) gives its odd block h(h+1)/2 + h^2 pairs and its even
+  // block h(h+1)/2, so every rank's row (and column) is again c(c+1)/2. Ulysses and USP
+  // compute total/P. Mesh a x b (a even): the tile holds the diagonal pair and exactly one
+  // partner pair (Q chunk g^1 against KV chunk g, h^2 pairs): c(c+1)/2 again. Striped: rank r's
+  // queries at j c + r + b P (b < c/P) see r + bP + 1 keys of their document:
+  // P ((c/P)(r+1) + P (c/P)(c/P-1)/2) = c (r+1) + c (c-P)/2.
+  // Window W <= S/2P over zigzag chunks (all-gather KV, Ulysses): a row has c W pairs but rank
+  // 0's (c W - W(W-1)/2); Ulysses computes (S W - W(W-1)/2) / P. Forward 4 b H d per pair.
+  const int p = 8;
+  const double c = 1024.0, per_pair = 4.0 * 32 * 128;
+  AttentionShape docs = shape_with(true, true, PassSelection::forward, 8192);
+  docs.set_mask(documents_mask(std::vector<std::int64_t>(8, 1024)));
+  for (const char* kind : {"ring", "zigzag", "allgather_kv", "ulysses", "usp", "mesh"}) {
+    INFO(kind);
+    ScheduleSpec spec;
+    spec.kind = kind;
+    spec.gpus = p;
+    if (std::string(kind) == "usp") spec.ulysses_degree = 2;
+    if (std::string(kind) == "mesh") {
+      spec.tile_a = 2;
+      spec.tile_b = 4;
+    }
+    const PlanReport report = validate_plan(make_plan(docs, spec));
+    INFO(errors_of(report));
+    REQUIRE(report.ok());
+    for (const RankStats& r : report.ranks) {
+      CHECK(r.compute_flops == Approx(per_pair * c * (c + 1) / 2));
+    }
+    // Bytes: all-gather KV fetches the partner's chunk only (kv); mesh 2x4 sends each Q
+    // chunk to the other member of its Q group, whose KV chunk is the partner, and gets one
+    // partial back, and no KV chunk leaves its member (the partner's Q chunk is in the same
+    // Q group): q + o + lse.
+    const ChunkBytes b = chunk_bytes(docs, p);
+    for (const RankStats& r : report.ranks) {
+      if (std::string(kind) == "allgather_kv") CHECK(r.bytes_received == Approx(b.kv));
+      if (std::string(kind) == "mesh") CHECK(r.bytes_received == Approx(b.q + b.o + b.lse));
+    }
+  }
+  const PlanReport striped = validate_plan(plan_of("striped", docs, p));
+  REQUIRE(striped.ok());
+  const ChunkBytes sb = chunk_bytes(docs, p);
+  for (int r = 0; r < p; ++r) {
+    INFO("striped rank " << r);
+    const RankStats& st = striped.ranks[static_cast<std::size_t>(r)];
+    CHECK(st.compute_flops == Approx(per_pair * (c * (r + 1) + c * (c - p) / 2)));
+    // Every striped chunk holds keys of every document: the ring runs all P steps.
+    CHECK(st.bytes_received == Approx((p - 1) * sb.kv));
+  }
+  // Window W = 300 <= h = 512 over S = 8K.
+  const AttentionShape win = window_shape(8192, 300, PassSelection::forward);
+  const double w = 300.0, edge = w * (w - 1) / 2;
+  const PlanReport ag = validate_plan(plan_of("allgather_kv", win, p));
+  const PlanReport ul = validate_plan(plan_of("ulysses", win, p));
+  INFO(errors_of(ag) << errors_of(ul));
+  REQUIRE(ag.ok());
+  REQUIRE(ul.ok());
+  const ChunkBytes b = chunk_bytes(win, p);
+  for (int r = 0; r < p; ++r) {
+    INFO("rank " << r);
+    const auto i = static_cast<std::size_t>(r);
+    CHECK(ag.ranks[i].compute_flops == Approx(per_pair * (c * w - (r == 0 ? edge : 0.0))));
+    CHECK(ul.ranks[i].compute_flops == Approx(per_pair * (8192.0 * w - edge) / p));
+    // Ulysses' all-to-alls move the same bytes under every mask: (P-1)/P (q + kv + of).
+    CHECK(ul.ranks[i].bytes_received == Approx((p - 1.0) / p * (b.q + b.kv + b.of)));
   }
 }
 
@@ -374,9 +621,9 @@ bool chunks_touch(const AttentionMask& mask, std::int64_t seq_len, int p, int qc
 }
 
 // Bytes received per rank by a mesh a x b that moves only what the mask needs, counted from
-// the rule in docs/schedules.md "Masks": a gathered chunk travels along its ring as far as
-// the farthest member with work on it; a partial is summed along the ring from the first
-// member with work on it and its last hop ends at the owner.
+// the rule in docs/schedules.md "Masks": every chunk goes straight from its owner to each
+// member of its ring with work on it, and every partial straight from each such member back
+// to the owner.
 struct MeshHopBytes {
   std::vector<double> fwd, bwd;
 };
@@ -390,20 +637,12 @@ MeshHopBytes mesh_hop_bytes(const AttentionShape& s, int a, int b) {
   auto ring = [&](int n, auto member, auto work, double gather_fwd, double reduce_fwd,
                   double gather_bwd, double reduce_bwd) {
     for (int x = 0; x < n; ++x) {
-      int far = 0;
-      for (int d = 1; d < n; ++d) {
-        if (work((x + d) % n, x)) far = d;
-      }
-      for (int d = 1; d <= far; ++d) {
-        out.fwd[static_cast<std::size_t>(member((x + d) % n))] += gather_fwd;
-        out.bwd[static_cast<std::size_t>(member((x + d) % n))] += gather_bwd;
-      }
-      bool carrying = false;
-      for (int d = 1; d < n; ++d) {
-        carrying = carrying || work((x + d) % n, x);
-        if (!carrying) continue;
-        out.fwd[static_cast<std::size_t>(member((x + d + 1) % n))] += reduce_fwd;
-        out.bwd[static_cast<std::size_t>(member((x + d + 1) % n))] += reduce_bwd;
+      for (int y = 0; y < n; ++y) {
+        if (y == x || !work(y, x)) continue;
+        out.fwd[static_cast<std::size_t>(member(y))] += gather_fwd;
+        out.bwd[static_cast<std::size_t>(member(y))] += gather_bwd;
+        out.fwd[static_cast<std::size_t>(member(x))] += reduce_fwd;
+        out.bwd[static_cast<std::size_t>(member(x))] += reduce_bwd;
       }
     }
   };
@@ -474,6 +713,109 @@ TEST_CASE("masks: mesh 2x2 under a window moves only the chunks and partials wit
   }
 }
 
+namespace {
+
+// Mesh a x b (a >= 2, b >= 2) under a window W <= h = S/2P over zigzag chunks: chunks i and j
+// share pairs iff |i - j| <= 1, so Q chunk q is read by the Q-ring members holding KV chunks
+// q-1 (if q >= 1) and q+1 (if q <= P-2), and KV chunk v by the KV-ring members holding Q
+// chunks v-1 and v+1 (only the KV rings tc = 0 and tc = a-1 leave their member). Counted per
+// rank g = tr*a + tc, by hand from the tile of mesh_tile.hpp:
+//   Q chunks in      [g != a-1] + [g != P-a]      (a >= 3; 1 when a = 2)
+//   partials home    [g >= 1] + [g <= P-2]        (a >= 3; 1 when a = 2)
+//   KV chunks in     [tc = 0, tr <= b-2] + [tc = a-1, tr >= 1]
+//   dKV home         [tc = 0, tr >= 1] + [tc = a-1, tr <= b-2]
+struct MeshNeighbourCounts {
+  int q_in, partials, kv_in, dkv_home;
+};
+
+MeshNeighbourCounts mesh_neighbour_counts(int g, int a, int b) {
+  const int p = a * b, tr = g / a, tc = g % a;
+  MeshNeighbourCounts n{};
+  n.q_in = a == 2 ? 1 : (g != a - 1) + (g != p - a);
+  n.partials = a == 2 ? 1 : (g >= 1) + (g <= p - 2);
+  n.kv_in = (tc == 0 && tr <= b - 2) + (tc == a - 1 && tr >= 1);
+  n.dkv_home = (tc == 0 && tr >= 1) + (tc == a - 1 && tr <= b - 2);
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("masks: mesh under a narrow window sends each chunk and partial to its readers only") {
+  // Closed forms above; forward q / (o + lse) / kv per count, backward Q side (q + dO + O +
+  // LSE) per Q chunk in, dq per partial home, kv per KV chunk in, dkv per dKV home.
+  // FLOPs: a rank's tile holds its diagonal pair (two diagonal blocks of h W - W(W-1)/2 pairs;
+  // rank P-1's also holds its high block's view of its low one, W(W-1)/2) and the pairs
+  // (q, q-1), (q, q+1) of W(W-1)/2 each that fall in it: [g != a-1] + [g != P-a] of them.
+  // Forward 4 b H d per pair, backward 10 b H d (dv = d).
+  struct Case {
+    int a, b;
+    std::int64_t seq, window;
+  };
+  for (const Case& cs : {Case{4, 4, 64 * 16, 20}, Case{3, 2, 64 * 6, 32}, Case{2, 4, 64 * 8, 7},
+                         Case{4, 2, 64 * 8, 32}}) {
+    const int a = cs.a, b = cs.b, p = a * b;
+    INFO("tile " << a << "x" << b << " W " << cs.window);
+    for (PassSelection pass : {PassSelection::forward, PassSelection::backward}) {
+      const AttentionShape s = window_shape(cs.seq, cs.window, pass);
+      const ChunkBytes c = chunk_bytes(s, p);
+      const PlanReport report = validate_plan(mesh_plan(s, a, b));
+      INFO(errors_of(report));
+      REQUIRE(report.ok());
+      const double h = static_cast<double>(cs.seq) / (2 * p), w = static_cast<double>(cs.window);
+      const double per_pair = (pass == PassSelection::forward ? 4.0 : 10.0) * 32 * 128;
+      for (int g = 0; g < p; ++g) {
+        INFO("rank " << g << (pass == PassSelection::forward ? " forward" : " backward"));
+        const MeshNeighbourCounts n = mesh_neighbour_counts(g, a, b);
+        const double bytes = pass == PassSelection::forward
+                                 ? n.q_in * c.q + n.partials * (c.o + c.lse) + n.kv_in * c.kv
+                                 : n.q_in * (2 * c.q + c.o + c.lse) + n.partials * c.o +
+                                       n.kv_in * c.kv + n.dkv_home * c.dkv;
+        const RankStats& st = report.ranks[static_cast<std::size_t>(g)];
+        CHECK(st.bytes_received == Approx(bytes));
+        CHECK(st.bytes_sent > 0);
+        const double cross = (g != a - 1) + (g != p - a) + (g == p - 1);
+        CHECK(st.compute_flops ==
+              Approx(per_pair * (2 * h * w - w * (w - 1) + cross * w * (w - 1) / 2)));
+      }
+    }
+  }
+}
+
+TEST_CASE("masks: tile min-bytes counts what the direct sends move under a window") {
+  // P = 16, GQA (kv = q/2, o = 2q, lse = q/64), W <= S/2P, forward, busiest rank by the
+  // closed forms above: 1x16 2 kv = q; 2x8 q + (o + lse) + kv = 3.52q; 4x4 and 8x2
+  // 2q + 2(o + lse) + kv = 6.53q; 16x1 2q + 2(o + lse) = 6.03q. So 1x16, where the full-work
+  // closed forms, (a-1) q + (b-1) kv + (a-1)(o + lse), pick 2x8 (6.52q against 1x16's 7.5q).
+  const AttentionShape s = window_shape(64 * 32, 20, PassSelection::forward);
+  const MeshTile t = fewest_bytes_tile(s, 16);
+  CHECK(t.a == 1);
+  CHECK(t.b == 16);
+  AttentionShape causal = shape_with(true, true, PassSelection::forward, 64 * 32);
+  const MeshTile u = fewest_bytes_tile(causal, 16);
+  CHECK(u.a == 2);
+  CHECK(u.b == 8);
+}
+
+TEST_CASE("masks: mesh 8x8 under W = 4K at 1M tokens: the busiest rank's bytes") {
+  // c = 16K tokens, h = 8K >= W. GQA 32 x 128, 8 KV heads, bf16: q = 128 MiB, kv = 64 MiB,
+  // o = 256 MiB (fp32), lse = 2 MiB. Busiest forward rank (2 Q chunks, 2 partials, 1 KV):
+  // 2 q + 2 (o + lse) + kv = 836 MiB, against 7 (q + kv + o + lse) = 3150 MiB when the
+  // chunks went round the one-way rings.
+  const AttentionShape s = window_shape(1 << 20, 4096, PassSelection::forward);
+  const PlanReport report = validate_plan(mesh_plan(s, 8, 8));
+  INFO(errors_of(report));
+  REQUIRE(report.ok());
+  const double mib = 1024.0 * 1024.0;
+  double busiest = 0.0;
+  for (int g = 0; g < 64; ++g) {
+    const MeshNeighbourCounts n = mesh_neighbour_counts(g, 8, 8);
+    const double want = n.q_in * 128 * mib + n.partials * 258 * mib + n.kv_in * 64 * mib;
+    CHECK(report.ranks[static_cast<std::size_t>(g)].bytes_received == want);
+    busiest = std::max(busiest, report.ranks[static_cast<std::size_t>(g)].bytes_received);
+  }
+  CHECK(busiest == 836 * mib);
+}
+
 TEST_CASE("masks: mesh under windows and documents on several tiles matches the hop rule") {
   // Validator (coverage, matching, progress, outputs) on every mask, tile and pass; bytes per
   // rank against mesh_hop_bytes, which recounts the rule from token-level visibility.
@@ -535,5 +877,11 @@ TEST_CASE("masks: mesh under a window with memory windows of two chunks stays va
     const PlanReport report = validate_plan(make_mesh_plan(s, opt));
     INFO(errors_of(report));
     CHECK(report.ok());
+    // The forward's peak stays within mesh_memory.hpp's bound, direct sends or not.
+    AttentionShape fwd = s;
+    fwd.pass = PassSelection::forward;
+    const PlanReport f = validate_plan(make_mesh_plan(fwd, opt));
+    REQUIRE(f.ok());
+    CHECK(f.max_peak_bytes() <= mesh_peak_bound_bytes(fwd, t, cs.windows));
   }
 }

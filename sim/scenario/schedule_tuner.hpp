@@ -74,7 +74,7 @@ void rank_candidates(std::vector<CandidateResult>& results);
 //     tune_schedules(p, mesh_only) -- lowest simulated makespan among the tiles that fit
 //     the memory budget, if one is set; InputError at schedule.tile when none fits;
 //   min_bytes (tile: min-bytes): the tile a x b = P that minimises the bytes each rank
-//     receives (mesh_bytes_in_per_rank; ties keep the smaller a), placement kept.
+//     receives (fewest_bytes_tile; ties keep the smaller a), placement kept.
 // Afterwards tile_choice is given. Nothing to do for other kinds or given tiles.
 void resolve_mesh_tile(PreparedScenario& p);
 

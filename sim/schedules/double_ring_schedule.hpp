@@ -25,6 +25,19 @@
 // A dKV receive waits for the previous dKV free (double buffering).
 // Backward bytes received per rank: (P-1) * kv + ([k > 1] * n*k + [n > 1] * n)
 // * dkv; with n = 1 this is the ring's (P-1) * kv + P * dkv.
+//
+// Masks (sliding_window, documents): chunks are contiguous (a zigzag chunk is read on both
+// sides of its rank, so nothing could stop early) and chunk x = M*k + j travels only as far
+// as it is read: its spine, the outer hops (M, j) -> (M+1, j) -> ..., up to the last node
+// with a reader (nodes in between relay it), and at each node M+o of the spine its branch,
+// the inner hops (M+o, j+1), ..., up to that node's farthest reader. The plan runs 1 + the
+// longest spine outer steps and, in outer step o, 1 + the longest branch there inner steps.
+// Backward the dKV follows each hop; a branch's last holder sends it straight back to the
+// spine rank (M+o, j), and the spine's last node straight home to (M, j). With W <= c (rank
+// p reads chunk p-1 only), rank p = N*k + i receives
+//   forward  ([p >= 1] + [i = k-1, N >= 1]) kv   ((N, k-1) relays chunk N*k-1 to (N, 0))
+//   backward that KV + a dkv with each, + ([i < k-1] + [i = k-1, N >= 1] + [i = k-1,
+//            N <= n-2]) dkv coming back (tests/test_schedules_masks.cpp).
 #pragma once
 
 #include "sim/plan/plan.hpp"

@@ -18,8 +18,6 @@ namespace {
 
 std::size_t at(int i) { return static_cast<std::size_t>(i); }
 
-int mod(int x, int m) { return ((x % m) + m) % m; }
-
 Plan make_mesh_layout(const AttentionShape& shape, int ranks) {
   Plan plan = make_contiguous_plan("mesh", shape, ranks);
   if (!shape.causal) return plan;
@@ -34,8 +32,9 @@ Plan make_mesh_layout(const AttentionShape& shape, int ranks) {
   return plan;
 }
 
-// Full and causal (zigzag) masks give every chunk pair work; a sliding window or packed
-// documents may leave pairs empty, and then only the hops mesh_relay.hpp keeps move data.
+// Full and causal (zigzag) masks give every chunk pair work and keep the rings; a sliding
+// window or packed documents may leave pairs empty, and then every chunk and partial goes
+// straight to the members that read it (mesh_relay.hpp, direct).
 bool mask_may_empty_pairs(const Plan& plan) {
   const AttentionMaskKind kind = plan.shape.mask.kind;
   return kind == AttentionMaskKind::sliding_window || kind == AttentionMaskKind::documents;
@@ -54,7 +53,7 @@ MeshRelay q_relay(const Plan& plan, MeshTile tile, int tr) {
       }
     }
   }
-  return MeshRelay(a, std::move(needs));
+  return MeshRelay(a, std::move(needs), true);
 }
 
 // The KV ring of rank g: members z*a + tc (tc = q_pos(g)) share the KV chunks tc + a*x, and
@@ -70,7 +69,7 @@ MeshRelay kv_relay(const Plan& plan, MeshTile tile, int tc) {
       }
     }
   }
-  return MeshRelay(b, std::move(needs));
+  return MeshRelay(b, std::move(needs), true);
 }
 
 // One relay per ring, shared by its members and both passes: Q rings by kv_pos (tr), KV
@@ -116,20 +115,14 @@ class RankBuilder {
         qr_(relays.q[at(tile_.kv_pos(rank))]),
         kvr_(relays.kv[at(tile_.q_pos(rank))]) {
     const int a = tile_.a, b = tile_.b;
-    q_ = ring_times(a, p_, MeshStep::q);
-    kv_ = ring_times(b, t_, MeshStep::kv);
-    // Position x arrives by the hop s+1 = p-x (mod a) of its gather.
-    for (int x = 0; x < a; ++x) {
-      if (x != p_ && !qr_.gather_hop(x, mod(p_ - x, a))) q_.arrive[at(x)] = never;
-    }
-    for (int x = 0; x < b; ++x) {
-      if (x != t_ && !kvr_.gather_hop(x, mod(t_ - x, b))) kv_.arrive[at(x)] = never;
-    }
+    q_ = ring_times(qr_, a, p_, MeshStep::q);
+    kv_ = ring_times(kvr_, b, t_, MeshStep::kv);
     for (int x : kv_.arrive) {
       if (x != never) last_kv_group_ = std::max(last_kv_group_, x);
     }
     emitted_.assign(at(a * b), 0);
-    for (int s = 0; s < b; ++s) kv_order_.push_back(mod(t_ - s, b));
+    kv_order_.push_back(t_);
+    for (int s = 0; s < b - 1; ++s) kv_order_.push_back(kvr_.arrival(t_, s));
     cursor_.assign(at(a), 0);
     left_q_.assign(at(a), b);
     left_kv_.assign(at(b), a);
@@ -150,11 +143,8 @@ class RankBuilder {
       if (k < groups) {
         const MeshStep step = opt_.order[at(k)];
         if (step == MeshStep::reduce) {
-          const int u = mod(p_ - 1 - r_steps, tile_.a);
-          emit_blocks_of(u, k);
-          if (r_steps > 0 && qr_.needs(p_, u) && qr_.reduce_hop(u, q_prev_pos())) {
-            merge_received(u, partial(g_, u), partial_lse(g_, u));
-          }
+          emit_blocks_of(qr_.arrival(p_, r_steps), k);
+          merge_received();
         }
         if (step == MeshStep::q) comm_q(k, q_steps++);
         if (step == MeshStep::kv) comm_kv(k, kv_steps++);
@@ -162,9 +152,7 @@ class RankBuilder {
         emit_ready(k, step == MeshStep::reduce);
       } else {
         emit_ready(k, false);
-        if (tile_.a > 1 && qr_.reduce_hop(p_, q_prev_pos())) {
-          merge_received(p_, objs_.o[at(g_)], objs_.lse[at(g_)]);
-        }
+        merge_received();
       }
       emit_frees(k);
     }
@@ -172,35 +160,31 @@ class RankBuilder {
   }
 
  private:
-  RingTimes ring_times(int size, int pos, MeshStep kind) const {
+  // When each position's chunk arrives (never: the mask gives it no transfer to this rank) and
+  // which group sends it on (relays only).
+  RingTimes ring_times(const MeshRelay& relay, int size, int pos, MeshStep kind) const {
     RingTimes rt;
-    rt.arrive.assign(at(size), std::numeric_limits<int>::max());
+    rt.arrive.assign(at(size), never);
     rt.forward.assign(at(size), -1);
     rt.freed.assign(at(size), -1);
     rt.arrive[at(pos)] = -1;
-    int s = 0;
     std::vector<int> step_group;
     for (int k = 0; k < static_cast<int>(opt_.order.size()); ++k) {
       if (opt_.order[at(k)] != kind) continue;
+      const int s = static_cast<int>(step_group.size());
       step_group.push_back(k);
-      rt.arrive[at(mod(pos - 1 - s, size))] = k;
-      ++s;
+      const MeshTransfer in = relay.gather_recv(pos, s);
+      if (in.item >= 0) rt.arrive[at(in.item)] = k;
     }
-    // Step s sends position pos - s: own chunk at step 0, then what step s-1 brought.
-    for (int st = 0; st < static_cast<int>(step_group.size()); ++st) {
-      rt.forward[at(mod(pos - st, size))] = step_group[at(st)];
+    for (int x = 0; x < size; ++x) {
+      const int st = relay.forward_step(pos, x);
+      if (st >= 0) rt.forward[at(x)] = step_group[at(st)];
     }
     return rt;
   }
 
-  int q_prev_pos() const { return mod(p_ - 1, tile_.a); }
-  // The partial of u that arrives from the previous member: that of the last member with work.
-  int partial_in(int u) const {
-    return partial(tile_.kv_pos(g_) * tile_.a + qr_.reduce_carrier(u, q_prev_pos()), u);
-  }
-  int partial_lse_in(int u) const {
-    return partial_lse(tile_.kv_pos(g_) * tile_.a + qr_.reduce_carrier(u, q_prev_pos()), u);
-  }
+  // Q-ring position -> rank.
+  int q_rank(int pos) const { return tile_.kv_pos(g_) * tile_.a + pos; }
   int partial(int rank, int u) const { return po_[at(rank * tile_.a + u)]; }
   int partial_lse(int rank, int u) const { return pl_[at(rank * tile_.a + u)]; }
 
@@ -254,13 +238,13 @@ class RankBuilder {
   void emit_ready(int comm_group, bool r_phase) {
     const bool final_phase = comm_group == static_cast<int>(opt_.order.size());
     const bool hold = opt_.hold_back && tile_.a > 1;
-    // Q positions in the order the R ring sends their partials: p-1, p-2, ...
+    // Q positions in the order the R steps send their partials (p-1, p-2, ... on a ring).
     // Once every KV chunk is in, a partial may leave at the next R step, so
     // each position's blocks are an op of their own and its send waits for
     // nothing else; before that, blocks unlocked together fuse into one op.
     const bool partials_may_leave = comm_group > last_kv_group_;
     for (int s = 1; s < tile_.a; ++s) {
-      emit_blocks_of(mod(p_ - s, tile_.a), comm_group);
+      emit_blocks_of(qr_.arrival(p_, s - 1), comm_group);
       if (partials_may_leave) build_.flush();
     }
     if (!hold || final_phase) {
@@ -295,9 +279,9 @@ class RankBuilder {
 
   // The window: the recv of the n-th received chunk of a ring waits for the
   // free of its (n - w)-th; that chunk's blocks are emitted first if needed.
-  int window_free(RingTimes& rt, int size, int pos, int step, int window, bool is_q) {
+  int window_free(RingTimes& rt, int pos, int step, int window, bool is_q) {
     if (window == 0 || step < window) return -1;
-    const int victim = mod(pos - 1 - (step - window), size);
+    const int victim = (is_q ? qr_ : kvr_).arrival(pos, step - window);
     if (rt.arrive[at(victim)] == never) return -1;  // never received: holds no memory
     if (rt.freed[at(victim)] < 0) {
       for (int other = 0; other < (is_q ? tile_.b : tile_.a); ++other) {
@@ -310,59 +294,64 @@ class RankBuilder {
     return rt.freed[at(victim)];
   }
 
-  // Step s is hop s+1 of both the chunk sent (position p-s) and the chunk received (p-1-s).
+  // Gather step s: what mesh_relay.hpp moves (ring hop s+1, or the shift of a direct step).
   void comm_q(int comm_group, int s) {
-    const int a = tile_.a;
-    const int x_out = mod(p_ - s, a), x_in = mod(p_ - 1 - s, a);
-    const bool recvs = qr_.gather_hop(x_in, s + 1);
-    const int wait = recvs ? window_free(q_, a, p_, s, opt_.windows.q, true) : -1;
-    if (qr_.gather_hop(x_out, s + 1)) {
-      build_.send(objs_.q[at(tile_.q_chunk(g_, x_out))], tile_.q_next(g_), comm_group);
+    const MeshTransfer out = qr_.gather_send(p_, s), in = qr_.gather_recv(p_, s);
+    const int wait = in.item >= 0 ? window_free(q_, p_, s, opt_.windows.q, true) : -1;
+    if (out.item >= 0) {
+      build_.send(objs_.q[at(tile_.q_chunk(g_, out.item))], q_rank(out.peer), comm_group);
     }
-    if (!recvs) return;
+    if (in.item < 0) return;
     std::vector<int> after;
     if (wait >= 0) after.push_back(wait);
-    build_.recv(objs_.q[at(tile_.q_chunk(g_, x_in))], tile_.q_prev(g_), comm_group, after);
+    build_.recv(objs_.q[at(tile_.q_chunk(g_, in.item))], q_rank(in.peer), comm_group, after);
   }
 
   void comm_kv(int comm_group, int s) {
-    const int b = tile_.b;
-    const int x_out = mod(t_ - s, b), x_in = mod(t_ - 1 - s, b);
-    const bool recvs = kvr_.gather_hop(x_in, s + 1);
-    const int wait = recvs ? window_free(kv_, b, t_, s, opt_.windows.kv, false) : -1;
-    if (kvr_.gather_hop(x_out, s + 1)) {
-      build_.send(objs_.kv[at(tile_.kv_chunk(g_, x_out))], tile_.kv_next(g_), comm_group);
+    const MeshTransfer out = kvr_.gather_send(t_, s), in = kvr_.gather_recv(t_, s);
+    const int wait = in.item >= 0 ? window_free(kv_, t_, s, opt_.windows.kv, false) : -1;
+    const auto kv_rank = [&](int pos) { return pos * tile_.a + tile_.q_pos(g_); };
+    if (out.item >= 0) {
+      build_.send(objs_.kv[at(tile_.kv_chunk(g_, out.item))], kv_rank(out.peer), comm_group);
     }
-    if (!recvs) return;
+    if (in.item < 0) return;
     std::vector<int> after;
     if (wait >= 0) after.push_back(wait);
-    build_.recv(objs_.kv[at(tile_.kv_chunk(g_, x_in))], tile_.kv_prev(g_), comm_group, after);
+    build_.recv(objs_.kv[at(tile_.kv_chunk(g_, in.item))], kv_rank(in.peer), comm_group, after);
   }
 
+  // Reduce step s: a ring member without work on the item forwards the partial it received
+  // (the carrier's object); a direct step sends this rank's own partial home.
   void comm_r(int comm_group, int s) {
-    const int a = tile_.a;
-    const int u_out = mod(p_ - 1 - s, a);
-    const int u_in = mod(p_ - 2 - s, a);
-    const int prev = tile_.q_prev(g_);
-    if (qr_.reduce_hop(u_out, p_)) {
-      // Without work of its own on u_out, the rank forwards the sum it received.
-      const bool own = qr_.needs(p_, u_out);
-      const int sent[] = {own ? partial(g_, u_out) : partial_in(u_out),
-                          own ? partial_lse(g_, u_out) : partial_lse_in(u_out)};
+    const MeshTransfer out = qr_.reduce_send(p_, s), in = qr_.reduce_recv(p_, s);
+    if (out.item >= 0) {
+      const int sent[] = {partial(q_rank(out.carrier), out.item),
+                          partial_lse(q_rank(out.carrier), out.item)};
       for (int obj : sent) {
-        build_.send(obj, tile_.q_next(g_), comm_group);
+        build_.send(obj, q_rank(out.peer), comm_group);
         sent_partials_.push_back(obj);
       }
     }
-    if (qr_.reduce_hop(u_in, q_prev_pos())) {
-      build_.recv(partial_in(u_in), prev, comm_group);
-      build_.recv(partial_lse_in(u_in), prev, comm_group);
+    if (in.item >= 0) {
+      build_.recv(partial(q_rank(in.carrier), in.item), q_rank(in.peer), comm_group);
+      build_.recv(partial_lse(q_rank(in.carrier), in.item), q_rank(in.peer), comm_group);
     }
+    received_ = in;
   }
 
-  void merge_received(int u, int target_o, int target_lse) {
-    const int partials[] = {partial_in(u), partial_lse_in(u)};
-    const int targets[] = {target_o, target_lse};
+  // Folds the partial the previous reduce step received: into O, LSE when it is of this
+  // rank's own Q chunk, into its own partial when it has work on that chunk and forwards the
+  // sum next (a ring), not at all when it only forwards it.
+  void merge_received() {
+    const MeshTransfer in = received_;
+    received_ = MeshTransfer{};
+    if (in.item < 0) return;
+    const bool own = in.item == p_;
+    if (!own && !qr_.needs(p_, in.item)) return;
+    const int partials[] = {partial(q_rank(in.carrier), in.item),
+                            partial_lse(q_rank(in.carrier), in.item)};
+    const int targets[] = {own ? objs_.o[at(g_)] : partial(g_, in.item),
+                           own ? objs_.lse[at(g_)] : partial_lse(g_, in.item)};
     build_.merge(partials, targets);
     build_.free(partials[0]);
     build_.free(partials[1]);
@@ -402,6 +391,7 @@ class RankBuilder {
   std::vector<int> cursor_;    // per Q position: kv_order_ prefix already emitted
   std::vector<int> left_q_, left_kv_;
   std::vector<int> sent_partials_;  // objects sent this group, freed after it
+  MeshTransfer received_;           // the partial the last reduce step received
 };
 
 // Partial dQ and dKV objects of the backward pass, one per (rank, tile position)
@@ -455,53 +445,40 @@ class BackwardBuilder {
       free_used_up(s);
     }
     free_used_up(-1);
+    // What the previous reduce step received on each ring (mesh_relay.hpp).
+    MeshTransfer q_in, kv_in;
     for (int s = 0; s < std::max(a, b) - 1; ++s, ++group_) {
-      // Before step s: fold the partial received at step s-1 into the own one it forwards.
-      // Partials exist only where mesh_relay.hpp's reduce hops carry them.
-      const int qp = mod(p_ - 1, a), kp = mod(t_ - 1, b);
-      if (s > 0 && s < a - 1) {
-        const int u = mod(p_ - 1 - s, a);
-        if (qr_.needs(p_, u) && qr_.reduce_hop(u, qp)) merge(dq_in(u), dq(g_, u));
-      }
-      if (s > 0 && s < b - 1) {
-        const int v = mod(t_ - 1 - s, b);
-        if (kvr_.needs(t_, v) && kvr_.reduce_hop(v, kp)) {
-          merge(dkv_in(v), dkv(g_, v));
-        }
-      }
+      // Before step s: fold what step s-1 received into the own partial it is forwarded with
+      // (a ring), or into dQ[g] / dKV[g] (a direct step brings the rank's own chunk's).
+      if (s < a - 1) fold_dq(q_in);
+      if (s < b - 1) fold_dkv(kv_in);
       std::vector<int> sent;
       if (s < a - 1) {
-        const int u_out = mod(p_ - 1 - s, a), u_in = mod(p_ - 2 - s, a);
-        if (qr_.reduce_hop(u_out, p_)) {
-          // Without work of its own on u_out, the rank forwards the sum it received.
-          const int obj = qr_.needs(p_, u_out) ? dq(g_, u_out) : dq_in(u_out);
-          build_.send(obj, tile_.q_next(g_), group_);
+        const MeshTransfer out = qr_.reduce_send(p_, s), in = qr_.reduce_recv(p_, s);
+        if (out.item >= 0) {
+          const int obj = dq(q_rank(out.carrier), out.item);
+          build_.send(obj, q_rank(out.peer), group_);
           sent.push_back(obj);
         }
-        if (qr_.reduce_hop(u_in, qp)) {
-          build_.recv(dq_in(u_in), tile_.q_prev(g_), group_);
-        }
+        if (in.item >= 0) build_.recv(dq(q_rank(in.carrier), in.item), q_rank(in.peer), group_);
+        q_in = in;
       }
       if (s < b - 1) {
-        const int v_out = mod(t_ - 1 - s, b), v_in = mod(t_ - 2 - s, b);
-        if (kvr_.reduce_hop(v_out, t_)) {
-          const int obj = kvr_.needs(t_, v_out) ? dkv(g_, v_out) : dkv_in(v_out);
-          build_.send(obj, tile_.kv_next(g_), group_);
+        const MeshTransfer out = kvr_.reduce_send(t_, s), in = kvr_.reduce_recv(t_, s);
+        if (out.item >= 0) {
+          const int obj = dkv(kv_rank(out.carrier), out.item);
+          build_.send(obj, kv_rank(out.peer), group_);
           sent.push_back(obj);
         }
-        if (kvr_.reduce_hop(v_in, kp)) {
-          build_.recv(dkv_in(v_in), tile_.kv_prev(g_), group_);
+        if (in.item >= 0) {
+          build_.recv(dkv(kv_rank(in.carrier), in.item), kv_rank(in.peer), group_);
         }
+        kv_in = in;
       }
       for (int obj : sent) build_.free(obj);
     }
-    // The last step of each ring brings the sum of the other members' partials home.
-    if (a > 1 && qr_.reduce_hop(p_, mod(p_ - 1, a))) {
-      merge(dq_in(p_), objs_.dq[at(g_)]);
-    }
-    if (b > 1 && kvr_.reduce_hop(t_, mod(t_ - 1, b))) {
-      merge(dkv_in(t_), objs_.dkv[at(g_)]);
-    }
+    fold_dq(q_in);
+    fold_dkv(kv_in);
     build_.flush();
   }
 
@@ -512,12 +489,22 @@ class BackwardBuilder {
   int dkv(int rank, int v) const {
     return v == tile_.kv_pos(rank) ? objs_.dkv[at(rank)] : partials_.dkv[at(rank * tile_.b + v)];
   }
-  // The partial that arrives from the previous member: that of the last member with work.
-  int dq_in(int u) const {
-    return dq(tile_.kv_pos(g_) * tile_.a + qr_.reduce_carrier(u, mod(p_ - 1, tile_.a)), u);
+  int q_rank(int pos) const { return tile_.kv_pos(g_) * tile_.a + pos; }
+  int kv_rank(int pos) const { return pos * tile_.a + tile_.q_pos(g_); }
+
+  // A received partial: summed into dQ[g] when it is of the own chunk, into the own partial
+  // when this rank has work on that chunk, left alone when the rank only forwards it.
+  void fold_dq(MeshTransfer& in) {
+    if (in.item >= 0 && (in.item == p_ || qr_.needs(p_, in.item))) {
+      merge(dq(q_rank(in.carrier), in.item), dq(g_, in.item));
+    }
+    in = MeshTransfer{};
   }
-  int dkv_in(int v) const {
-    return dkv(kvr_.reduce_carrier(v, mod(t_ - 1, tile_.b)) * tile_.a + tile_.q_pos(g_), v);
+  void fold_dkv(MeshTransfer& in) {
+    if (in.item >= 0 && (in.item == t_ || kvr_.needs(t_, in.item))) {
+      merge(dkv(kv_rank(in.carrier), in.item), dkv(g_, in.item));
+    }
+    in = MeshTransfer{};
   }
 
   // The Q side of a Q chunk: what a backward block reads besides KV.
@@ -525,41 +512,38 @@ class BackwardBuilder {
     return {objs_.q[at(chunk)], objs_.d_o[at(chunk)], objs_.o[at(chunk)], objs_.lse[at(chunk)]};
   }
 
-  // Step s sends Q position p-s (own first, then what step s-1 brought) and
-  // receives position p-1-s.
-  // (Both are hop s+1 of their chunk; mesh_relay.hpp says which hops exist.)
+  // Gather step s of each ring: what mesh_relay.hpp moves (ring hop s+1, or a direct shift).
   void gather_q(int s) {
-    const int a = tile_.a;
-    const int x_out = mod(p_ - s, a), x_in = mod(p_ - 1 - s, a);
-    if (qr_.gather_hop(x_out, s + 1)) {
-      for (int obj : q_side(tile_.q_chunk(g_, x_out))) build_.send(obj, tile_.q_next(g_), group_);
+    const MeshTransfer out = qr_.gather_send(p_, s), in = qr_.gather_recv(p_, s);
+    if (out.item >= 0) {
+      for (int obj : q_side(tile_.q_chunk(g_, out.item)))
+        build_.send(obj, q_rank(out.peer), group_);
     }
-    if (qr_.gather_hop(x_in, s + 1)) {
-      for (int obj : q_side(tile_.q_chunk(g_, x_in))) build_.recv(obj, tile_.q_prev(g_), group_);
-      q_in_[at(x_in)] = 1;
+    if (in.item >= 0) {
+      for (int obj : q_side(tile_.q_chunk(g_, in.item))) build_.recv(obj, q_rank(in.peer), group_);
+      q_in_[at(in.item)] = 1;
     }
   }
 
   void gather_kv(int s) {
-    const int b = tile_.b;
-    const int x_out = mod(t_ - s, b), x_in = mod(t_ - 1 - s, b);
-    if (kvr_.gather_hop(x_out, s + 1)) {
-      build_.send(objs_.kv[at(tile_.kv_chunk(g_, x_out))], tile_.kv_next(g_), group_);
+    const MeshTransfer out = kvr_.gather_send(t_, s), in = kvr_.gather_recv(t_, s);
+    if (out.item >= 0) {
+      build_.send(objs_.kv[at(tile_.kv_chunk(g_, out.item))], kv_rank(out.peer), group_);
     }
-    if (kvr_.gather_hop(x_in, s + 1)) {
-      build_.recv(objs_.kv[at(tile_.kv_chunk(g_, x_in))], tile_.kv_prev(g_), group_);
-      kv_in_[at(x_in)] = 1;
+    if (in.item >= 0) {
+      build_.recv(objs_.kv[at(tile_.kv_chunk(g_, in.item))], kv_rank(in.peer), group_);
+      kv_in_[at(in.item)] = 1;
     }
   }
 
   // Every block whose inputs are present, Q positions in the order their partial
-  // dQ leaves on the reduce ring (p-1, p-2, ..., own last).
+  // dQ leaves on the reduce ring (arrival order, own last), KV positions likewise.
   void emit_ready() {
-    for (int s = 1; s <= tile_.a; ++s) {
-      const int j = mod(p_ - s, tile_.a);
+    for (int s = 0; s < tile_.a; ++s) {
+      const int j = s < tile_.a - 1 ? qr_.arrival(p_, s) : p_;
       if (!q_in_[at(j)]) continue;
       for (int i = 0; i < tile_.b; ++i) {
-        const int k = mod(t_ - 1 - i, tile_.b);
+        const int k = i < tile_.b - 1 ? kvr_.arrival(t_, i) : t_;
         if (kv_in_[at(k)] && !emitted_[at(j * tile_.b + k)]) compute(j, k);
       }
     }
@@ -577,11 +561,12 @@ class BackwardBuilder {
 
   // After gather step `step` (-1: after the gather): frees every received chunk
   // whose blocks are all emitted and that is forwarded already or never will be.
-  // The position received at step s of a ring of n is forwarded at step s+1 < n-1.
+  // On a ring the position received at step s of n is forwarded at step s+1 < n-1; a direct
+  // step's chunk is never forwarded.
   void free_used_up(int step) {
     for (int s = 0; s < tile_.a - 1; ++s) {
-      const int j = mod(p_ - 1 - s, tile_.a);
-      if (!q_in_[at(j)] || q_freed_[at(j)] || !releasable(s, step, tile_.a)) continue;
+      const int j = qr_.arrival(p_, s);
+      if (!q_in_[at(j)] || q_freed_[at(j)] || !releasable(qr_, s, step, tile_.a)) continue;
       bool done = true;
       for (int k = 0; k < tile_.b; ++k) done = done && emitted_[at(j * tile_.b + k)];
       if (!done) continue;
@@ -589,8 +574,8 @@ class BackwardBuilder {
       q_freed_[at(j)] = 1;
     }
     for (int s = 0; s < tile_.b - 1; ++s) {
-      const int k = mod(t_ - 1 - s, tile_.b);
-      if (!kv_in_[at(k)] || kv_freed_[at(k)] || !releasable(s, step, tile_.b)) continue;
+      const int k = kvr_.arrival(t_, s);
+      if (!kv_in_[at(k)] || kv_freed_[at(k)] || !releasable(kvr_, s, step, tile_.b)) continue;
       bool done = true;
       for (int j = 0; j < tile_.a; ++j) done = done && emitted_[at(j * tile_.b + k)];
       if (!done) continue;
@@ -601,8 +586,9 @@ class BackwardBuilder {
 
   // Whether the chunk received at step `arrived` of a ring of `size` has arrived
   // and is no longer needed for forwarding after gather step `step`.
-  static bool releasable(int arrived, int step, int size) {
+  static bool releasable(const MeshRelay& relay, int arrived, int step, int size) {
     if (step < 0) return true;
+    if (relay.direct()) return arrived <= step;
     return arrived <= step && (arrived + 1 <= step || arrived + 1 == size - 1);
   }
 
@@ -760,10 +746,62 @@ double mesh_bytes_in_per_rank(const AttentionShape& shape, MeshTile tile) {
   return bytes;
 }
 
+namespace {
+
+// Under a mask that may empty chunk pairs: the busiest rank's received bytes by the direct
+// rule of mesh_relay.hpp (one chunk per other group member it reads, one partial per other
+// member that reads its chunk), over the passes of shape.pass.
+double masked_mesh_bytes_max(const AttentionShape& shape, MeshTile tile) {
+  const Plan plan = make_mesh_layout(shape, tile.ranks());
+  const MeshRelays relays = mesh_relays(plan, tile);
+  const std::int64_t c = shape.seq_len / tile.ranks();
+  const double q = shape.q_bytes(c), kv = shape.kv_bytes(c), o = shape.o_accumulator_bytes(c);
+  const double lse = shape.lse_bytes(c), d_o = shape.d_o_bytes(c);
+  const double dq = shape.dq_accumulator_bytes(c), dkv = shape.dkv_accumulator_bytes(c);
+  double most = 0.0;
+  for (int g = 0; g < tile.ranks(); ++g) {
+    const int p = tile.q_pos(g), t = tile.kv_pos(g);
+    const MeshRelay& qr = relays.q[at(t)];
+    const MeshRelay& kvr = relays.kv[at(p)];
+    int q_in = 0, partials = 0, kv_in = 0, dkv_home = 0;
+    for (int x = 0; x < tile.a; ++x) {
+      if (x == p) continue;
+      q_in += qr.needs(p, x);
+      partials += qr.needs(x, p);
+    }
+    for (int x = 0; x < tile.b; ++x) {
+      if (x == t) continue;
+      kv_in += kvr.needs(t, x);
+      dkv_home += kvr.needs(x, t);
+    }
+    double bytes = 0.0;
+    if (shape.has_forward()) bytes += q_in * q + partials * (o + lse) + kv_in * kv;
+    if (shape.has_backward()) {
+      bytes += q_in * (q + d_o + o + lse) + partials * dq + kv_in * kv + dkv_home * dkv;
+    }
+    most = std::max(most, bytes);
+  }
+  return most;
+}
+
+}  // namespace
+
 MeshTile fewest_bytes_tile(const AttentionShape& shape, int ranks) {
+  // Full and causal masks: the closed forms; under a window or documents what the direct
+  // sends move at the busiest rank.
+  const bool masked = shape.mask.kind == AttentionMaskKind::sliding_window ||
+                      shape.mask.kind == AttentionMaskKind::documents;
+  const auto bytes = [&](MeshTile t) {
+    return masked ? masked_mesh_bytes_max(shape, t) : mesh_bytes_in_per_rank(shape, t);
+  };
   MeshTile best{1, ranks};
+  double best_bytes = bytes(best);
   for (const MeshTile& t : mesh_tiles(ranks)) {
-    if (mesh_bytes_in_per_rank(shape, t) < mesh_bytes_in_per_rank(shape, best)) best = t;
+    const double b = bytes(t);
+    if (b < best_bytes) {
+      best = t;
+      best_bytes = b;
+    }
   }
   return best;
 }

@@ -6,7 +6,8 @@
 // distinct chunks holds the same unmasked work (c^2/2 pairs) and every tile one
 // diagonal pair: tiles are balanced. Blocks the mask removes entirely are not
 // computed (none under a causal zigzag; a window or documents may leave many), and then
-// the rings move only the chunks and partials that have work (mesh_relay.hpp): the closed
+// each chunk goes straight to the ranks that read it and each partial straight home, in
+// shift steps +1, -1, +2, ... instead of the rings (mesh_relay.hpp, direct): the closed
 // forms below are the full-work case, an upper bound.
 // Tiles and rings: mesh_tile.hpp; the order of the ring steps: mesh_order.hpp
 // (greedy unless options.order is given).
@@ -106,7 +107,9 @@ double mesh_forward_bytes_in_per_rank(const AttentionShape& shape, MeshTile tile
 double mesh_backward_bytes_in_per_rank(const AttentionShape& shape, MeshTile tile);
 double mesh_bytes_in_per_rank(const AttentionShape& shape, MeshTile tile);
 
-// The tile with the fewest received bytes per rank over shape.pass (smallest a on ties).
+// The tile with the fewest received bytes per rank over shape.pass (smallest a on ties): the
+// closed forms above, or under a window or documents the busiest rank's bytes as the direct
+// sends of mesh_relay.hpp move them.
 MeshTile fewest_bytes_tile(const AttentionShape& shape, int ranks);
 
 // The dispatcher's entry: tile from the spec (auto = the tile with the fewest

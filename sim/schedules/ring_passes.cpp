@@ -165,6 +165,32 @@ int ring_back_steps(const Plan& plan, const std::vector<RingMember>& ring) {
   return steps_for(plan, ring, +1);
 }
 
+void route_keys_by_readers(const Plan& plan, std::vector<RingMember>& ring) {
+  const int m = static_cast<int>(ring.size());
+  const int one_way = ring_steps(plan, ring);
+  std::vector<RingMember> two_way = ring, forward_only = ring;
+  for (int k = 0; k < m; ++k) {
+    const auto i = static_cast<std::size_t>(k);
+    two_way[i].keys.clear();
+    forward_only[i].keys.clear();
+    for (const RingKey& key : ring[i].keys) {
+      const std::vector<RingKey> one = {key};
+      int forward = 0, back = 0;
+      for (int d = 1; d < m; ++d) {
+        if (has_work(plan, member(ring, k + d), one)) forward = d;
+        if (has_work(plan, member(ring, k - d), one)) back = d;
+      }
+      RingKey routed = key;
+      routed.hops = forward;
+      forward_only[i].keys.push_back(routed);
+      routed.hops = std::min(forward, back);
+      (forward <= back ? two_way[i].keys : two_way[i].back_keys).push_back(routed);
+    }
+  }
+  const int two_way_steps = std::max(ring_steps(plan, two_way), ring_back_steps(plan, two_way));
+  ring = two_way_steps < one_way ? std::move(two_way) : std::move(forward_only);
+}
+
 namespace {
 
 void add_member_forward(Plan& plan, FusingScratch& scratch, const std::vector<RingMember>& ring,

@@ -72,6 +72,14 @@ struct RingMember {
   std::vector<RingKey> back_keys = {};  // travel to member k-1 (two-direction rings only)
 };
 
+// Routes the keys of a one-way ring (no back keys, no hop counts) by their readers under the
+// plan's mask: with F (G) the largest offset towards k+1 (k-1) of a member with work on a key,
+// it travels F hops forward if F <= G, else G hops back (the way that reaches every reader in
+// fewer hops). When that two-direction ring needs no fewer steps than the one-way ring, the
+// keys stay one-way and each stops after F hops (its farthest reader), which never moves more.
+// USP's rings under a window (usp_schedule.hpp).
+void route_keys_by_readers(const Plan& plan, std::vector<RingMember>& ring);
+
 // Steps the ring needs for this plan's mask (see above), for `keys` and for `back_keys`.
 int ring_steps(const Plan& plan, const std::vector<RingMember>& ring);
 int ring_back_steps(const Plan& plan, const std::vector<RingMember>& ring);

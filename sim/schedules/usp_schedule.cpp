@@ -132,8 +132,11 @@ HeadObjects add_head_objects(Plan& plan, const Grid& grid) {
 
 int at(const std::vector<int>& v, int i) { return v.empty() ? -1 : v[static_cast<std::size_t>(i)]; }
 
-// The ring of head group h across the r Ulysses groups.
-std::vector<RingMember> head_ring(const Grid& grid, const HeadObjects& objs, int h) {
+// The ring of head group h across the r Ulysses groups. Under a window or documents each key
+// goes only to the ring members whose queries read it (route_keys_by_readers: both directions
+// where that needs fewer steps).
+std::vector<RingMember> head_ring(const Plan& plan, const Grid& grid, const HeadObjects& objs,
+                                  int h) {
   std::vector<RingMember> ring;
   for (int g = 0; g < grid.r; ++g) {
     RingMember member;
@@ -145,6 +148,10 @@ std::vector<RingMember> head_ring(const Grid& grid, const HeadObjects& objs, int
       member.keys.push_back({i, at(objs.kv, i), at(objs.dkv, i)});
     }
     ring.push_back(std::move(member));
+  }
+  const AttentionMaskKind mask = plan.shape.mask.kind;
+  if (mask == AttentionMaskKind::sliding_window || mask == AttentionMaskKind::documents) {
+    route_keys_by_readers(plan, ring);
   }
   return ring;
 }
@@ -206,7 +213,7 @@ Plan build_grid(std::string name, const AttentionShape& shape, int ranks, int u)
       const int i = chunk_for(from, to);
       return std::vector<int>{at(objs.q, i), at(objs.kv, i)};
     });
-    for (int h = 0; h < u; ++h) add_ring_forward(plan, head_ring(grid, objs, h), groups);
+    for (int h = 0; h < u; ++h) add_ring_forward(plan, head_ring(plan, grid, objs, h), groups);
     group_all_to_all(plan, groups, grid, [&](int from, int to) {
       return std::vector<int>{at(objs.o, chunk_for(to, from))};
     });
@@ -220,7 +227,7 @@ Plan build_grid(std::string name, const AttentionShape& shape, int ranks, int u)
     group_all_to_all(plan, groups, grid, [&](int from, int to) {
       return std::vector<int>{at(objs.d_o, chunk_for(from, to))};
     });
-    for (int h = 0; h < u; ++h) add_ring_backward(plan, head_ring(grid, objs, h), groups);
+    for (int h = 0; h < u; ++h) add_ring_backward(plan, head_ring(plan, grid, objs, h), groups);
     group_all_to_all(plan, groups, grid, [&](int from, int to) {
       const int i = chunk_for(to, from);
       return std::vector<int>{at(objs.dq, i), at(objs.dkv, i)};
