@@ -151,8 +151,8 @@ std::vector<RingMember> head_ring(const Grid& grid, const HeadObjects& objs, int
   return ring;
 }
 
-// An all-to-all inside every Ulysses group; objects(p_from, h_from, p_to, h_to)
-// lists what rank (p_from = G*u + h_from) sends to rank (G*u + h_to).
+// An all-to-all inside each of Ulysses groups 0..emit_groups-1; objects(p_from, h_from, p_to,
+// h_to) lists what rank (p_from = G*u + h_from) sends to rank (G*u + h_to).
 void group_all_to_all(Plan& plan, CommGroups& groups, const Grid& grid, int emit_groups,
                       const std::function<std::vector<int>(int, int)>& objects) {
   for (int g = 0; g < emit_groups; ++g) {
@@ -164,8 +164,8 @@ void group_all_to_all(Plan& plan, CommGroups& groups, const Grid& grid, int emit
   }
 }
 
-// Frees, on every rank x, the objects of the other ranks p of its group that
-// `pick(p, h_x)` names (received inputs, or outputs already sent to p).
+// Frees, on every rank x of groups 0..emit_groups-1, the objects of the other ranks p of its group
+// that `pick(p, h_x)` names (received inputs, or outputs already sent to p).
 void free_foreign(Plan& plan, const Grid& grid, int emit_groups,
                   const std::function<std::vector<int>(int)>& pick) {
   ProgramBuilder build(plan);
@@ -179,7 +179,8 @@ void free_foreign(Plan& plan, const Grid& grid, int emit_groups,
   }
 }
 
-// On every owner p, sums the replicas' dKV[p, h] into dKV[p, h - h % rep] (one merge op).
+// On every owner p of groups 0..emit_groups-1, sums the replicas' dKV[p, h] into dKV[p, h - h %
+// rep] (one merge op).
 void sum_replicated_dkv(Plan& plan, const Grid& grid, int emit_groups, const HeadObjects& objs) {
   if (grid.rep == 1) return;
   ProgramBuilder build(plan);
