@@ -4,10 +4,11 @@ tilesim_test(test_sim SOURCES test_simulator_ring.cpp test_simulator_determinism
              LIBS tilesim_model tilesim_scenario)
 
 # Symmetric simulation: one rank per class equals every rank simulated (issue 13 item 4).
-tilesim_test(test_symmetry SOURCES test_symmetric_simulation.cpp
+tilesim_test(test_symmetry SOURCES test_symmetric_simulation.cpp symmetry_fixture.cpp
              LIBS tilesim_model tilesim_scenario tilesim_verbs)
 
 # The tuner's branch and bound against every candidate simulated whole (issue 13, tune at scale).
 tilesim_test(test_tune_search SOURCES test_tune_search.cpp LIBS tilesim_model tilesim_scenario)
 tilesim_test(test_mesh_symmetry SOURCES test_mesh_symmetry.cpp test_double_ring_symmetry.cpp
+             test_usp_symmetry.cpp symmetry_fixture.cpp
              LIBS tilesim_model tilesim_scenario tilesim_schedules)

@@ -1,10 +1,9 @@
 // Symmetric simulation of Mesh-Attention (sim/scenario/symmetric_plan.hpp,
 // sim/model/rank_shift_symmetry.hpp): one rank per class of a shift by whole Q-groups, flows
 // with their class's multiplicities, gives the same result JSON as simulating every rank,
-// byte for byte, for every tile of 8 to 256 GPUs of the shipped H100 cluster (forward, full
-// mask). The reference is the full simulation of the full mesh plan, an independent path (the
-// full generator, every rank's flows over their own links). plan_digest and symmetry differ by
-// design and are left out (tests/test_symmetric_simulation.cpp says why).
+// byte for byte, for every tile of 8 to 256 GPUs of the shipped H100 cluster (full mask;
+// forward under both placements, forward and backward together under node-major). The
+// comparison and what it leaves out: tests/symmetry_fixture.hpp.
 //
 // The classes expected, worked out from the topology by hand: rank r -> r + K maps the mesh's
 // programs onto themselves when K is a multiple of a (Q-groups onto Q-groups, mesh_tile.hpp)
@@ -13,29 +12,22 @@
 // GPUs, one leaf per rail) the inter-node route relays over NVLink to the GPU on the
 // destination's rail, so K must also move whole nodes (a multiple of 8). The smallest such K
 // that divides P and is below P is the class count; none means classes = P (no symmetry).
+// The backward's Q and KV rings have the forward's peers, so the rule is the same.
 #include <catch2/catch.hpp>
 #include <numeric>
 #include <string>
 #include <vector>
 
-#include "sim/model/result_json.hpp"
-#include "sim/model/simulator.hpp"
-#include "sim/model/symmetric_simulation.hpp"
-#include "sim/scenario/prepared_scenario.hpp"
 #include "sim/scenario/symmetric_plan.hpp"
 #include "sim/schedules/mesh_tile.hpp"
+#include "tests/symmetry_fixture.hpp"
 
 using namespace tilesim;
+using namespace tilesim::test;
 
 namespace {
 
-const std::string kScenario = std::string(TILESIM_SOURCE_DIR) + "/scenarios/mesh-1m-256.yaml";
-
-std::string without_plan_identity(nlohmann::ordered_json j) {
-  j.erase("plan_digest");
-  j.erase("symmetry");
-  return j.dump(2);
-}
+const std::string kScenario = shipped_scenario("mesh-1m-256.yaml");
 
 // The rule of the header, for node-major placement on the H100 cluster up to 256 GPUs.
 int expected_classes(int gpus, MeshTile tile) {
@@ -46,11 +38,12 @@ int expected_classes(int gpus, MeshTile tile) {
   return gpus;
 }
 
-std::vector<std::string> mesh_sets(int gpus, MeshTile tile, const std::string& placement) {
-  return {"schedule.gpus=" + std::to_string(gpus),
-          "attention.seq_len=" + std::to_string(1024 * gpus),
-          "schedule.tile=[" + std::to_string(tile.a) + "," + std::to_string(tile.b) + "]",
-          "schedule.placement=" + placement};
+std::vector<std::string> mesh_sets(int gpus, MeshTile tile, const std::string& placement,
+                                   const std::string& pass = "forward") {
+  return scale_overrides(
+      gpus, pass,
+      {"schedule.tile=[" + std::to_string(tile.a) + "," + std::to_string(tile.b) + "]",
+       "schedule.placement=" + placement});
 }
 
 }  // namespace
@@ -69,38 +62,25 @@ TEST_CASE("symmetric mesh simulation equals the full simulation byte for byte") 
   for (int gpus : {8, 16, 32, 64, 128, 256}) {
     for (const MeshTile tile : mesh_tiles(gpus)) {
       for (const std::string placement : {"node-major", "kv-group-major"}) {
-        INFO("mesh " << tile.a << "x" << tile.b << " on " << gpus << " GPUs, " << placement);
-        const PreparedScenario p = prepare_scenario(kScenario, mesh_sets(gpus, tile, placement));
-        const std::optional<RingSymmetry> symmetry =
-            scenario_symmetry(p.scenario, p.topology, p.profile);
-        REQUIRE(symmetry.has_value());
-        if (placement == "node-major") CHECK(symmetry->classes == expected_classes(gpus, tile));
-        CHECK(gpus % symmetry->classes == 0);
-        if (!symmetry->exact()) continue;
-        ++exact_runs;
-        const Plan quotient = build_symmetric_plan(p.scenario, *symmetry);
-        CHECK(quotient.ranks == symmetry->classes);
-        const SimulationResult sym = simulate_classes(quotient, *symmetry, p.topology, p.profile);
-
-        const Plan full_plan = build_valid_plan(p.scenario);
-        const SimulationResult full = simulate(full_plan, p.topology, p.profile);
-        REQUIRE(sym.ranks.size() == full.ranks.size());
-        CHECK(sym.makespan_ps == full.makespan_ps);
-        CHECK(sym.events == full.events);
-        CHECK(quotient.op_count() * static_cast<std::size_t>(gpus / quotient.ranks) ==
-              full_plan.op_count());
-        const ResultContext context{p.scenario.name, p.scenario.topology_path,
-                                    p.scenario.calibration_path, false};
-        nlohmann::ordered_json sym_json = result_to_json(quotient, sym, context);
-        describe_full_ring(sym_json, quotient, *symmetry);
-        CHECK(sym_json["symmetry"]["classes"] == symmetry->classes);
-        CHECK(without_plan_identity(sym_json) ==
-              without_plan_identity(result_to_json(full_plan, full, context)));
+        for (const std::string pass : {"forward", "both"}) {
+          if (pass == "both" && placement != "node-major") continue;
+          INFO("mesh " << tile.a << "x" << tile.b << " on " << gpus << " GPUs, " << placement
+                       << ", pass " << pass);
+          const SymmetryCase c = symmetry_case(kScenario, mesh_sets(gpus, tile, placement, pass));
+          REQUIRE(c.symmetry.has_value());
+          if (placement == "node-major") {
+            CHECK(c.symmetry->classes == expected_classes(gpus, tile));
+          }
+          CHECK(gpus % c.symmetry->classes == 0);
+          if (!c.symmetry->exact()) continue;
+          ++exact_runs;
+          check_symmetric_equals_full(c);
+        }
       }
     }
   }
   // Not a vacuous loop: every size has exact tiles (a = 1, 2, ... with 2a <= P / 2).
-  CHECK(exact_runs >= 20);
+  CHECK(exact_runs >= 40);
 }
 
 TEST_CASE("a mesh the shift does not map onto itself simulates every rank") {
@@ -111,14 +91,16 @@ TEST_CASE("a mesh the shift does not map onto itself simulates every rank") {
   REQUIRE(sym.has_value());
   CHECK(sym->classes == 8);
   CHECK_FALSE(sym->exact());
-  // Causal and backward meshes are not offered a symmetry.
+  // A causal mesh is not offered a symmetry (its ranks' tiles hold different work).
   const PreparedScenario causal =
       prepare_scenario(kScenario, {"schedule.gpus=16", "attention.seq_len=16384",
                                    "schedule.tile=[2,8]", "attention.causal=true"});
   CHECK_FALSE(scenario_symmetry(causal.scenario, causal.topology, causal.profile).has_value());
+  // A backward mesh is, by the forward's rule.
   const PreparedScenario backward =
-      prepare_scenario(kScenario, {"schedule.gpus=16", "attention.seq_len=16384",
-                                   "schedule.tile=[2,8]", "attention.pass=backward"});
-  CHECK_FALSE(
-      scenario_symmetry(backward.scenario, backward.topology, backward.profile).has_value());
+      prepare_scenario(kScenario, mesh_sets(16, {2, 8}, "node-major", "backward"));
+  const auto backward_sym =
+      scenario_symmetry(backward.scenario, backward.topology, backward.profile);
+  REQUIRE(backward_sym.has_value());
+  CHECK(backward_sym->classes == expected_classes(16, {2, 8}));
 }

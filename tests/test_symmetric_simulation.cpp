@@ -2,78 +2,53 @@
 // rank per class of the ring's shift symmetry, flows with their class's multiplicities, gives
 // the same result JSON as simulating every rank, byte for byte (makespan and every rank's
 // totals to the picosecond and the byte), on the shipped H100 cluster (NVLink inside a node,
-// rail-optimised InfiniBand across, so transfers contend on shared links) at 8 to 256 GPUs.
-// The reference is the full simulation of the full plan, an independent path (the full
-// generator, every rank's flows over their own links). Two keys differ by design and are
-// left out of the comparison: plan_digest (a digest of the plan actually simulated; the full
-// plan is never built on the symmetric path) and symmetry (present only there).
-// Where no shift is a symmetry, symmetry falls back to the full simulation.
+// rail-optimised InfiniBand across, so transfers contend on shared links) at 8 to 256 GPUs,
+// forward, backward and both, for ring, zigzag and striped (the comparison and what it leaves
+// out: tests/symmetry_fixture.hpp). Where no shift is a symmetry, symmetry falls back to the
+// full simulation; pass_q, allgather_kv and ulysses are never offered one (every rank sends to
+// every other).
 #include <catch2/catch.hpp>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "sim/model/result_json.hpp"
 #include "sim/model/ring_symmetry.hpp"
-#include "sim/model/simulator.hpp"
-#include "sim/model/symmetric_simulation.hpp"
 #include "sim/scenario/prepared_scenario.hpp"
 #include "sim/scenario/symmetric_plan.hpp"
 #include "sim/verbs/simulate_verb.hpp"
+#include "tests/symmetry_fixture.hpp"
 
 using namespace tilesim;
+using namespace tilesim::test;
 
 namespace {
 
-const std::string kScenario = std::string(TILESIM_SOURCE_DIR) + "/scenarios/ring-256k.yaml";
+const std::string kScenario = shipped_scenario("ring-256k.yaml");
 
-std::string without_plan_identity(nlohmann::ordered_json j) {
-  j.erase("plan_digest");
-  j.erase("symmetry");
-  return j.dump(2);
-}
+// The ring's peer is r + 1. One node (NVSwitch star): every shift maps the ring's routes onto
+// routes, and the smallest K dividing P below P is 2. Across nodes the inter-node hop relays
+// over NVLink to the GPU on the destination's rail, which must map to the shifted rank's GPU:
+// K moves whole nodes, 8. The backward's peers are the forward's (dKV follows KV to r + 1).
+int expected_ring_classes(int gpus) { return gpus == 8 ? 2 : 8; }
 
 }  // namespace
 
 TEST_CASE("symmetric simulation equals the full simulation byte for byte") {
   for (int gpus : {8, 16, 32, 64, 128, 256}) {
-    for (const std::string kind : {"ring", "zigzag", "striped"}) {
-      const std::vector<std::string> sets = {"schedule.gpus=" + std::to_string(gpus),
-                                             "attention.seq_len=" + std::to_string(1024 * gpus),
-                                             "schedule.kind=" + kind};
-      INFO(kind << " on " << gpus << " GPUs");
-      const PreparedScenario p = prepare_scenario(kScenario, sets);
-      const std::optional<RingSymmetry> symmetry =
-          scenario_symmetry(p.scenario, p.topology, p.profile);
-      REQUIRE(symmetry.has_value());
-      // prepare_scenario found the same symmetry, once, for its resource guard and the verb.
-      REQUIRE(p.symmetry.has_value());
-      CHECK(p.symmetry->classes == symmetry->classes);
-      CHECK(p.symmetry->link_canonical == symmetry->link_canonical);
-      // One node (NVSwitch): a shift by 2 GPUs maps the ring onto itself; across nodes a
-      // shift by one node (the inter-node hop relays over NVLink to the GPU on the
-      // destination's rail, which maps to the shifted rank's GPU).
-      REQUIRE(symmetry->exact());
-      CHECK(symmetry->classes == (gpus == 8 ? 2 : 8));
-      CHECK(gpus % symmetry->classes == 0);
-      const Plan quotient = build_symmetric_plan(p.scenario, *symmetry);
-      CHECK(quotient.ranks == symmetry->classes);
-      const SimulationResult sym = simulate_classes(quotient, *symmetry, p.topology, p.profile);
-
-      const Plan full_plan = build_valid_plan(p.scenario);
-      const SimulationResult full = simulate(full_plan, p.topology, p.profile);
-      REQUIRE(sym.ranks.size() == full.ranks.size());
-      CHECK(sym.makespan_ps == full.makespan_ps);
-      CHECK(sym.events == full.events);
-      CHECK(quotient.op_count() * static_cast<std::size_t>(gpus / quotient.ranks) ==
-            full_plan.op_count());
-      const ResultContext context{p.scenario.name, p.scenario.topology_path,
-                                  p.scenario.calibration_path, false};
-      nlohmann::ordered_json sym_json = result_to_json(quotient, sym, context);
-      describe_full_ring(sym_json, quotient, *symmetry);
-      CHECK(sym_json["symmetry"]["classes"] == symmetry->classes);
-      CHECK(without_plan_identity(sym_json) ==
-            without_plan_identity(result_to_json(full_plan, full, context)));
+    for (const std::string pass : {"forward", "backward", "both"}) {
+      for (const std::string kind : {"ring", "zigzag", "striped"}) {
+        INFO(kind << " on " << gpus << " GPUs, pass " << pass);
+        const SymmetryCase c =
+            symmetry_case(kScenario, scale_overrides(gpus, pass, {"schedule.kind=" + kind}));
+        REQUIRE(c.symmetry.has_value());
+        // prepare_scenario found the same symmetry, once, for its resource guard and the verb.
+        REQUIRE(c.prepared.symmetry.has_value());
+        CHECK(c.prepared.symmetry->classes == c.symmetry->classes);
+        CHECK(c.prepared.symmetry->link_canonical == c.symmetry->link_canonical);
+        CHECK(c.symmetry->classes == expected_ring_classes(gpus));
+        check_symmetric_equals_full(c);
+      }
     }
   }
 }
@@ -99,6 +74,11 @@ TEST_CASE("a placement or size that breaks the shift symmetry simulates every ra
   const PreparedScenario causal =
       prepare_scenario(kScenario, {"schedule.gpus=16", "attention.causal=true"});
   CHECK_FALSE(scenario_symmetry(causal.scenario, causal.topology, causal.profile).has_value());
+  // A window likewise.
+  const PreparedScenario window =
+      prepare_scenario(kScenario, {"schedule.gpus=16", "attention.causal=true",
+                                   "attention.mask=sliding_window", "attention.window=4096"});
+  CHECK_FALSE(scenario_symmetry(window.scenario, window.topology, window.profile).has_value());
   // Switched off.
   const PreparedScenario off =
       prepare_scenario(kScenario, {"schedule.gpus=16", "schedule.symmetry=off"});
@@ -134,4 +114,31 @@ TEST_CASE("a symmetric run names its quotient plan and counts the full plan's op
   REQUIRE(per_op.prepared.symmetry.has_value());
   CHECK(per_op.prepared.symmetry->exact());
   CHECK(per_op.full_plan().ranks == 64);
+}
+
+TEST_CASE("schedules whose ranks all send to one another are never offered a symmetry") {
+  // pass-Q returns each partial to its owner r - s for every step s; all-gather KV and Ulysses
+  // post one group in which every rank sends to every other. Under a shift by K < P the peer
+  // r + K of representative r would be played by r itself: the finder, given such peers,
+  // finds no shift (here on one NVSwitch node, where every shift maps routes onto routes).
+  const PreparedScenario node = prepare_scenario(kScenario, {"schedule.gpus=8"});
+  RankPeers everyone(8);
+  for (int r = 0; r < 8; ++r) {
+    for (int t = 1; t < 8; ++t) everyone[static_cast<std::size_t>(r)].push_back((r + t) % 8);
+  }
+  ShiftSearch search;
+  search.peers = everyone;
+  CHECK(find_rank_shift_symmetry(node.topology, search).classes == 8);
+  // With the ring's peer alone the same node has a shift by 2: the peers are the reason.
+  CHECK(find_ring_symmetry(node.topology, {}, 8, false).classes == 2);
+  // So symmetric_plan does not search for them (a search would route P x (P-1) pairs).
+  for (const std::string kind : {"pass_q", "allgather_kv", "ulysses"}) {
+    for (int gpus : {8, 64}) {
+      INFO(kind << " on " << gpus << " GPUs");
+      const SymmetryCase c =
+          symmetry_case(kScenario, scale_overrides(gpus, "forward", {"schedule.kind=" + kind}));
+      CHECK_FALSE(c.symmetry.has_value());
+      CHECK_FALSE(c.prepared.symmetry.has_value());
+    }
+  }
 }

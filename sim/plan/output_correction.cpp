@@ -43,7 +43,8 @@ class Rewriter {
       : plan_(plan), holds_(plan.objects.size(), 0), held_inputs_(plan.ranks) {
     for (int id = 0; id < static_cast<int>(plan.objects.size()); ++id) {
       const DataObject& o = plan.object(id);
-      if (o.input && is_accumulator(o.tensor)) {
+      // A quotient plan (symmetric simulation) holds objects homed on ranks it does not run.
+      if (o.input && is_accumulator(o.tensor) && o.home_rank < plan.ranks) {
         held_inputs_[static_cast<std::size_t>(o.home_rank)].push_back(id);
       }
     }

@@ -13,6 +13,8 @@
 #include "sim/schedules/mesh_placement.hpp"
 #include "sim/schedules/mesh_schedule.hpp"
 #include "sim/schedules/ring_schedule.hpp"
+#include "sim/schedules/schedule_kinds.hpp"
+#include "sim/schedules/usp_schedule.hpp"
 
 namespace tilesim {
 namespace {
@@ -81,6 +83,39 @@ RankShiftSymmetry double_ring_symmetry(int ranks, int inner, const Topology& top
   return find_rank_shift_symmetry(topology, std::move(search));
 }
 
+// USP's Ulysses degree where a shift by whole Ulysses groups can be a symmetry (at least two
+// groups, and a degree the generator accepts: else it names the error on the full path), 0
+// otherwise. Ulysses alone (one group of all P ranks) never shifts: every rank is a peer of
+// every other in its all-to-all, so some peer of a representative lies in its own class.
+int usp_shift_degree(const Scenario& scenario) {
+  const ScheduleSpec& spec = scenario.schedule;
+  if (spec.kind != "usp") return 0;
+  const AttentionShape& a = scenario.attention;
+  const int u = usp_ulysses_degree(a, spec);
+  const bool accepted = u >= 1 && spec.gpus % u == 0 && a.heads % u == 0 &&
+                        (a.kv_heads % u == 0 || u % a.kv_heads == 0);
+  return accepted && spec.gpus / u >= 2 ? u : 0;
+}
+
+// USP's peers: the other members of its Ulysses group (all-to-all, in the exchange's order)
+// and the same head group's member of the next group (ring, usp_schedule.hpp); its programs
+// are equivariant under shifts by whole Ulysses groups.
+RankShiftSymmetry usp_symmetry(int ranks, int u, const Topology& topology,
+                               const CalibrationProfile& profile) {
+  ShiftSearch search;
+  search.peers.resize(static_cast<std::size_t>(ranks));
+  const int groups = ranks / u;
+  for (int x = 0; x < ranks; ++x) {
+    const int group = x / u, h = x % u;
+    std::vector<int>& peers = search.peers[static_cast<std::size_t>(x)];
+    for (int t = 1; t < u; ++t) peers.push_back(group * u + (h + t) % u);
+    peers.push_back(((group + 1) % groups) * u + h);
+  }
+  search.shift_allowed = [u](int k) { return k % u == 0; };
+  search.node_cores_shared = profile.compute_cores > 0;
+  return find_rank_shift_symmetry(topology, std::move(search));
+}
+
 // schedule.symmetry, checked by load_scenario to be auto or off.
 bool switched_off(const Scenario& scenario) {
   const YAML::Node doc = scenario.document;
@@ -93,13 +128,17 @@ bool switched_off(const Scenario& scenario) {
 
 bool symmetry_applies(const Scenario& scenario) {
   const AttentionShape& a = scenario.attention;
-  const bool schedule_shifts = ring_ownership(scenario.schedule).has_value() ||
-                               known_mesh_tile(scenario).has_value() ||
-                               (double_ring_inner(scenario.schedule) > 0 &&
-                                scenario.schedule.gpus % double_ring_inner(scenario.schedule) == 0);
-  return schedule_shifts && !scenario.job && a.has_forward() && !a.has_backward() &&
-         a.mask.kind == AttentionMaskKind::full && scenario.schedule.gpus >= 4 &&
-         !switched_off(scenario);
+  const bool schedule_shifts =
+      ring_ownership(scenario.schedule).has_value() || known_mesh_tile(scenario).has_value() ||
+      (double_ring_inner(scenario.schedule) > 0 &&
+       scenario.schedule.gpus % double_ring_inner(scenario.schedule) == 0) ||
+      usp_shift_degree(scenario) > 0;
+  // Forward, backward or both: every one of these generators has a backward whose peers are
+  // its forward's. pass_q, allgather_kv and ulysses are not here: each rank sends to every
+  // other (pass-Q's partials to each owner r - s, the all-gather's and the all-to-all's one
+  // group), so no shift K < P keeps a representative's peers out of its own class.
+  return schedule_shifts && !scenario.job && a.mask.kind == AttentionMaskKind::full &&
+         scenario.schedule.gpus >= 4 && !switched_off(scenario);
 }
 
 std::optional<RingSymmetry> scenario_symmetry(const Scenario& scenario, const Topology& topology,
@@ -110,6 +149,9 @@ std::optional<RingSymmetry> scenario_symmetry(const Scenario& scenario, const To
   }
   if (const int inner = double_ring_inner(scenario.schedule); inner > 0) {
     return double_ring_symmetry(scenario.schedule.gpus, inner, topology, profile);
+  }
+  if (const int u = usp_shift_degree(scenario); u > 0) {
+    return usp_symmetry(scenario.schedule.gpus, u, topology, profile);
   }
   return find_ring_symmetry(topology, {}, scenario.schedule.gpus, profile.compute_cores > 0);
 }
@@ -143,6 +185,8 @@ Plan build_symmetric_plan(const Scenario& scenario, const RingSymmetry& symmetry
     plan = make_mesh_classes_plan(scenario.attention, given, symmetry.classes);
   } else if (const int inner = double_ring_inner(spec); inner > 0) {
     plan = make_double_ring_classes_plan(scenario.attention, spec.gpus, inner, symmetry.classes);
+  } else if (const int u = usp_shift_degree(scenario); u > 0) {
+    plan = make_usp_classes_plan(scenario.attention, spec.gpus, u, symmetry.classes);
   } else {
     plan = make_pass_kv_ring_classes_plan(spec.kind, scenario.attention, spec.gpus,
                                           *ring_ownership(spec), symmetry.classes);

@@ -1,16 +1,24 @@
-// Symmetric simulation of the ring family and the mesh (schedule.symmetry: auto, the default;
-// off, or `simulate --no-symmetry`, simulates every rank).
+// Symmetric simulation of the ring family, the mesh, the double ring and USP
+// (schedule.symmetry: auto, the default; off, or `simulate --no-symmetry`, simulates every
+// rank).
 //
 // Where it is exact, `simulate` runs a quotient plan: the programs of one rank per class of
 // a shift symmetry (sim/model/rank_shift_symmetry.hpp), O(K x P) ops for K classes of the
 // ring instead of O(P^2), and expands the per-rank totals to all P ranks
 // (symmetric_simulation.hpp). It applies to schedule ring, zigzag or striped (peer r + 1,
 // every shift), mesh with a tile given or chosen by fewest bytes (peers q_next and kv_next,
-// shifts by whole Q-groups) and double_ring (inner and outer successors, shifts by whole
-// inner rings), forward only, the full mask (every block then costs the
-// same, so the program of rank r + K is that of rank r shifted), one CP group (no job), and a
-// topology and placement on which some shift by K < P ranks maps the routes of every rank's
-// peers onto themselves. Elsewhere the full plan runs; the result JSON says which
+// shifts by whole Q-groups), double_ring (inner and outer successors, shifts by whole inner
+// rings) and usp with at least two Ulysses groups (the group's other members and the next
+// group's member of its head group, shifts by whole Ulysses groups, at least two of them);
+// forward, backward or both; the full mask (every block then costs the same, so the program
+// of rank r + K is that of rank r shifted: causal and windowed masks give ranks different
+// work and stay on the full simulation); one CP group (no job); and a topology and placement
+// on which some shift by K < P ranks maps the routes of every rank's peers onto themselves.
+// Not pass_q, allgather_kv or ulysses: every rank of those sends to every other (pass-Q's
+// partials go to each owner r - s; the all-gather and the all-to-all are one group of all
+// ranks), so under any shift K < P some peer r + jK of a representative r would be played by
+// r itself, a transfer the quotient cannot express (it folds each peer onto a different
+// representative). Elsewhere the full plan runs; the result JSON says which
 // (`symmetry: {classes, exact}`, present wherever symmetry applies and is on).
 #pragma once
 

@@ -10,6 +10,7 @@
 #include "sim/plan/program_builder.hpp"
 #include "sim/schedules/attention_objects.hpp"
 #include "sim/schedules/chunk_layouts.hpp"
+#include "sim/schedules/class_plan.hpp"
 #include "sim/schedules/schedule.hpp"
 
 namespace tilesim {
@@ -161,45 +162,13 @@ void add_double_ring_forward(Plan& plan, ProgramBuilder& build, CommGroups& grou
   }
 }
 
-}  // namespace
-
-Plan make_double_ring_classes_plan(const AttentionShape& shape, int ranks, int inner, int classes) {
-  check_inner(ranks, inner);
-  if (classes < 1 || ranks % classes != 0 || classes % inner != 0 || shape.has_backward()) {
-    throw std::invalid_argument(fmt::format(
-        "a double-ring quotient plan takes a forward pass and classes a multiple of inner = {} "
-        "dividing {}",
-        inner, ranks));
-  }
-  Plan plan = double_ring_layout(shape, ranks);
-  const AttentionObjects objs = add_attention_objects(plan);
-  ProgramBuilder build(plan);
-  CommGroups groups(ranks);
-  add_double_ring_forward(plan, build, groups, objs, inner, classes);
-  plan.programs.resize(static_cast<std::size_t>(classes));
-  plan.ranks = classes;
-  // Peers fold onto the representatives: the full rank d is played by d mod classes.
-  for (RankProgram& program : plan.programs) {
-    for (int i = 0; i < static_cast<int>(program.size()); ++i) {
-      Op& op = program.mutable_op(i);
-      if (op.kind == OpKind::send || op.kind == OpKind::recv) op.peer %= classes;
-    }
-  }
-  return plan;
-}
-
-Plan make_double_ring_plan(const AttentionShape& shape, int ranks, int inner) {
-  check_inner(ranks, inner);
-  Plan plan = double_ring_layout(shape, ranks);
-  const AttentionObjects objs = add_attention_objects(plan);
+// The backward programs of ranks 0..emit_ranks-1 (peers are the full plan's ranks).
+void add_double_ring_backward(Plan& plan, ProgramBuilder& build, CommGroups& groups,
+                              const AttentionObjects& objs, int inner, int emit_ranks) {
   auto at = [](const std::vector<int>& v, int i) { return v[static_cast<std::size_t>(i)]; };
-  ProgramBuilder build(plan);
-  CommGroups groups(ranks);
-  const int nodes = ranks / inner;
-  if (shape.has_forward()) add_double_ring_forward(plan, build, groups, objs, inner, ranks);
-  if (!shape.has_backward()) return plan;
+  const int nodes = plan.ranks / inner;
   const KvReach reach = kv_reach(plan, inner);
-  for (int p = 0; p < ranks; ++p) {
+  for (int p = 0; p < emit_ranks; ++p) {
     const RingSeat seat(p, inner, nodes);
     std::vector<int> last_dkv_free;
     // dKV[cur] follows KV[cur]: after the compute of inner step t it goes to the inner
@@ -260,6 +229,35 @@ Plan make_double_ring_plan(const AttentionShape& shape, int ranks, int inner) {
       }
     });
   }
+}
+
+}  // namespace
+
+Plan make_double_ring_classes_plan(const AttentionShape& shape, int ranks, int inner, int classes) {
+  check_inner(ranks, inner);
+  if (classes < 1 || ranks % classes != 0 || classes % inner != 0) {
+    throw std::invalid_argument(fmt::format(
+        "a double-ring quotient plan takes classes a multiple of inner = {} dividing {}", inner,
+        ranks));
+  }
+  Plan plan = double_ring_layout(shape, ranks);
+  const AttentionObjects objs = add_attention_objects(plan);
+  ProgramBuilder build(plan);
+  CommGroups groups(ranks);
+  if (shape.has_forward()) add_double_ring_forward(plan, build, groups, objs, inner, classes);
+  if (shape.has_backward()) add_double_ring_backward(plan, build, groups, objs, inner, classes);
+  fold_onto_classes(plan, classes);
+  return plan;
+}
+
+Plan make_double_ring_plan(const AttentionShape& shape, int ranks, int inner) {
+  check_inner(ranks, inner);
+  Plan plan = double_ring_layout(shape, ranks);
+  const AttentionObjects objs = add_attention_objects(plan);
+  ProgramBuilder build(plan);
+  CommGroups groups(ranks);
+  if (shape.has_forward()) add_double_ring_forward(plan, build, groups, objs, inner, ranks);
+  if (shape.has_backward()) add_double_ring_backward(plan, build, groups, objs, inner, ranks);
   return plan;
 }
 

@@ -46,12 +46,12 @@ namespace tilesim {
 
 Plan make_double_ring_plan(const AttentionShape& shape, int ranks, int inner);
 
-// The forward programs of ranks 0..classes-1 only, a quotient plan for symmetric simulation
-// (sim/model/symmetric_simulation.hpp): classes a multiple of `inner` dividing `ranks` (a
-// shift by whole inner rings maps rank p's program onto p + classes's), plan.ranks = classes,
-// every send and recv naming its full peer mod classes, the chunks and objects of all ranks
-// (those homed beyond `classes` never live). std::invalid_argument for a backward pass or
-// classes not allowed.
+// The programs (forward, backward or both) of ranks 0..classes-1 only, a quotient plan for
+// symmetric simulation (sim/model/symmetric_simulation.hpp): classes a multiple of `inner`
+// dividing `ranks` (a shift by whole inner rings maps rank p's program onto p + classes's),
+// plan.ranks = classes, every send and recv naming its full peer mod classes (class_plan.hpp),
+// the chunks and objects of all ranks (those homed beyond `classes` never live).
+// std::invalid_argument for classes not allowed.
 Plan make_double_ring_classes_plan(const AttentionShape& shape, int ranks, int inner, int classes);
 
 }  // namespace tilesim

@@ -9,6 +9,7 @@
 #include "sim/plan/fusing_builder.hpp"
 #include "sim/schedules/attention_objects.hpp"
 #include "sim/schedules/chunked_objects.hpp"
+#include "sim/schedules/class_plan.hpp"
 #include "sim/schedules/mesh_memory.hpp"
 #include "sim/schedules/mesh_placement.hpp"
 #include "sim/schedules/mesh_relay.hpp"
@@ -612,7 +613,7 @@ class BackwardBuilder {
 };
 
 // The plan of ranks 0..emit_ranks-1 of the tile (all of them: the mesh plan; fewer: the
-// forward's quotient plan, whose peers are still the full tile's ranks).
+// quotient plan, whose peers are still the full tile's ranks).
 Plan build_mesh_plan(const AttentionShape& shape, const MeshOptions& options, int emit_ranks) {
   const MeshTile tile = options.tile;
   if (tile.a < 1 || tile.b < 1) {
@@ -668,7 +669,6 @@ Plan build_mesh_plan(const AttentionShape& shape, const MeshOptions& options, in
     }
   }
   if (shape.has_backward()) {
-    if (emit_ranks != ranks) throw std::logic_error("a mesh quotient plan is forward only");
     MeshPartials partials;
     partials.dq.assign(at(ranks * tile.a), -1);
     partials.dkv.assign(at(ranks * tile.b), -1);
@@ -691,7 +691,7 @@ Plan build_mesh_plan(const AttentionShape& shape, const MeshOptions& options, in
     // Every rank's forward uses the same number of comm groups, so the backward's
     // groups start at the same index everywhere.
     const int first_group = shape.has_forward() ? static_cast<int>(opt.order.size()) : 0;
-    for (int g = 0; g < ranks; ++g) {
+    for (int g = 0; g < emit_ranks; ++g) {
       BackwardBuilder(plan, scratch, all, partials, relays, tile, g, first_group, opt.fuse_blocks)
           .run();
     }
@@ -707,21 +707,13 @@ Plan make_mesh_plan(const AttentionShape& shape, const MeshOptions& options) {
 
 Plan make_mesh_classes_plan(const AttentionShape& shape, const MeshOptions& options, int classes) {
   const MeshTile tile = options.tile;
-  if (classes < 1 || tile.ranks() % classes != 0 || classes % tile.a != 0 || shape.has_backward()) {
-    throw std::invalid_argument(fmt::format(
-        "a mesh quotient plan takes a forward pass and classes a multiple of a = {} dividing {}",
-        tile.a, tile.ranks()));
+  if (classes < 1 || tile.ranks() % classes != 0 || classes % tile.a != 0) {
+    throw std::invalid_argument(
+        fmt::format("a mesh quotient plan takes classes a multiple of a = {} dividing {}", tile.a,
+                    tile.ranks()));
   }
   Plan plan = build_mesh_plan(shape, options, classes);
-  plan.programs.resize(at(classes));
-  plan.ranks = classes;
-  // Peers fold onto the representatives: the full rank d is played by d mod classes.
-  for (RankProgram& program : plan.programs) {
-    for (int i = 0; i < static_cast<int>(program.size()); ++i) {
-      Op& op = program.mutable_op(i);
-      if (op.kind == OpKind::send || op.kind == OpKind::recv) op.peer %= classes;
-    }
-  }
+  fold_onto_classes(plan, classes);
   return plan;
 }
 

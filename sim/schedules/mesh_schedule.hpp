@@ -92,12 +92,14 @@ struct MeshOptions {
 // options.order is not allowed.
 Plan make_mesh_plan(const AttentionShape& shape, const MeshOptions& options);
 
-// The forward programs of ranks 0..classes-1 only, a quotient plan for symmetric simulation
-// (sim/model/symmetric_simulation.hpp): classes a multiple of a dividing a*b (a shift by whole
-// Q-groups maps every rank's program onto the shifted rank's), plan.ranks = classes, each
-// send and recv naming its full peer mod classes, the chunks of all a*b ranks (those homed
-// beyond `classes` never live) and the partials of the representatives. The programs are the
-// full plan's; std::invalid_argument for a backward pass or classes not allowed.
+// The programs (forward, backward or both) of ranks 0..classes-1 only, a quotient plan for
+// symmetric simulation (sim/model/symmetric_simulation.hpp): classes a multiple of a dividing
+// a*b (a shift by whole Q-groups maps every rank's program onto the shifted rank's; the
+// backward's Q and KV rings have the forward's peers), plan.ranks = classes, each send and
+// recv naming its full peer mod classes (class_plan.hpp), the chunks of all a*b ranks (those
+// homed beyond `classes` never live), the forward partials of the representatives and the
+// backward partials of all ranks. The programs are the full plan's; std::invalid_argument
+// for classes not allowed.
 Plan make_mesh_classes_plan(const AttentionShape& shape, const MeshOptions& options, int classes);
 
 // The closed forms above, c = S/(a*b): forward (a-1)*q + (b-1)*kv + (a-1)*(o + lse),

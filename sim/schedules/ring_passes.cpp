@@ -236,11 +236,12 @@ void add_ring_forward_classes(Plan& plan, const std::vector<RingMember>& ring, i
   }
 }
 
-void add_ring_backward(Plan& plan, const std::vector<RingMember>& ring, CommGroups& groups) {
+void add_ring_backward(Plan& plan, const std::vector<RingMember>& ring, CommGroups& groups,
+                       int emit_members) {
   FusingScratch scratch;
   const int m = static_cast<int>(ring.size());
   const int n_f = ring_steps(plan, ring), n_b = ring_back_steps(plan, ring);
-  for (int k = 0; k < m; ++k) {
+  for (int k = 0; k < (emit_members >= 0 ? emit_members : m); ++k) {
     const Neighbours n = neighbours(ring, k);
     FusingBuilder build(plan, scratch, n.rank, true);
     const RingMember& self = ring[static_cast<std::size_t>(k)];

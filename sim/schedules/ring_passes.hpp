@@ -89,6 +89,9 @@ void add_ring_forward(Plan& plan, const std::vector<RingMember>& ring, CommGroup
 // representatives of a shift symmetry by `classes` members, sim/model/ring_symmetry.hpp).
 void add_ring_forward_classes(Plan& plan, const std::vector<RingMember>& ring, int classes,
                               CommGroups& groups);
-void add_ring_backward(Plan& plan, const std::vector<RingMember>& ring, CommGroups& groups);
+// emit_members >= 0: the programs of members 0..emit_members-1 only, naming their peers as full
+// ranks (a quotient plan's, folded by fold_onto_classes in class_plan.hpp).
+void add_ring_backward(Plan& plan, const std::vector<RingMember>& ring, CommGroups& groups,
+                       int emit_members = -1);
 
 }  // namespace tilesim

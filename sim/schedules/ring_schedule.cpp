@@ -1,17 +1,14 @@
 #include "sim/schedules/ring_schedule.hpp"
 
 #include "sim/schedules/attention_objects.hpp"
+#include "sim/schedules/class_plan.hpp"
 #include "sim/schedules/ring_passes.hpp"
 
 namespace tilesim {
+namespace {
 
-Plan make_pass_kv_ring_plan(std::string schedule, const AttentionShape& shape, int ranks,
-                            ChunkOwnership ownership) {
-  Plan plan = make_chunked_plan(std::move(schedule), shape, ranks, ownership);
-  plan.tile_a = 1;
-  plan.tile_b = ranks;
-  const AttentionObjects objs = add_attention_objects(plan);
-  const bool bwd = shape.has_backward();
+// Member r of the one ring: rank r with its own chunk's query and key items.
+std::vector<RingMember> ring_members(const AttentionObjects& objs, int ranks, bool bwd) {
   std::vector<RingMember> ring;
   for (int r = 0; r < ranks; ++r) {
     const auto i = static_cast<std::size_t>(r);
@@ -20,6 +17,19 @@ Plan make_pass_kv_ring_plan(std::string schedule, const AttentionShape& shape, i
     RingKey key{r, objs.kv[i], bwd ? objs.dkv[i] : -1};
     ring.push_back(RingMember{r, {q}, {key}});
   }
+  return ring;
+}
+
+}  // namespace
+
+Plan make_pass_kv_ring_plan(std::string schedule, const AttentionShape& shape, int ranks,
+                            ChunkOwnership ownership) {
+  Plan plan = make_chunked_plan(std::move(schedule), shape, ranks, ownership);
+  plan.tile_a = 1;
+  plan.tile_b = ranks;
+  const AttentionObjects objs = add_attention_objects(plan);
+  const bool bwd = shape.has_backward();
+  const std::vector<RingMember> ring = ring_members(objs, ranks, bwd);
   CommGroups groups(ranks);
   if (shape.has_forward()) add_ring_forward(plan, ring, groups);
   if (bwd) add_ring_backward(plan, ring, groups);
@@ -32,16 +42,11 @@ Plan make_pass_kv_ring_classes_plan(std::string schedule, const AttentionShape& 
   plan.tile_a = 1;
   plan.tile_b = ranks;
   const AttentionObjects objs = add_attention_objects(plan);
-  std::vector<RingMember> ring;
-  for (int r = 0; r < ranks; ++r) {
-    const auto i = static_cast<std::size_t>(r);
-    ring.push_back(
-        RingMember{r, {RingQuery{r, objs.q[i], objs.o[i], objs.lse[i]}}, {RingKey{r, objs.kv[i]}}});
-  }
+  const std::vector<RingMember> ring = ring_members(objs, ranks, shape.has_backward());
   CommGroups groups(ranks);
-  add_ring_forward_classes(plan, ring, classes, groups);
-  plan.programs.resize(static_cast<std::size_t>(classes));
-  plan.ranks = classes;
+  if (shape.has_forward()) add_ring_forward_classes(plan, ring, classes, groups);
+  if (shape.has_backward()) add_ring_backward(plan, ring, groups, classes);
+  fold_onto_classes(plan, classes);
   return plan;
 }
 

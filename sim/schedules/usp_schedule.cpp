@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include <functional>
+#include <stdexcept>
 #include <string>
 
 #include "sim/plan/comm_groups.hpp"
 #include "sim/plan/program_builder.hpp"
+#include "sim/schedules/class_plan.hpp"
 #include "sim/schedules/pairwise_exchange.hpp"
 #include "sim/schedules/ring_passes.hpp"
 #include "sim/schedules/schedule.hpp"
@@ -156,11 +158,11 @@ std::vector<RingMember> head_ring(const Plan& plan, const Grid& grid, const Head
   return ring;
 }
 
-// An all-to-all inside every Ulysses group; objects(p_from, h_from, p_to, h_to)
-// lists what rank (p_from = G*u + h_from) sends to rank (G*u + h_to).
-void group_all_to_all(Plan& plan, CommGroups& groups, const Grid& grid,
+// An all-to-all inside each of Ulysses groups 0..emit_groups-1; objects(p_from, h_from, p_to,
+// h_to) lists what rank (p_from = G*u + h_from) sends to rank (G*u + h_to).
+void group_all_to_all(Plan& plan, CommGroups& groups, const Grid& grid, int emit_groups,
                       const std::function<std::vector<int>(int, int)>& objects) {
-  for (int g = 0; g < grid.r; ++g) {
+  for (int g = 0; g < emit_groups; ++g) {
     std::vector<int> members;
     for (int h = 0; h < grid.u; ++h) members.push_back(g * grid.u + h);
     add_pairwise_exchange(plan, groups, members, [&](int from, int to) {
@@ -169,11 +171,12 @@ void group_all_to_all(Plan& plan, CommGroups& groups, const Grid& grid,
   }
 }
 
-// Frees, on every rank x, the objects of the other ranks p of its group that
-// `pick(p, h_x)` names (received inputs, or outputs already sent to p).
-void free_foreign(Plan& plan, const Grid& grid, const std::function<std::vector<int>(int)>& pick) {
+// Frees, on every rank x of groups 0..emit_groups-1, the objects of the other ranks p of its group
+// that `pick(p, h_x)` names (received inputs, or outputs already sent to p).
+void free_foreign(Plan& plan, const Grid& grid, int emit_groups,
+                  const std::function<std::vector<int>(int)>& pick) {
   ProgramBuilder build(plan);
-  for (int x = 0; x < plan.ranks; ++x) {
+  for (int x = 0; x < emit_groups * grid.u; ++x) {
     const int g = x / grid.u;
     for (int m = 0; m < grid.u; ++m) {
       const int p = g * grid.u + m;
@@ -183,11 +186,12 @@ void free_foreign(Plan& plan, const Grid& grid, const std::function<std::vector<
   }
 }
 
-// On every owner p, sums the replicas' dKV[p, h] into dKV[p, h - h % rep] (one merge op).
-void sum_replicated_dkv(Plan& plan, const Grid& grid, const HeadObjects& objs) {
+// On every owner p of groups 0..emit_groups-1, sums the replicas' dKV[p, h] into dKV[p, h - h %
+// rep] (one merge op).
+void sum_replicated_dkv(Plan& plan, const Grid& grid, int emit_groups, const HeadObjects& objs) {
   if (grid.rep == 1) return;
   ProgramBuilder build(plan);
-  for (int p = 0; p < plan.ranks; ++p) {
+  for (int p = 0; p < emit_groups * grid.u; ++p) {
     std::vector<int> targets, partials;
     for (int h = 0; h < grid.u; h += grid.rep) {
       targets.push_back(at(objs.dkv, grid.chunk(p, h)));
@@ -198,9 +202,13 @@ void sum_replicated_dkv(Plan& plan, const Grid& grid, const HeadObjects& objs) {
   }
 }
 
-Plan build_grid(std::string name, const AttentionShape& shape, int ranks, int u) {
+// The programs of the ranks of Ulysses groups 0..emit_groups-1 (all r groups: the full plan;
+// fewer: a quotient plan's, peers still the full plan's ranks).
+Plan build_grid(std::string name, const AttentionShape& shape, int ranks, int u, int emit_groups) {
   check_divisible(shape, ranks, u, name);
   const Grid grid{u, ranks / u, replication(shape, u)};
+  if (emit_groups < 0) emit_groups = grid.r;
+  const bool whole = emit_groups == grid.r;
   Plan plan = make_grid_plan(std::move(name), shape, ranks, grid);
   const HeadObjects objs = add_head_objects(plan, grid);
   const bool fwd = shape.has_forward();
@@ -209,34 +217,42 @@ Plan build_grid(std::string name, const AttentionShape& shape, int ranks, int u)
   // Chunk of rank p for the head group of rank y.
   auto chunk_for = [&](int p, int y) { return grid.chunk(p, y % u); };
   if (fwd) {
-    group_all_to_all(plan, groups, grid, [&](int from, int to) {
+    group_all_to_all(plan, groups, grid, emit_groups, [&](int from, int to) {
       const int i = chunk_for(from, to);
       return std::vector<int>{at(objs.q, i), at(objs.kv, i)};
     });
-    for (int h = 0; h < u; ++h) add_ring_forward(plan, head_ring(plan, grid, objs, h), groups);
-    group_all_to_all(plan, groups, grid, [&](int from, int to) {
+    for (int h = 0; h < u; ++h) {
+      if (whole) {
+        add_ring_forward(plan, head_ring(plan, grid, objs, h), groups);
+      } else {
+        add_ring_forward_classes(plan, head_ring(plan, grid, objs, h), emit_groups, groups);
+      }
+    }
+    group_all_to_all(plan, groups, grid, emit_groups, [&](int from, int to) {
       return std::vector<int>{at(objs.o, chunk_for(to, from))};
     });
     if (!bwd) {
-      free_foreign(plan, grid, [&](int i) {
+      free_foreign(plan, grid, emit_groups, [&](int i) {
         return std::vector<int>{at(objs.o, i), at(objs.q, i), at(objs.kv, i)};
       });
     }
   }
   if (bwd) {
-    group_all_to_all(plan, groups, grid, [&](int from, int to) {
+    group_all_to_all(plan, groups, grid, emit_groups, [&](int from, int to) {
       return std::vector<int>{at(objs.d_o, chunk_for(from, to))};
     });
-    for (int h = 0; h < u; ++h) add_ring_backward(plan, head_ring(plan, grid, objs, h), groups);
-    group_all_to_all(plan, groups, grid, [&](int from, int to) {
+    for (int h = 0; h < u; ++h) {
+      add_ring_backward(plan, head_ring(plan, grid, objs, h), groups, emit_groups);
+    }
+    group_all_to_all(plan, groups, grid, emit_groups, [&](int from, int to) {
       const int i = chunk_for(to, from);
       return std::vector<int>{at(objs.dq, i), at(objs.dkv, i)};
     });
-    free_foreign(plan, grid, [&](int i) {
+    free_foreign(plan, grid, emit_groups, [&](int i) {
       return std::vector<int>{at(objs.dq, i), at(objs.dkv, i), at(objs.d_o, i),
                               at(objs.q, i),  at(objs.kv, i),  at(objs.o, i)};
     });
-    sum_replicated_dkv(plan, grid, objs);
+    sum_replicated_dkv(plan, grid, emit_groups, objs);
   }
   return plan;
 }
@@ -244,11 +260,23 @@ Plan build_grid(std::string name, const AttentionShape& shape, int ranks, int u)
 }  // namespace
 
 Plan make_usp_plan(const AttentionShape& shape, int ranks, int ulysses_degree) {
-  return build_grid("usp", shape, ranks, ulysses_degree);
+  return build_grid("usp", shape, ranks, ulysses_degree, -1);
+}
+
+Plan make_usp_classes_plan(const AttentionShape& shape, int ranks, int ulysses_degree,
+                           int classes) {
+  const int u = ulysses_degree;
+  if (u < 1 || classes < 2 * u || classes % u != 0 || ranks % classes != 0) {
+    throw std::invalid_argument(fmt::format(
+        "a USP quotient plan takes classes a multiple of 2 x u = {} dividing {}", 2 * u, ranks));
+  }
+  Plan plan = build_grid("usp", shape, ranks, u, classes / u);
+  fold_onto_classes(plan, classes);
+  return plan;
 }
 
 Plan make_ulysses_plan(const AttentionShape& shape, int ranks) {
-  return build_grid("ulysses", shape, ranks, ranks);
+  return build_grid("ulysses", shape, ranks, ranks, -1);
 }
 
 }  // namespace tilesim

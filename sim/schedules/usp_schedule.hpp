@@ -48,6 +48,17 @@
 namespace tilesim {
 
 Plan make_usp_plan(const AttentionShape& shape, int ranks, int ulysses_degree);
+
+// The programs (forward, backward or both) of the ranks of Ulysses groups 0..classes/u - 1
+// only, a quotient plan for symmetric simulation (sim/model/symmetric_simulation.hpp): a shift
+// by whole Ulysses groups maps rank x's program onto x + classes's (its all-to-all peers are
+// its group, its ring peers the same head group's members of the next and previous groups).
+// classes must be a multiple of u dividing `ranks` and at least 2u (with one group a
+// representative's ring successor would be its own image); plan.ranks = classes, peers
+// folded mod classes (class_plan.hpp), the chunks and objects of all ranks.
+// std::invalid_argument otherwise. Ulysses alone (u = P) has no quotient: its one all-to-all
+// makes every rank a peer of every other.
+Plan make_usp_classes_plan(const AttentionShape& shape, int ranks, int ulysses_degree, int classes);
 Plan make_ulysses_plan(const AttentionShape& shape, int ranks);
 
 }  // namespace tilesim
