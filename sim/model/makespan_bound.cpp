@@ -84,6 +84,23 @@ const MakespanBound::PairCost& MakespanBound::pair_cost(int src_gpu, int dst_gpu
   return pairs_.emplace(key, PairCost{fixed_ps, rate}).first->second;
 }
 
+double MakespanBound::transfer_alone_ps(int src_gpu, int dst_gpu, double bytes) {
+  const PairCost& cost = pair_cost(src_gpu, dst_gpu);
+  double t_ps = cost.fixed_ps;
+  if (bytes > 0 && cost.rate_bytes_per_s > 0) t_ps += bytes / cost.rate_bytes_per_s * 1e12;
+  return lowered(t_ps);
+}
+
+double MakespanBound::gpu_in_ps(int gpu, double bytes) const {
+  const double c_in = in_capacity_bytes_per_s_[static_cast<std::size_t>(gpu)];
+  return c_in > 0 ? lowered(bytes / c_in * 1e12) : 0.0;
+}
+
+double MakespanBound::gpu_out_ps(int gpu, double bytes) const {
+  const double c_out = out_capacity_bytes_per_s_[static_cast<std::size_t>(gpu)];
+  return c_out > 0 ? lowered(bytes / c_out * 1e12) : 0.0;
+}
+
 double MakespanBound::lower_bound_s(const Plan& plan, const RingSymmetry* symmetry) {
   const std::vector<int>& gpus = symmetry != nullptr ? symmetry->full_placement : plan.placement;
   auto gpu = [&](int rank) { return gpus.empty() ? rank : gpus[static_cast<std::size_t>(rank)]; };
@@ -140,10 +157,9 @@ double MakespanBound::lower_bound_s(const Plan& plan, const RingSymmetry* symmet
       const bool sends = op.kind == OpKind::send;
       if (peer != own) (sends ? out_bytes : in_bytes) += bytes;
       if (group_ops <= kRoutedGroupOps) {
-        const PairCost& cost = sends ? pair_cost(own, peer) : pair_cost(peer, own);
-        double t_ps = cost.fixed_ps;
-        if (bytes > 0 && cost.rate_bytes_per_s > 0) t_ps += bytes / cost.rate_bytes_per_s * 1e12;
-        alone_ps = std::max(alone_ps, lowered(t_ps));
+        const double t_ps =
+            sends ? transfer_alone_ps(own, peer, bytes) : transfer_alone_ps(peer, own, bytes);
+        alone_ps = std::max(alone_ps, t_ps);
       }
     }
     close_group();

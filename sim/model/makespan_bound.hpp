@@ -46,6 +46,15 @@ class MakespanBound {
   // largest bounds the makespan; the other ranks are their images).
   double lower_bound_s(const Plan& plan, const RingSymmetry* symmetry = nullptr);
 
+  // The alone time of one transfer of `bytes` from src_gpu to dst_gpu, lowered as above (the
+  // per-transfer term of T_g): what the closed-form bounds (sim/scenario/shape_bound.hpp) add
+  // up for the groups a generator's header says a rank runs, without its plan.
+  double transfer_alone_ps(int src_gpu, int dst_gpu, double bytes);
+  // The group term's other two: `bytes` into (out of) `gpu` over its summed in- (out-) link
+  // capacities, lowered; 0 for a GPU without such links.
+  double gpu_in_ps(int gpu, double bytes) const;
+  double gpu_out_ps(int gpu, double bytes) const;
+
  private:
   struct PairCost {
     double fixed_ps = 0.0;          // alpha + latency
