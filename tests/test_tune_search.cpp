@@ -51,7 +51,8 @@ TEST_CASE("tune search: the pruned search keeps the exhaustive ranking's fastest
       // The reference: every candidate, every rank simulated.
       std::vector<CandidateResult> full = tune_schedules(prepared(gpus, false));
       const PreparedScenario p = prepared(gpus, true);
-      const std::vector<ScheduleCandidate> candidates = tune_candidates(p.scenario.schedule, false);
+      const std::vector<ScheduleCandidate> candidates =
+          tune_candidates(p.scenario.attention, p.scenario.schedule, false);
       std::vector<CandidateResult> searched = search_candidates(p, candidates, keep);
       REQUIRE(searched.size() == full.size());
       rank_candidates(searched);
@@ -129,7 +130,8 @@ TEST_CASE("tune search: the closed-form bounds are at most the plan-based ones, 
       INFO(gpus << " GPUs, causal " << causal);
       const PreparedScenario p = prepared(gpus, true, causal);
       MakespanBound bound(p.topology, p.profile);
-      for (const ScheduleCandidate& c : tune_candidates(p.scenario.schedule, false)) {
+      for (const ScheduleCandidate& c :
+           tune_candidates(p.scenario.attention, p.scenario.schedule, false)) {
         INFO(c.label);
         const CandidateResult from_plan = plan_bound_candidate(p, c, bound);
         const std::optional<double> closed_s =
@@ -138,15 +140,19 @@ TEST_CASE("tune search: the closed-form bounds are at most the plan-based ones, 
         REQUIRE(closed_s);
         CHECK(*closed_s > 0);
         CHECK(*closed_s <= from_plan.lower_bound_s * (1 + 1e-12));
-        // At 256 GPUs every candidate is bound by its communication (IB), and there both sum
-        // the same comm terms, so they agree: every kind but the all-to-alls (USP, Ulysses: the
-        // plan bound also has each call's own efficiency) and the all-gather (the plan bound does
-        // not route its peers, the closed form does). Smaller, the compute term decides, and
-        // the closed form's (the largest efficiency of any call) is below the plan's.
-        if (gpus == 256 && c.spec.kind != "usp" && c.spec.kind != "allgather_kv" &&
-            c.spec.kind != "ulysses") {
-          CHECK(*closed_s >= from_plan.lower_bound_s * (1 - 1e-12));
+        // At 256 GPUs every candidate but the all-to-alls is bound by its communication (IB),
+        // and both sum the same comm terms: they agree but for the 2 ps lowering, applied per
+        // op there and per term here (1e-9 relative covers P ops). USP and Ulysses: the plan
+        // bound has each call's correction merge too; the all-gather: the closed form routes
+        // its peers, the plan bound does not (both valid).
+        const bool all_to_all = c.spec.kind == "usp" || c.spec.kind == "ulysses";
+        if (!causal && gpus == 256 && !all_to_all && c.spec.kind != "allgather_kv") {
+          CHECK(*closed_s >= from_plan.lower_bound_s * (1 - 1e-9));
         }
+        // Full mask, every kind but mesh: the closed form has the calls themselves (count x
+        // time at their efficiency), the plan bound also the output-correction merge after
+        // each (correction: separate), a few percent of a call.
+        if (!causal && c.spec.kind != "mesh") CHECK(*closed_s >= 0.9 * from_plan.lower_bound_s);
       }
     }
   }
@@ -157,7 +163,8 @@ TEST_CASE("tune search: closed-form bounds of mesh tiles and USP at 128 GPUs, si
   const PreparedScenario p = prepared(128, true);
   MakespanBound bound(p.topology, p.profile);
   int checked = 0;
-  for (const ScheduleCandidate& c : tune_candidates(p.scenario.schedule, false)) {
+  for (const ScheduleCandidate& c :
+       tune_candidates(p.scenario.attention, p.scenario.schedule, false)) {
     if (c.spec.kind != "mesh" && c.spec.kind != "usp") continue;
     INFO(c.label);
     const std::optional<double> closed_s =

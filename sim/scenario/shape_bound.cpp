@@ -101,6 +101,55 @@ double compute_floor_ps(const AttentionShape& shape, const ScheduleSpec& spec,
   return std::max(0.0, (flops / rate + profile.launch_overhead_s) * 1e12 - kRoundingPs * spec.gpus);
 }
 
+// The attention calls every rank makes, where they are all alike (full mask): count calls of
+// q_tokens x kv_tokens over `heads` heads. Ring family, pass-Q, double ring: one call per step
+// of its chunk against one other (c x c); all-gather KV: one call of its chunk against all S
+// keys; USP and Ulysses: one call per ring step of the group's u chunks against a bundle of u
+// (u c x u c, heads / u). Mesh fuses blocks into calls of varying size: not here.
+struct Calls {
+  int count = 0;
+  double q_tokens = 0.0;
+  double kv_tokens = 0.0;
+  int heads = 0;
+};
+
+std::optional<Calls> forward_calls(const AttentionShape& shape, const ScheduleSpec& spec) {
+  if (shape.mask.kind != AttentionMaskKind::full) return std::nullopt;
+  const std::string& kind = spec.kind;
+  const int p = spec.gpus;
+  const double c = static_cast<double>(shape.seq_len / p);
+  if (kind == "ring" || kind == "zigzag" || kind == "striped" || kind == "pass_q" ||
+      kind == "double_ring") {
+    return Calls{p, c, c, shape.heads};
+  }
+  if (kind == "allgather_kv") return Calls{1, c, static_cast<double>(shape.seq_len), shape.heads};
+  if (kind == "usp" || kind == "ulysses") {
+    const int u = kind == "ulysses" ? p : usp_ulysses_degree(shape, spec);
+    return Calls{p / u, u * c, u * c, shape.heads / u};
+  }
+  return std::nullopt;
+}
+
+// Those calls at the profile's efficiency for their geometry (ComputeModel::compute_time_s,
+// unslowed: every stretch >= 1), each lowered by 2 ps; 0 where the calls are not known.
+double calls_floor_ps(const AttentionShape& shape, const ScheduleSpec& spec,
+                      const CalibrationProfile& profile) {
+  const std::optional<Calls> calls = forward_calls(shape, spec);
+  if (!calls) return 0.0;
+  AttentionCall call;
+  call.pass = Pass::fwd;
+  call.head_dim = shape.head_dim;
+  call.q_tokens = calls->q_tokens;
+  call.kv_tokens = calls->kv_tokens;
+  call.heads = calls->heads;
+  call.batch = shape.batch;
+  const double e = profile.call_efficiency(call, nullptr);
+  const double flops = calls->q_tokens * calls->kv_tokens * shape.flops_per_pair_forward() *
+                       calls->heads / shape.heads;
+  const double call_ps = (flops / (profile.peak_flops * e) + profile.launch_overhead_s) * 1e12;
+  return calls->count * std::max(0.0, call_ps - kRoundingPs);
+}
+
 // ring_passes.hpp, forward: P-1 groups, bundle KV (one chunk, one object) to k+1, from k-1.
 double ring_family_ps(const AttentionShape& shape, const ScheduleSpec& spec, MakespanBound& bound) {
   const int p = spec.gpus;
@@ -289,7 +338,9 @@ std::optional<double> shape_lower_bound_s(const AttentionShape& shape, const Sch
   }
   const std::optional<double> comm_ps = comm_floor_ps(shape, spec, bound);
   if (!comm_ps) return std::nullopt;
-  return std::max(*comm_ps, compute_floor_ps(shape, spec, profile)) * 1e-12;
+  return std::max({*comm_ps, compute_floor_ps(shape, spec, profile),
+                   calls_floor_ps(shape, spec, profile)}) *
+         1e-12;
 }
 
 }  // namespace tilesim
