@@ -42,6 +42,16 @@ class Transfers {
     const double backward_ps = std::max(alone_ps(next, rank, bytes), alone_ps(rank, prev, bytes));
     return std::min(forward_ps, backward_ps);
   }
+  // The same for a bundle of `count` transfers of `bytes` each way, sharing each route
+  // (MakespanBound::route_share_ps).
+  double bundle_step_ps(int prev, int rank, int next, double bytes, int count) const {
+    auto leg_ps = [&](int from, int to) {
+      return std::max(alone_ps(from, to, bytes),
+                      bound_.route_share_ps(gpu(from), gpu(to), count * bytes));
+    };
+    return std::min(std::max(leg_ps(prev, rank), leg_ps(rank, next)),
+                    std::max(leg_ps(next, rank), leg_ps(rank, prev)));
+  }
   // A group in which `rank` receives in_bytes and sends out_bytes in all: the GPU's summed link
   // capacities bound it whatever the peers.
   double gpu_ps(int rank, double in_bytes, double out_bytes) const {
@@ -251,7 +261,7 @@ double usp_ps(const AttentionShape& shape, const ScheduleSpec& spec, int u, Make
     if (rings > 1) {
       const int prev = ((group + rings - 1) % rings) * u + h;
       const int next = ((group + 1) % rings) * u + h;
-      ring_ps = std::max(t.ring_step_ps(prev, x, next, kv), t.gpu_ps(x, u * kv, u * kv));
+      ring_ps = std::max(t.bundle_step_ps(prev, x, next, kv, u), t.gpu_ps(x, u * kv, u * kv));
     }
     worst_ps = std::max(worst_ps, gather_ps + (rings - 1) * ring_ps + back_ps);
   }
