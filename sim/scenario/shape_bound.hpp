@@ -26,15 +26,15 @@
 //   C = pairs(S, S) / P x flops_per_pair / (peak x e_sup x causal_sup) + launch_overhead,
 // e_sup = min(1, the efficiency table's largest value / the reference launch's occupancy), 1
 // under a causal mask (its occupancy is against a causal reference), causal_sup >= 1 the
-// causal factor table's largest value. Every term but share() is one the plan-based bound
-// also counts, or a smaller one (lowered by 2 ps per op as there), so this stays a proven
-// lower bound. Where
-// every rank's calls are alike and known (full mask; every kind but mesh, whose fused calls
-// vary) the compute term is also their count x their time at the profile's efficiency for
-// their geometry: ring family, pass-Q, double ring P calls of c x c tokens, all-gather one of
-// c x S, USP r calls of u c x u c over heads / u (the plan-based bound's own C_r). The
-// ranks taken are every rank, or the first two nodes' where a rank talks to all others (pass-Q,
-// all-gather, Ulysses across nodes): the max over some ranks still bounds the max over all.
+// causal factor table's largest value. Where every rank's calls are alike and known (full
+// mask; every kind but mesh, whose fused calls vary) the compute term is also their count x
+// their time at the profile's efficiency for their geometry: ring family, pass-Q, double ring
+// P calls of c x c tokens, all-gather one of c x S, USP r calls of u c x u c over heads / u
+// (the plan-based bound's C_r less the correction merges). Every term but share() is one the
+// plan-based bound also counts, or a smaller one (lowered by 2 ps per op as there), and
+// share() holds by the link-capacity argument above, so this stays a proven lower bound. The
+// ranks taken are every rank, or the first two nodes' where a rank talks to all others
+// (pass-Q, all-gather, Ulysses across nodes): the max over some ranks bounds the max over all.
 // tests/test_tune_search.cpp checks it against the plan-based bound (16-256 GPUs, full and
 // causal masks) and the simulated makespan.
 //
