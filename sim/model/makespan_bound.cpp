@@ -72,16 +72,45 @@ const MakespanBound::PairCost& MakespanBound::pair_cost(int src_gpu, int dst_gpu
   const Route& route = router_.route(src_gpu, dst_gpu);
   const LinkClass slowest = alpha_class(topology_, route);
   double rate = 0.0;
+  double link_rate = 0.0;
   for (LinkId l : route.links) {
     const Link& link = topology_.link(l);
     const LinkCost& cost = profile_.link(link.cls);
-    double r = link.bandwidth_bytes_per_s * cost.efficiency;
-    if (cost.flow_cap_bytes_per_s > 0) r = std::min(r, cost.flow_cap_bytes_per_s);
+    const double capacity = link.bandwidth_bytes_per_s * cost.efficiency;
+    const double r =
+        cost.flow_cap_bytes_per_s > 0 ? std::min(capacity, cost.flow_cap_bytes_per_s) : capacity;
     rate = rate == 0.0 ? r : std::min(rate, r);
+    link_rate = link_rate == 0.0 ? capacity : std::min(link_rate, capacity);
   }
   const double fixed_ps = static_cast<double>(s_to_ps(profile_.link(slowest).alpha_s)) +
                           static_cast<double>(route.latency_ps);
-  return pairs_.emplace(key, PairCost{fixed_ps, rate}).first->second;
+  return pairs_.emplace(key, PairCost{fixed_ps, rate, link_rate}).first->second;
+}
+
+double MakespanBound::transfer_alone_ps(int src_gpu, int dst_gpu, double bytes) {
+  const PairCost& cost = pair_cost(src_gpu, dst_gpu);
+  double t_ps = cost.fixed_ps;
+  if (bytes > 0 && cost.rate_bytes_per_s > 0) t_ps += bytes / cost.rate_bytes_per_s * 1e12;
+  return lowered(t_ps);
+}
+
+double MakespanBound::route_share_ps(int src_gpu, int dst_gpu, double total_bytes) {
+  const PairCost& cost = pair_cost(src_gpu, dst_gpu);
+  double t_ps = cost.fixed_ps;
+  if (total_bytes > 0 && cost.link_bytes_per_s > 0) {
+    t_ps += total_bytes / cost.link_bytes_per_s * 1e12;
+  }
+  return lowered(t_ps);
+}
+
+double MakespanBound::gpu_in_ps(int gpu, double bytes) const {
+  const double c_in = in_capacity_bytes_per_s_[static_cast<std::size_t>(gpu)];
+  return c_in > 0 ? lowered(bytes / c_in * 1e12) : 0.0;
+}
+
+double MakespanBound::gpu_out_ps(int gpu, double bytes) const {
+  const double c_out = out_capacity_bytes_per_s_[static_cast<std::size_t>(gpu)];
+  return c_out > 0 ? lowered(bytes / c_out * 1e12) : 0.0;
 }
 
 double MakespanBound::lower_bound_s(const Plan& plan, const RingSymmetry* symmetry) {
@@ -140,10 +169,9 @@ double MakespanBound::lower_bound_s(const Plan& plan, const RingSymmetry* symmet
       const bool sends = op.kind == OpKind::send;
       if (peer != own) (sends ? out_bytes : in_bytes) += bytes;
       if (group_ops <= kRoutedGroupOps) {
-        const PairCost& cost = sends ? pair_cost(own, peer) : pair_cost(peer, own);
-        double t_ps = cost.fixed_ps;
-        if (bytes > 0 && cost.rate_bytes_per_s > 0) t_ps += bytes / cost.rate_bytes_per_s * 1e12;
-        alone_ps = std::max(alone_ps, lowered(t_ps));
+        const double t_ps =
+            sends ? transfer_alone_ps(own, peer, bytes) : transfer_alone_ps(peer, own, bytes);
+        alone_ps = std::max(alone_ps, t_ps);
       }
     }
     close_group();

@@ -46,10 +46,26 @@ class MakespanBound {
   // largest bounds the makespan; the other ranks are their images).
   double lower_bound_s(const Plan& plan, const RingSymmetry* symmetry = nullptr);
 
+  // The alone time of one transfer of `bytes` from src_gpu to dst_gpu, lowered as above (the
+  // per-transfer term of T_g): what the closed-form bounds (sim/scenario/shape_bound.hpp) add
+  // up for the groups a generator's header says a rank runs, without its plan.
+  double transfer_alone_ps(int src_gpu, int dst_gpu, double bytes);
+  // Several transfers of one group on the same route, `total_bytes` in all: they start alpha
+  // after the group's post at the earliest and share the route's narrowest link, whose capacity
+  // (x efficiency) max-min never exceeds, so the last completes at least
+  //   alpha + total_bytes / min capacity + latency
+  // after the post (a flow cap limits each flow, not their sum), lowered as above.
+  double route_share_ps(int src_gpu, int dst_gpu, double total_bytes);
+  // The group term's other two: `bytes` into (out of) `gpu` over its summed in- (out-) link
+  // capacities, lowered; 0 for a GPU without such links.
+  double gpu_in_ps(int gpu, double bytes) const;
+  double gpu_out_ps(int gpu, double bytes) const;
+
  private:
   struct PairCost {
     double fixed_ps = 0.0;          // alpha + latency
     double rate_bytes_per_s = 0.0;  // r_max; 0: same GPU, no links
+    double link_bytes_per_s = 0.0;  // the route's smallest capacity x efficiency (no flow cap)
   };
   const PairCost& pair_cost(int src_gpu, int dst_gpu);
 

@@ -58,14 +58,45 @@ std::string bound_of(const std::map<std::pair<int, int>, double>& busy_ps, const
 
 }  // namespace
 
-std::vector<ScheduleCandidate> tune_candidates(const ScheduleSpec& base, bool mesh_only) {
+std::vector<int> usp_degrees(const AttentionShape& shape, int gpus) {
+  std::vector<int> out;
+  for (int u = 2; u < gpus; ++u) {
+    const bool kv_split = shape.kv_heads % u == 0 || u % shape.kv_heads == 0;
+    if (gpus % u == 0 && shape.heads % u == 0 && kv_split) out.push_back(u);
+  }
+  return out;
+}
+
+std::vector<int> double_ring_inner_sizes(int gpus) {
+  std::vector<int> out;
+  for (int k = 2; k < gpus; ++k) {
+    if (gpus % k == 0) out.push_back(k);
+  }
+  return out;
+}
+
+std::vector<ScheduleCandidate> tune_candidates(const AttentionShape& shape,
+                                               const ScheduleSpec& base, bool mesh_only) {
   std::vector<ScheduleCandidate> out;
   if (!mesh_only) {
     for (const char* kind : kScheduleKinds) {
-      if (std::string_view(kind) == "mesh") continue;
+      const std::string_view name(kind);
+      if (name == "mesh") continue;
       ScheduleSpec spec = base;
       spec.kind = kind;
-      out.push_back({kind, spec});
+      const std::vector<int> degrees = name == "usp"           ? usp_degrees(shape, base.gpus)
+                                       : name == "double_ring" ? double_ring_inner_sizes(base.gpus)
+                                                               : std::vector<int>{};
+      if (degrees.empty()) {  // one candidate, the generator's own choice of degree
+        spec.ulysses_degree = 0;
+        spec.inner_ring = 0;
+        out.push_back({kind, spec});
+        continue;
+      }
+      for (const int d : degrees) {
+        (name == "usp" ? spec.ulysses_degree : spec.inner_ring) = d;
+        out.push_back({fmt::format("{}:{}{}", kind, name == "usp" ? "u" : "inner", d), spec});
+      }
     }
   }
   for (const MeshTile& t : mesh_tiles(base.gpus)) {
@@ -138,7 +169,8 @@ CandidateResult evaluate_candidate(const PreparedScenario& p, const ScheduleCand
 
 std::vector<CandidateResult> tune_schedules(const PreparedScenario& p, bool mesh_only) {
   std::vector<CandidateResult> all;
-  for (const ScheduleCandidate& c : tune_candidates(p.scenario.schedule, mesh_only)) {
+  for (const ScheduleCandidate& c :
+       tune_candidates(p.scenario.attention, p.scenario.schedule, mesh_only)) {
     all.push_back(evaluate_candidate(p, c));
   }
   rank_candidates(all);
@@ -165,7 +197,7 @@ void resolve_mesh_tile(PreparedScenario& p) {
   }
   // Branch and bound for the fastest one (tune_search.hpp): the same tile as tune_schedules.
   std::vector<CandidateResult> ranked =
-      search_candidates(p, tune_candidates(p.scenario.schedule, true), 1);
+      search_candidates(p, tune_candidates(p.scenario.attention, p.scenario.schedule, true), 1);
   rank_candidates(ranked);
   if (ranked.empty() || !ranked.front().ok) {
     throw p.scenario.error_at("schedule.tile", ranked.empty()

@@ -3,7 +3,9 @@
 //
 // Candidates: every kind of kScheduleKinds other than mesh with the scenario's
 // own settings (kinds without a generator, or that cannot split this shape,
-// are kept with the reason), and mesh for every tile a x b = P with the
+// are kept with the reason), USP once per Ulysses degree ("usp:u4") and the double
+// ring once per inner ring size ("double_ring:inner8"; each the generator's own choice
+// when there is none), and mesh for every tile a x b = P with the
 // placements node-major and kv-group-major (q-group-major is the same GPU
 // assignment as node-major under mesh_tile.hpp's rank numbering, so it is not
 // simulated twice). The memory budget of the scenario applies to every mesh
@@ -49,7 +51,15 @@ struct CandidateResult {
   bool pruned = false;
 };
 
-std::vector<ScheduleCandidate> tune_candidates(const ScheduleSpec& base, bool mesh_only);
+// USP's Ulysses degrees u for `gpus` ranks: 1 < u < gpus dividing gpus and heads, kv_heads
+// dividing u or u dividing kv_heads (usp_schedule.hpp); ascending.
+std::vector<int> usp_degrees(const AttentionShape& shape, int gpus);
+// Double-ring inner ring sizes k: 1 < k < gpus dividing gpus (k = 1 and k = gpus are the
+// ring); ascending.
+std::vector<int> double_ring_inner_sizes(int gpus);
+
+std::vector<ScheduleCandidate> tune_candidates(const AttentionShape& shape,
+                                               const ScheduleSpec& base, bool mesh_only);
 
 // The exact shift symmetry the candidate would run with (see above), or nullopt / not exact().
 std::optional<RingSymmetry> candidate_symmetry(const PreparedScenario& p,

@@ -9,6 +9,7 @@
 #include "sim/core/interrupt.hpp"
 #include "sim/model/makespan_bound.hpp"
 #include "sim/scenario/resource_guard.hpp"
+#include "sim/scenario/shape_bound.hpp"
 #include "sim/scenario/symmetric_plan.hpp"
 #include "sim/schedules/schedule.hpp"
 
@@ -36,6 +37,23 @@ class Threshold {
 
 CandidateResult bound_candidate(const PreparedScenario& p, const ScheduleCandidate& c,
                                 MakespanBound& bound) {
+  const std::string refusal = candidate_refusal(p, c);
+  if (refusal.empty()) {
+    const std::optional<double> shape_s =
+        shape_lower_bound_s(p.scenario.attention, c.spec, p.profile, bound);
+    if (shape_s) {
+      CandidateResult r;
+      r.candidate = c;
+      r.ok = true;
+      r.lower_bound_s = *shape_s;
+      return r;
+    }
+  }
+  return plan_bound_candidate(p, c, bound);
+}
+
+CandidateResult plan_bound_candidate(const PreparedScenario& p, const ScheduleCandidate& c,
+                                     MakespanBound& bound) {
   CandidateResult r;
   r.candidate = c;
   try {

@@ -1,13 +1,14 @@
 // Branch and bound over the tuner's candidates (schedule_tuner.hpp): the same fastest `keep`
 // candidates, in the same order with the same figures, as simulating every one of them.
 //
-// Each candidate first gets a proven lower bound on its makespan (sim/model/makespan_bound.hpp,
-// from its plan: the quotient plan of one rank per class where the candidate runs symmetric),
-// which costs building the plan, not simulating it. Then the candidates are simulated in the
-// order of their bounds (ties keep the candidate order), and one whose bound exceeds the
-// keep-th fastest makespan simulated so far is pruned: its makespan is at least its bound, so
-// it cannot be among the keep fastest. That threshold only falls as results come in, so the
-// candidates among the exhaustive keep fastest are never pruned, and everything simulated has
+// Each candidate first gets a proven lower bound on its makespan: from the closed forms of its
+// shape (shape_bound.hpp: mesh tiles, no plan built) or else from its plan
+// (sim/model/makespan_bound.hpp: the quotient plan of one rank per class where the candidate
+// runs symmetric), which costs building the plan, not simulating it. Then the candidates are
+// simulated in the order of their bounds (ties keep the candidate order), and one whose bound
+// exceeds the keep-th fastest makespan simulated so far is pruned: its makespan is at least its
+// bound, so it cannot be among the keep fastest. That threshold only falls as results come in, so
+// the candidates among the exhaustive keep fastest are never pruned, and everything simulated has
 // the figures it would have had anyway (same code). What differs: pruned candidates have no
 // figures (ok = false, pruned = true, lower_bound_s set), so a pruned one that would have been
 // left out for the memory budget is listed as pruned.
@@ -29,10 +30,15 @@ std::vector<CandidateResult> search_candidates(
     const PreparedScenario& p, const std::vector<ScheduleCandidate>& candidates, int keep,
     const std::function<void(std::size_t, std::size_t)>& progress = {});
 
+// The lower bound for one candidate: the closed form of shape_bound.hpp where there is one
+// (no plan built), otherwise plan_bound_candidate's.
+CandidateResult bound_candidate(const PreparedScenario& p, const ScheduleCandidate& c,
+                                class MakespanBound& bound);
+
 // The lower bound of makespan_bound.hpp for one candidate, building its plan (the quotient's
 // where it runs symmetric). A candidate that cannot run (resource guard, ScheduleError) comes
 // back with ok = false and the reason evaluate_candidate would give.
-CandidateResult bound_candidate(const PreparedScenario& p, const ScheduleCandidate& c,
-                                class MakespanBound& bound);
+CandidateResult plan_bound_candidate(const PreparedScenario& p, const ScheduleCandidate& c,
+                                     class MakespanBound& bound);
 
 }  // namespace tilesim

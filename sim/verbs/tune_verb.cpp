@@ -52,7 +52,8 @@ nlohmann::ordered_json tune_document(const ScenarioSource& source, int top, bool
                                      bool exhaustive, const ItemMap& map,
                                      const ProgressFn& progress) {
   const PreparedScenario p = prepare_scenario(source);
-  const std::vector<ScheduleCandidate> candidates = tune_candidates(p.scenario.schedule, false);
+  const std::vector<ScheduleCandidate> candidates =
+      tune_candidates(p.scenario.attention, p.scenario.schedule, false);
   std::vector<CandidateResult> ranked;
   if (exhaustive) {
     const std::vector<std::string> results = map(

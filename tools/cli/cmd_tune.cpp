@@ -1,6 +1,7 @@
 // tilesim tune SCENARIO [--memory-budget 60GiB] [--top N] [--exhaustive] [--set k=v]... [--json]
 //                      [--quiet]
-// Searches schedule kind x mesh tile x placement (schedule_tuner.hpp) by branch and bound
+// Searches schedule kind x mesh tile x placement x USP degree x double-ring inner size
+// (schedule_tuner.hpp) by branch and bound
 // (sim/scenario/tune_search.hpp) and prints the fastest N with makespan, bytes, peak memory and
 // what bounds them, then the candidates that were left out and why, and those pruned by their
 // lower bound. --exhaustive simulates every candidate; under `mpirun -np N` those are spread
@@ -79,7 +80,7 @@ int run_tune(const TuneArgs& args) {
   }
   if (!doc["pruned"].empty()) {
     fmt::print(
-        "pruned (not simulated: the lower bound on the makespan, sim/model/makespan_bound.hpp, "
+        "pruned (not simulated: the lower bound on the makespan, sim/scenario/shape_bound.hpp, "
         "is above the {} fastest):\n",
         args.top);
     for (const auto& row : doc["pruned"]) {
