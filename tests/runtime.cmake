@@ -247,6 +247,15 @@ foreach(mask window20 window40 documents)
            --set attention.pass=${pass} --check)
   endforeach()
 endforeach()
+# Pass-Q (forward only) under masks: contiguous chunks of 24 tokens, each Q chunk sent towards
+# r-1 only as far as its farthest reader (pass_q_schedule.hpp): W = 20 one hop, W = 40 two, the
+# documents as far as each document reaches.
+foreach(mask window20 window40 documents)
+  tilesim_mpi_test("pass_q 4 ranks forward mask ${mask} matches the masked reference" 4
+    EXPECT ok REGEX "${rt_fwd} 6528 ${rt_ok}"
+    ARGS --set schedule.gpus=4 --set schedule.kind=pass_q ${rt_mask_${mask}}
+         --set attention.pass=forward --check)
+endforeach()
 # Zigzag under windows runs its ring both ways on its 8 blocks of 12 tokens (zigzag_schedule.hpp):
 # W = 10 (each block read only by the next: one hop per block, ranks 0 and 3 receive one
 # half chunk) and W = 20 (two blocks back: rank 3's low block goes back to rank 2) use it;

@@ -247,9 +247,10 @@ TEST_CASE("masks: all-gather KV fetches only the chunks the window needs") {
 }
 
 TEST_CASE("masks: pass-Q, double ring and USP under a window: bytes and FLOPs") {
-  // S = 48K, P = 8, zigzag blocks of h = 3K, W = 2K: chunks i and j share pairs iff
-  // |i - j| <= 1. Pass-Q circulates every Q chunk all the way ((P-1) q) and returns a partial
-  // O, LSE only from the ranks with work on it: r-1 and r+1, one at ranks 0 and P-1. The
+  // S = 48K, P = 8, c = 6K, W = 2K. Pass-Q under a window takes contiguous chunks: Q[i] is
+  // read only by rank i-1 (the last W-1 keys of chunk i-1), so it travels one hop towards
+  // r-1 (two steps in all) and rank i-1 sends one partial O, LSE straight back: rank r
+  // receives [r <= P-2] q and [r >= 1] (o + lse), against the full ring's (P-1) q. The
   // double ring (one inner ring of 8 here, contiguous chunks under a window) brings chunk r-1
   // only, one hop: [r >= 1] kv (the two-level case is the next test). USP (u = 2, 4 ring
   // groups G over zigzag chunks): group G holds chunks 2G, 2G+1; chunk 2G+1 is read by group
@@ -257,8 +258,8 @@ TEST_CASE("masks: pass-Q, double ring and USP under a window: bytes and FLOPs") 
   // ([G >= 1] + [G <= 2]) slices of kv/u after the all-to-all's (u-1)/u (q + kv + of).
   // FLOPs: every query sees W keys but the sequence's first W-1, so the double ring's rank r
   // (Q[r] against all KV) has c W pairs, rank 0 c W - W(W-1)/2. Pass-Q's rank r computes KV[r]
-  // against every Q chunk: each of its blocks is read by itself (h W - W(W-1)/2 pairs) and by
-  // the next block (W(W-1)/2), except rank 0's high block 2P-1, the last: the same counts.
+  // against Q[r] (c W - W(W-1)/2 pairs) and Q[r+1] (W(W-1)/2): c W, but rank P-1 (no Q[P])
+  // c W - W(W-1)/2.
   // USP's rank in group G computes its group's 2 chunks for H/u heads:
   // (2 c W - [G = 0] W(W-1)/2) / u pairs' FLOPs.
   const int p = 8;
@@ -273,12 +274,11 @@ TEST_CASE("masks: pass-Q, double ring and USP under a window: bytes and FLOPs") 
   for (int r = 0; r < p; ++r) {
     INFO("rank " << r);
     const auto i = static_cast<std::size_t>(r);
-    const int partials = r == 0 || r == p - 1 ? 1 : 2;
-    CHECK(pq.ranks[i].bytes_received == Approx((p - 1) * b.q + partials * (b.o + b.lse)));
+    CHECK(pq.ranks[i].bytes_received ==
+          Approx((r <= p - 2 ? b.q : 0.0) + (r >= 1 ? b.o + b.lse : 0.0)));
     CHECK(dr.ranks[i].bytes_received == Approx(r >= 1 ? b.kv : 0.0));
-    const double pairs = c * w - (r == 0 ? edge : 0.0);
-    CHECK(dr.ranks[i].compute_flops == Approx(per_pair * pairs));
-    CHECK(pq.ranks[i].compute_flops == Approx(per_pair * pairs));
+    CHECK(dr.ranks[i].compute_flops == Approx(per_pair * (c * w - (r == 0 ? edge : 0.0))));
+    CHECK(pq.ranks[i].compute_flops == Approx(per_pair * (c * w - (r == p - 1 ? edge : 0.0))));
   }
   for (PassSelection pass : {PassSelection::forward, PassSelection::backward}) {
     const AttentionShape s = window_shape(48 * 1024, 2048, pass);
@@ -303,14 +303,41 @@ TEST_CASE("masks: pass-Q, double ring and USP under a window: bytes and FLOPs") 
   }
 }
 
+TEST_CASE("masks: pass-Q under a window of more than two chunks: Q goes only to its readers") {
+  // S = 8K, P = 8, c = 1K, W = 2500: the first query of chunk i (1024 i) sees keys from
+  // 1024 i - 2499 on, inside chunk i-3 (1024 i - 3072 .. 1024 i - 2049), so Q[i] is read by
+  // ranks i-1, i-2 and i-3: it travels min(3, i) hops towards r-1, 4 steps. Rank r receives
+  // Q[r+1..r+3] that exist and one partial O, LSE from each of r-1..r-3 that exist. FLOPs:
+  // rank r computes KV[r] against every query that sees it: key k is seen by min(W, S - k).
+  const int p = 8;
+  const std::int64_t seq = 8192, w = 2500, c = seq / p;
+  const AttentionShape fwd = window_shape(seq, w, PassSelection::forward);
+  const ChunkBytes b = chunk_bytes(fwd, p);
+  const Plan plan = plan_of("pass_q", fwd, p);
+  const PlanReport report = validate_plan(plan);
+  INFO(errors_of(report));
+  REQUIRE(report.ok());
+  const double per_pair = 4.0 * 32 * 128;
+  for (int r = 0; r < p; ++r) {
+    INFO("rank " << r);
+    const RankStats& st = report.ranks[static_cast<std::size_t>(r)];
+    CHECK(st.bytes_received ==
+          Approx(std::min(3, p - 1 - r) * b.q + std::min(3, r) * (b.o + b.lse)));
+    double pairs = 0;
+    for (std::int64_t k = r * c; k < (r + 1) * c; ++k)
+      pairs += static_cast<double>(std::min(w, seq - k));
+    CHECK(st.compute_flops == Approx(per_pair * pairs));
+  }
+}
+
 TEST_CASE("masks: pass-Q, double ring and USP under documents of c tokens: bytes and FLOPs") {
   // P = 8 documents of c = S/P = 1024 tokens over zigzag blocks of h = 512: a document covers
   // blocks 2j, 2j+1, so odd block 2j+1 reads all of block 2j and chunks 2j, 2j+1 (ranks
   // 2j, 2j+1) are partners: rank r's two blocks (one even, one odd) hold h(h+1)/2 +
-  // h(h+1)/2 + h^2 = c(c+1)/2 pairs, its Q row and its KV column alike. Pass-Q: (P-1) q, and
-  // one partial back (from the partner). USP u = 2: each group holds a pair of partners, so
-  // its ring moves nothing: only the all-to-all's (u-1)/u (q + kv + of). The double ring's
-  // contiguous chunks are the documents: nothing moves.
+  // h(h+1)/2 + h^2 = c(c+1)/2 pairs, its Q row and its KV column alike. Pass-Q and the double
+  // ring take contiguous chunks under documents: they are the documents, nothing moves. USP u = 2:
+  // each group holds a pair of partners, so its ring moves nothing: only the all-to-all's (u-1)/u
+  // (q + kv + of).
   const int p = 8;
   AttentionShape s = shape_with(true, true, PassSelection::forward, 8192);
   s.set_mask(documents_mask(std::vector<std::int64_t>(8, 1024)));
@@ -326,7 +353,7 @@ TEST_CASE("masks: pass-Q, double ring and USP under documents of c tokens: bytes
   for (int r = 0; r < p; ++r) {
     INFO("rank " << r);
     const auto i = static_cast<std::size_t>(r);
-    CHECK(pq.ranks[i].bytes_received == Approx((p - 1) * b.q + b.o + b.lse));
+    CHECK(pq.ranks[i].bytes_received == 0.0);
     CHECK(dr.ranks[i].bytes_received == 0.0);
     CHECK(usp.ranks[i].bytes_received == Approx(0.5 * (b.q + b.kv + b.of)));
     for (const PlanReport* rep : {&pq, &dr, &usp}) {

@@ -43,6 +43,11 @@ struct AttentionMask {
   std::vector<std::int64_t> document_starts;  // documents: [0, s1, ...], ascending
 
   bool hides_future() const { return kind != AttentionMaskKind::full; }
+  // A window or documents may leave chunk pairs without a pair that attends (full and causal
+  // over zigzag chunks never do): generators then move a chunk only to the ranks that read it.
+  bool may_leave_pairs_empty() const {
+    return kind == AttentionMaskKind::sliding_window || kind == AttentionMaskKind::documents;
+  }
   bool visible(std::int64_t q_position, std::int64_t kv_position) const;
   // First position of the document holding `position` (0 unless documents).
   std::int64_t document_start(std::int64_t position) const;

@@ -53,8 +53,7 @@ struct KvReach {
 };
 
 bool mask_may_empty_pairs(const AttentionShape& shape) {
-  return shape.mask.kind == AttentionMaskKind::sliding_window ||
-         shape.mask.kind == AttentionMaskKind::documents;
+  return shape.mask.may_leave_pairs_empty();
 }
 
 KvReach kv_reach(const Plan& plan, int inner) {

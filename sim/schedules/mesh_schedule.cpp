@@ -36,10 +36,7 @@ Plan make_mesh_layout(const AttentionShape& shape, int ranks) {
 // Full and causal (zigzag) masks give every chunk pair work and keep the rings; a sliding
 // window or packed documents may leave pairs empty, and then every chunk and partial goes
 // straight to the members that read it (mesh_relay.hpp, direct).
-bool mask_may_empty_pairs(const Plan& plan) {
-  const AttentionMaskKind kind = plan.shape.mask.kind;
-  return kind == AttentionMaskKind::sliding_window || kind == AttentionMaskKind::documents;
-}
+bool mask_may_empty_pairs(const Plan& plan) { return plan.shape.mask.may_leave_pairs_empty(); }
 
 // The Q ring of rank g: members tr*a + y (tr = kv_pos(g)) share the Q chunks tr*a + x, and
 // member y's KV chunks are y + a*k.

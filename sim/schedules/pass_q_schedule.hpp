@@ -13,6 +13,11 @@
 // A partial whose block is fully masked is neither computed nor sent.
 // Bytes received per rank, c = S/P, every block unmasked:
 //   (P-1) * q  +  (P-1) * (o + lse)      with o = b*c*H*d*4, lse = b*c*H*4.
+// Window or documents: contiguous chunks, and Q[i] travels h_i hops, to its farthest reader,
+// in the direction that needs fewer steps (towards r-1 for these causal-within masks: a
+// chunk's readers hold the keys before it); the ring runs 1 + max h_i steps. Rank r then
+// receives the Q chunks whose trip passes it and one partial per rank with work on Q[r]:
+//   W <= c:  [r <= P-2] * q  +  [r >= 1] * (o + lse).
 #pragma once
 
 #include "sim/plan/plan.hpp"
