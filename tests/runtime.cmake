@@ -18,11 +18,11 @@ set(rt_env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rm
 
 # tilesim_mpi_test(NAME ranks EXPECT ok|fail [REGEX r] [ENV e...] ARGS ... [ARGS2 ...] [SAME ON|OFF]
 #                  [REPEATS])
-# REPEATS labels a run `repeats_covered_path`: the executor path it takes is taken by another
-# run here with the same schedule (the causal=true variant, which runs both the diagonal and
-# the full block kernels; the `both` pass, which runs the backward after the forward; the same
-# schedule on fewer ranks). The Release suite runs every one; the asan stage, where each rank
-# costs several times more, leaves these out (tools/sanitize.sh).
+# REPEATS labels a run `repeats_covered_path`: another run here takes its executor path with
+# the same schedule: the causal=true variant (the same plan structure under a mask; the
+# unmasked block kernel keeps the ring 4 and mesh 2x2 non-causal runs, and test_kernels), the
+# `both` pass (which runs this backward after the forward), the same schedule on fewer ranks.
+# The Release suite runs every one; the asan stage leaves these out (tools/sanitize.sh).
 function(tilesim_mpi_test name ranks)
   cmake_parse_arguments(T "REPEATS" "EXPECT;REGEX;SAME" "ARGS;ARGS2;ENV" ${ARGN})
   set(launch ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks} --oversubscribe
