@@ -2,6 +2,7 @@
 // the GPU traffic shares that drive compute interference, against hand-computed values.
 #include <catch2/catch.hpp>
 #include <optional>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -39,6 +40,13 @@ Topology line_topology(double bytes_per_s) {
 
 }  // namespace
 
+// The model keeps a reference to its profile; this test file once passed a temporary one,
+// which ASan reported as a stack-use-after-scope in post(). A temporary must not compile.
+static_assert(!std::is_constructible_v<FlowTransferModel, const Topology&, CalibrationProfile&&,
+                                       TransferCalendar&, bool>);
+static_assert(std::is_constructible_v<FlowTransferModel, const Topology&, const CalibrationProfile&,
+                                      TransferCalendar&, bool>);
+
 TEST_CASE("flow transfer model: alpha, then bytes / capacity, then the route latency") {
   // Star of 2 GPUs, links of 1e11 B/s and 500 ps; nvlink alpha 2 us, efficiency 0.5:
   // 1e6 B at 5e10 B/s = 20,000,000 ps. Posted at 1000: flow from 1000 + 2e6 ps, its last
@@ -74,7 +82,8 @@ TEST_CASE("flow transfer model: a GPU's traffic share is its flows' rate over on
   // receiver (5e10 + 5e10) / 1e11 = 1.
   const Topology t = star_topology(3, 1e11);
   RecordingCalendar calendar;
-  FlowTransferModel model(t, ideal_profile(1e12), calendar, false);
+  const CalibrationProfile profile = ideal_profile(1e12);
+  FlowTransferModel model(t, profile, calendar, false);
   const TransferId a = model.post({0, 2, 1e6}, 0);
   const TransferId b = model.post({1, 2, 1e6}, 0);
   model.wake(a, 0);

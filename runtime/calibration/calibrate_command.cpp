@@ -124,6 +124,8 @@ std::vector<std::int64_t> probe_chunks(bool quick, int ranks) {
   return quick ? std::vector<std::int64_t>{384, 768} : std::vector<std::int64_t>{384, 768, 1536};
 }
 
+#if TILESIM_HAVE_CUDA
+// GPU probe sizes: only a CUDA build probes a GPU (elsewhere clang reports the function unused).
 std::vector<std::int64_t> cuda_probe_chunks(bool quick, int ranks) {
   if (ranks == 1) {
     return quick ? std::vector<std::int64_t>{2048, 4096, 8192, 16384}
@@ -132,6 +134,7 @@ std::vector<std::int64_t> cuda_probe_chunks(bool quick, int ranks) {
   return quick ? std::vector<std::int64_t>{2048, 8192}
                : std::vector<std::int64_t>{2048, 4096, 8192, 16384};
 }
+#endif
 
 void print_run_fit(const calibration::RunFit& fit, const CalibrationProfile& profile) {
   fmt::print(

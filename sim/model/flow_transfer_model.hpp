@@ -42,9 +42,13 @@ LinkClass alpha_class(const Topology& topology, const Route& route);
 class FlowTransferModel final : public TransferModel {
  public:
   // Throws InputError (the profile's file, key links.<class>) when the topology has a link
-  // class the profile gives no costs for. The topology must outlive the model.
+  // class the profile gives no costs for. The topology and the profile must outlive the model.
   FlowTransferModel(const Topology& topology, const CalibrationProfile& profile,
                     TransferCalendar& calendar, bool record_link_loads);
+  // The model keeps a reference to its profile: a temporary one would dangle after the
+  // constructor's full expression (ASan: stack-use-after-scope in post()).
+  FlowTransferModel(const Topology& topology, CalibrationProfile&& profile,
+                    TransferCalendar& calendar, bool record_link_loads) = delete;
 
   // Simulates one representative per class (ring_symmetry.hpp): each flow is posted over the
   // orbit representatives of its links with the class's multiplicity, and its GPU traffic is
