@@ -152,6 +152,15 @@ Plan build_symmetric_plan(const Scenario& scenario, const RingSymmetry& symmetry
   return plan;
 }
 
+std::unique_ptr<RingClassesSource> symmetric_ring_source(const Scenario& scenario,
+                                                         const RingSymmetry& symmetry) {
+  const ScheduleSpec& spec = scenario.schedule;
+  if (known_mesh_tile(scenario) || double_ring_inner(spec) > 0) return nullptr;
+  return std::make_unique<RingClassesSource>(RingClassesSpec{spec.kind, scenario.attention,
+                                                             spec.gpus, *ring_ownership(spec),
+                                                             symmetry.classes, spec.correction});
+}
+
 std::size_t full_ring_ops(const Plan& quotient, const RingSymmetry& symmetry) {
   return quotient.op_count() * static_cast<std::size_t>(symmetry.full_ranks / quotient.ranks);
 }

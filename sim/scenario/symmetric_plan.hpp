@@ -14,6 +14,7 @@
 // (`symmetry: {classes, exact}`, present wherever symmetry applies and is on).
 #pragma once
 
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -21,6 +22,7 @@
 #include "sim/model/ring_symmetry.hpp"
 #include "sim/plan/plan.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/schedules/ring_classes_source.hpp"
 #include "sim/topology/topology.hpp"
 
 namespace tilesim {
@@ -41,6 +43,11 @@ void check_symmetric_plan_resources(const Scenario& scenario, int classes);
 
 // The quotient plan of an exact symmetry, with the scenario's output correction.
 Plan build_symmetric_plan(const Scenario& scenario, const RingSymmetry& symmetry);
+
+// The same quotient generated a step at a time (ring_classes_source.hpp) for the ring family
+// (ring, zigzag, striped); null for the mesh and the double ring, which build it whole.
+std::unique_ptr<RingClassesSource> symmetric_ring_source(const Scenario& scenario,
+                                                         const RingSymmetry& symmetry);
 
 // Ops of the full plan, from its quotient: rank r's program is that of r mod K, so the full
 // plan holds P / K copies of every quotient op.
