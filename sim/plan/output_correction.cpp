@@ -42,7 +42,9 @@ double block_partial_bytes(const Plan& plan, const DataObject& target) {
 }  // namespace
 
 OutputCorrectionRewriter::OutputCorrectionRewriter(Plan& plan)
-    : plan_(plan), held_inputs_(static_cast<std::size_t>(plan.ranks)) {
+    : plan_(plan),
+      held_inputs_(static_cast<std::size_t>(plan.ranks)),
+      ranks_(static_cast<std::size_t>(plan.ranks)) {
   for (int id = 0; id < static_cast<int>(plan.objects.size()); ++id) {
     const DataObject& o = plan.object(id);
     if (o.input && is_accumulator(o.tensor) && o.home_rank < plan.ranks) {
@@ -52,14 +54,20 @@ OutputCorrectionRewriter::OutputCorrectionRewriter(Plan& plan)
 }
 
 OutputCorrectionRewriter::RankState& OutputCorrectionRewriter::state(int rank) {
-  auto [it, fresh] = ranks_.try_emplace(rank);
-  if (fresh) {
-    for (int id : held_inputs_[static_cast<std::size_t>(rank)]) it->second.holds.insert(id);
+  RankState& st = ranks_[static_cast<std::size_t>(rank)];
+  if (!st.started) {
+    st.started = true;
+    st.holds.insert(held_inputs_[static_cast<std::size_t>(rank)].begin(),
+                    held_inputs_[static_cast<std::size_t>(rank)].end());
   }
-  return it->second;
+  return st;
 }
 
-void OutputCorrectionRewriter::forget(int rank) { ranks_.erase(rank); }
+void OutputCorrectionRewriter::forget(int rank) {
+  RankState& st = ranks_[static_cast<std::size_t>(rank)];
+  st = RankState{};
+  st.started = true;  // a complete program is not rewritten again
+}
 
 void OutputCorrectionRewriter::discard_before(int rank, int raw_index) {
   RankState& st = state(rank);
@@ -132,6 +140,16 @@ void OutputCorrectionRewriter::rewrite(int r, const RankProgram& old, int from, 
 }
 
 int OutputCorrectionRewriter::partial(int rank, int target) {
+  RankState& st = ranks_[static_cast<std::size_t>(rank)];
+  for (const auto& [t, id] : st.partial_of) {
+    if (t == target) return id;
+  }
+  const int id = make_partial(rank, target);
+  st.partial_of.emplace_back(target, id);
+  return id;
+}
+
+int OutputCorrectionRewriter::make_partial(int rank, int target) {
   const std::uint64_t key =
       (static_cast<std::uint64_t>(rank) << 32) | static_cast<std::uint32_t>(target);
   auto it = partials_.find(key);

@@ -35,6 +35,7 @@
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "sim/plan/plan.hpp"
@@ -62,16 +63,19 @@ class OutputCorrectionRewriter {
 
  private:
   struct RankState {
-    std::unordered_set<int> holds;  // objects the rank holds a copy of with content
-    int index_base = 0;             // raw index of new_index[0]
-    std::vector<int> new_index;     // raw op -> rewritten op
+    bool started = false;
+    std::unordered_set<int> holds;                // objects the rank holds a copy of with content
+    std::vector<std::pair<int, int>> partial_of;  // accumulator -> its block partial here
+    int index_base = 0;                           // raw index of new_index[0]
+    std::vector<int> new_index;                   // raw op -> rewritten op
   };
   RankState& state(int rank);
   int partial(int rank, int target);
+  int make_partial(int rank, int target);
 
   Plan& plan_;
   std::vector<std::vector<int>> held_inputs_;  // per rank: accumulators it starts with
-  std::unordered_map<int, RankState> ranks_;
+  std::vector<RankState> ranks_;
   std::unordered_map<std::uint64_t, int> partials_;
   std::vector<int> after_, writes_, partials_scratch_, targets_;
 };

@@ -197,8 +197,10 @@ void WindowedTracker::match(int rank, int index, const Op& op) {
     return;
   }
   const OpId theirs = other[u.head++];
-  if (u.head == other.size()) {
-    other.clear();
+  // One side may stay ahead for the whole run: drop the matched prefix now and then, so the
+  // list holds what waits, not every op of the pair.
+  if (u.head == other.size() || (u.head >= 64 && 2 * u.head >= other.size())) {
+    other.erase(other.begin(), other.begin() + static_cast<std::ptrdiff_t>(u.head));
     u.head = 0;
   }
   const OpId s = send ? mine : theirs;

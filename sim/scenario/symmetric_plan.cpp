@@ -117,7 +117,13 @@ std::optional<RingSymmetry> scenario_symmetry(const Scenario& scenario, const To
 void check_symmetric_plan_resources(const Scenario& scenario, int classes) {
   const PlanEstimate full = estimate_plan(scenario.attention, scenario.schedule);
   const double ops = full.ops * classes / scenario.schedule.gpus;
-  const double memory_bytes = kSimBaseBytes + kSimBytesPerOp * ops;
+  // The ring family's quotient runs windowed (ring_classes_source.hpp): it holds a window of
+  // ops per class and O(1) objects and topology per GPU, not its ops; the others hold them all.
+  const bool windowed = !known_mesh_tile(scenario) && double_ring_inner(scenario.schedule) == 0;
+  const double memory_bytes = windowed
+                                  ? kSimBaseBytes + kWindowedBytesPerGpu * scenario.schedule.gpus +
+                                        kSimBytesPerOp * kWindowedOpsPerClass * classes
+                                  : kSimBaseBytes + kSimBytesPerOp * ops;
   const ResourceLimits& limits = scenario.limits;
   const double max_memory =
       limits.max_memory_bytes > 0 ? limits.max_memory_bytes : default_max_memory_bytes();

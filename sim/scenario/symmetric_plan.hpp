@@ -37,8 +37,14 @@ std::optional<RingSymmetry> scenario_symmetry(const Scenario& scenario, const To
                                               const CalibrationProfile& profile);
 
 // The resource guard (resource_guard.hpp) for the quotient plan of `classes` classes: its
-// ops are classes / gpus of the full plan's. InputError at schedule.gpus when it passes the
-// scenario's limits.
+// ops are classes / gpus of the full plan's (the work, against --max-ops). Its memory: the
+// mesh's and double ring's quotients are held whole (113 bytes per op); the ring family's runs
+// windowed, kWindowedOpsPerClass ops per class (the tracker's lookahead, a step and the
+// compaction's slack) plus kWindowedBytesPerGpu for the objects, topology and per-rank state:
+// measured RSS of `simulate` ring 1M tokens at 1024-4096 GPUs (docs/reliability.md). InputError
+// at schedule.gpus when it passes the scenario's limits.
+inline constexpr double kWindowedOpsPerClass = 256.0;
+inline constexpr double kWindowedBytesPerGpu = 40e3;
 void check_symmetric_plan_resources(const Scenario& scenario, int classes);
 
 // The quotient plan of an exact symmetry, with the scenario's output correction.
