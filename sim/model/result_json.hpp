@@ -1,9 +1,10 @@
-// The result JSON (SI units; docs/architecture.md "Contracts"), shared by simulate, sweep and run. Beyond the
-// contract's figures it names the plan it describes (attention shape fields and
+// The result JSON (SI units; docs/architecture.md "Contracts"), shared by simulate, sweep and run.
+// Beyond the contract's figures it names the plan it describes (attention shape fields and
 // `plan_digest`, sim/plan/plan_digest.hpp), so that a measured run can be matched to a plan.
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "sim/model/simulation_result.hpp"
@@ -16,6 +17,8 @@ struct ResultContext {
   std::string topology;
   std::string calibration;
   bool include_wall_clock = true;  // sim_wall_s is the only non-deterministic field
+  // plan_digest when the plan's programs are not held whole (a windowed run's quotient).
+  std::optional<std::string> plan_digest = std::nullopt;
 };
 
 // The fields that say which plan a result is of: gpus, schedule, tile, seq_len, causal, pass,

@@ -10,6 +10,7 @@
 #include <memory>
 #include <stdexcept>
 #include <unordered_map>
+#include <utility>
 
 #include "sim/core/input_error.hpp"
 #include "sim/core/interrupt.hpp"
@@ -21,6 +22,7 @@
 #include "sim/model/link_sampler.hpp"
 #include "sim/model/symmetric_simulation.hpp"
 #include "sim/plan/plan_tracker.hpp"
+#include "sim/plan/windowed_tracker.hpp"
 
 namespace tilesim {
 namespace {
@@ -87,15 +89,19 @@ std::vector<int> nodes_of(const std::vector<int>& placement, const Topology& top
   return nodes;
 }
 
+// Tracker: PlanTracker over a whole plan, or WindowedTracker over programs generated as they
+// run (the same hand-outs in the same order, windowed_tracker.hpp).
+template <class Tracker>
 class Simulation final : private TransferCalendar {
  public:
-  Simulation(const Plan& plan, const Topology& topology, const CalibrationProfile& profile,
-             const SimulationOptions& options, const RingSymmetry* symmetry = nullptr)
+  Simulation(const Plan& plan, Tracker&& tracker, const Topology& topology,
+             const CalibrationProfile& profile, const SimulationOptions& options,
+             const RingSymmetry* symmetry = nullptr)
       : plan_(plan),
         options_(options),
         symmetry_(symmetry),
         compute_(plan, profile),
-        tracker_(plan),
+        tracker_(std::move(tracker)),
         network_(make_network(topology, profile, options)),
         placement_(placement_of(plan, topology, options, symmetry)),
         stretch_(nodes_of(placement_, topology), profile.comm_slowdown, profile.compute_cores),
@@ -376,7 +382,7 @@ class Simulation final : private TransferCalendar {
   const RingSymmetry* symmetry_;  // a quotient plan's classes, or null
   std::uint64_t events_factor_ = 1;
   ComputeModel compute_;
-  PlanTracker tracker_;
+  Tracker tracker_;
   std::unique_ptr<TransferModel> network_;
   std::vector<int> placement_;  // rank -> GPU
   ComputeStretch stretch_;
@@ -397,7 +403,7 @@ class Simulation final : private TransferCalendar {
 
 SimulationResult simulate(const Plan& plan, const Topology& topology,
                           const CalibrationProfile& profile, const SimulationOptions& options) {
-  return Simulation(plan, topology, profile, options).run();
+  return Simulation<PlanTracker>(plan, PlanTracker(plan), topology, profile, options).run();
 }
 
 SimulationResult simulate_classes(const Plan& quotient, const RingSymmetry& symmetry,
@@ -405,7 +411,20 @@ SimulationResult simulate_classes(const Plan& quotient, const RingSymmetry& symm
                                   bool record_route_busy) {
   SimulationOptions options;
   options.record_route_busy = record_route_busy;
-  return Simulation(quotient, topology, profile, options, &symmetry).run();
+  return Simulation<PlanTracker>(quotient, PlanTracker(quotient), topology, profile, options,
+                                 &symmetry)
+      .run();
+}
+
+SimulationResult simulate_classes_windowed(ProgramSource& source, const RingSymmetry& symmetry,
+                                           const Topology& topology,
+                                           const CalibrationProfile& profile,
+                                           bool record_route_busy) {
+  SimulationOptions options;
+  options.record_route_busy = record_route_busy;
+  return Simulation<WindowedTracker>(source.plan(), WindowedTracker(source, kWindowLookaheadOps),
+                                     topology, profile, options, &symmetry)
+      .run();
 }
 
 }  // namespace tilesim

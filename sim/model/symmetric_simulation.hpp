@@ -16,6 +16,7 @@
 #include "sim/model/ring_symmetry.hpp"
 #include "sim/model/simulation_result.hpp"
 #include "sim/plan/plan.hpp"
+#include "sim/plan/windowed_tracker.hpp"
 #include "sim/topology/topology.hpp"
 
 namespace tilesim {
@@ -28,5 +29,14 @@ namespace tilesim {
 SimulationResult simulate_classes(const Plan& quotient, const RingSymmetry& symmetry,
                                   const Topology& topology, const CalibrationProfile& profile,
                                   bool record_route_busy = false);
+
+// The same over a quotient generated as it runs (sim/plan/windowed_tracker.hpp; the ring
+// family's source is ring_classes_source.hpp): the same result, with the quotient's programs
+// held kWindowLookaheadOps ops ahead of each representative's first unfinished op.
+inline constexpr int kWindowLookaheadOps = 64;
+SimulationResult simulate_classes_windowed(ProgramSource& source, const RingSymmetry& symmetry,
+                                           const Topology& topology,
+                                           const CalibrationProfile& profile,
+                                           bool record_route_busy = false);
 
 }  // namespace tilesim

@@ -31,7 +31,12 @@
 // and CUDA block kernels do this).
 #pragma once
 
+#include <cstdint>
 #include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
 
 #include "sim/plan/plan.hpp"
 
@@ -42,5 +47,37 @@ enum class Correction { separate, eager, fused };
 std::string_view to_string(Correction correction);
 
 void separate_output_corrections(Plan& plan);
+
+// Correction::separate applied to programs as they are generated: rewrite() takes the ops of a
+// rank's raw program from `from` on and appends their rewritten form to `out`;
+// separate_output_corrections runs it over whole programs, a windowed simulation over each new
+// piece (sim/schedules/ring_classes_source.hpp). Block partials are added to `plan` when first
+// needed, so rewriting ranks in the same order gives the same object ids. discard_before()
+// forgets the raw ops before `raw_index`, which later ops' `after` may then not name.
+class OutputCorrectionRewriter {
+ public:
+  explicit OutputCorrectionRewriter(Plan& plan);
+  void rewrite(int rank, const RankProgram& raw, int from, RankProgram& out);
+  void discard_before(int rank, int raw_index);
+  void forget(int rank);  // the rank's program is complete
+
+ private:
+  struct RankState {
+    bool started = false;
+    std::unordered_set<int> holds;                // objects the rank holds a copy of with content
+    std::vector<std::pair<int, int>> partial_of;  // accumulator -> its block partial here
+    int index_base = 0;                           // raw index of new_index[0]
+    std::vector<int> new_index;                   // raw op -> rewritten op
+  };
+  RankState& state(int rank);
+  int partial(int rank, int target);
+  int make_partial(int rank, int target);
+
+  Plan& plan_;
+  std::vector<std::vector<int>> held_inputs_;  // per rank: accumulators it starts with
+  std::vector<RankState> ranks_;
+  std::unordered_map<std::uint64_t, int> partials_;
+  std::vector<int> after_, writes_, partials_scratch_, targets_;
+};
 
 }  // namespace tilesim

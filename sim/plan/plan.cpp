@@ -72,7 +72,30 @@ int RankProgram::add(Op op, std::span<const int> reads, std::span<const int> wri
   refs_.insert(refs_.end(), writes.begin(), writes.end());
   refs_.insert(refs_.end(), after.begin(), after.end());
   ops_.push_back(op);
-  return static_cast<int>(ops_.size()) - 1;
+  return static_cast<int>(size()) - 1;
+}
+
+void RankProgram::discard_before(int index) {
+  const std::size_t drop = std::min(local(index), ops_.size());
+  if (drop == 0) return;
+  // The pools are filled in op order, so the first kept op's ranges start them.
+  const std::uint32_t refs_cut =
+      drop < ops_.size() ? ops_[drop].refs_begin : static_cast<std::uint32_t>(refs_.size());
+  std::uint32_t pairs_cut = static_cast<std::uint32_t>(pairs_.size());
+  for (std::size_t i = drop; i < ops_.size(); ++i) {
+    if (ops_[i].pair_count > 0) {
+      pairs_cut = ops_[i].pairs_begin;
+      break;
+    }
+  }
+  ops_.erase(ops_.begin(), ops_.begin() + static_cast<std::ptrdiff_t>(drop));
+  refs_.erase(refs_.begin(), refs_.begin() + refs_cut);
+  pairs_.erase(pairs_.begin(), pairs_.begin() + pairs_cut);
+  for (Op& o : ops_) {
+    o.refs_begin -= refs_cut;
+    if (o.pair_count > 0) o.pairs_begin -= pairs_cut;
+  }
+  first_ += drop;
 }
 
 int RankProgram::add_compute(Op op, std::span<const ChunkPair> pairs, std::span<const int> reads,

@@ -98,7 +98,10 @@ struct Op {
 };
 
 // One rank's program. Object and op references live in one pool per rank to
-// keep a plan of millions of ops compact.
+// keep a plan of millions of ops compact. A program generated piece by piece for
+// a windowed simulation (sim/plan/windowed_tracker.hpp) drops the ops it has run:
+// indices stay those of the whole program, size() is one past the last op added,
+// and only ops at or after first_index() may be read.
 class RankProgram {
  public:
   int add(Op op, std::span<const int> reads, std::span<const int> writes,
@@ -107,9 +110,12 @@ class RankProgram {
   int add_compute(Op op, std::span<const ChunkPair> pairs, std::span<const int> reads,
                   std::span<const int> writes, std::span<const int> after);
 
-  std::size_t size() const { return ops_.size(); }
-  const Op& op(int index) const { return ops_[static_cast<std::size_t>(index)]; }
-  Op& mutable_op(int index) { return ops_[static_cast<std::size_t>(index)]; }
+  std::size_t size() const { return first_ + ops_.size(); }
+  const Op& op(int index) const { return ops_[local(index)]; }
+  Op& mutable_op(int index) { return ops_[local(index)]; }
+  int first_index() const { return static_cast<int>(first_); }
+  // Drops the ops before `index` (and their references), keeping later indices.
+  void discard_before(int index);
   // Inline: the tracker and validator call these for every op.
   std::span<const int> reads(int index) const {
     const Op& o = op(index);
@@ -135,10 +141,13 @@ class RankProgram {
   // Replaces an op's references (used by tests that corrupt plans).
   void set_refs(int index, std::span<const int> reads, std::span<const int> writes,
                 std::span<const int> after);
-  void remove(int index);  // later ops' `after` indices are shifted
-  const std::vector<Op>& ops() const { return ops_; }
+  void remove(int index);                              // later ops' `after` indices are shifted
+  const std::vector<Op>& ops() const { return ops_; }  // from first_index() on
 
  private:
+  std::size_t local(int index) const { return static_cast<std::size_t>(index) - first_; }
+
+  std::size_t first_ = 0;  // index of ops_[0]; 0 unless discard_before was called
   std::vector<Op> ops_;
   std::vector<std::int32_t> refs_;
   std::vector<ChunkPair> pairs_;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <span>
+#include <stdexcept>
 
 #include "sim/core/fnv1a.hpp"
 
@@ -34,8 +35,8 @@ void add_shape(Fnv1a& fnv, const AttentionShape& s) {
 
 }  // namespace
 
-std::string plan_digest(const Plan& plan) {
-  Fnv1a fnv;
+PlanDigestBuilder::PlanDigestBuilder(const Plan& plan) {
+  Fnv1a& fnv = fnv_;
   fnv.add(std::string_view(plan.schedule));
   for (int v : {plan.tile_a, plan.tile_b, plan.ranks, plan.head_groups}) {
     fnv.add(static_cast<std::int32_t>(v));
@@ -68,27 +69,44 @@ std::string plan_digest(const Plan& plan) {
     fnv.add(static_cast<std::uint8_t>(o.input));
     fnv.add(static_cast<std::uint8_t>(o.output));
   }
+}
+
+void PlanDigestBuilder::begin_program(std::size_t ops) {
+  fnv_.add(static_cast<std::uint64_t>(ops));
+}
+
+void PlanDigestBuilder::add_op(const RankProgram& program, int index) {
+  Fnv1a& fnv = fnv_;
+  const Op& op = program.op(index);
+  fnv.add(static_cast<std::uint8_t>(op.kind));
+  fnv.add(static_cast<std::uint8_t>(op.pass));
+  fnv.add(op.peer);
+  fnv.add(op.comm_group);
+  const auto pairs = program.pairs(index);
+  fnv.add(static_cast<std::uint64_t>(pairs.size()));
+  for (const ChunkPair& p : pairs) {
+    fnv.add(p.q_chunk);
+    fnv.add(p.kv_chunk);
+  }
+  add_ints(fnv, program.reads(index));
+  add_ints(fnv, program.writes(index));
+  add_ints(fnv, program.after(index));
+}
+
+std::string PlanDigestBuilder::value() const { return fmt::format("{:016x}", fnv_.value()); }
+
+std::string plan_digest(const Plan& plan) {
   for (const RankProgram& program : plan.programs) {
-    fnv.add(static_cast<std::uint64_t>(program.size()));
-    for (std::size_t i = 0; i < program.size(); ++i) {
-      const int index = static_cast<int>(i);
-      const Op& op = program.op(index);
-      fnv.add(static_cast<std::uint8_t>(op.kind));
-      fnv.add(static_cast<std::uint8_t>(op.pass));
-      fnv.add(op.peer);
-      fnv.add(op.comm_group);
-      const auto pairs = program.pairs(index);
-      fnv.add(static_cast<std::uint64_t>(pairs.size()));
-      for (const ChunkPair& p : pairs) {
-        fnv.add(p.q_chunk);
-        fnv.add(p.kv_chunk);
-      }
-      add_ints(fnv, program.reads(index));
-      add_ints(fnv, program.writes(index));
-      add_ints(fnv, program.after(index));
+    if (program.first_index() > 0) {
+      throw std::logic_error("plan_digest: a windowed program no longer holds its first ops");
     }
   }
-  return fmt::format("{:016x}", fnv.value());
+  PlanDigestBuilder digest(plan);
+  for (const RankProgram& program : plan.programs) {
+    digest.begin_program(program.size());
+    for (std::size_t i = 0; i < program.size(); ++i) digest.add_op(program, static_cast<int>(i));
+  }
+  return digest.value();
 }
 
 }  // namespace tilesim

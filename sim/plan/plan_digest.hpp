@@ -7,12 +7,28 @@
 // every run; any change to what a plan computes, moves or waits for changes it.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
+#include "sim/core/fnv1a.hpp"
 #include "sim/plan/plan.hpp"
 
 namespace tilesim {
 
 std::string plan_digest(const Plan& plan);
+
+// The same digest fed piece by piece, for a plan whose programs are never held whole
+// (ring_classes_source.hpp): the constructor takes everything before the programs from `plan`
+// (its objects must be final), then each program in rank order: its op count, then its ops.
+class PlanDigestBuilder {
+ public:
+  explicit PlanDigestBuilder(const Plan& plan);
+  void begin_program(std::size_t ops);
+  void add_op(const RankProgram& program, int index);
+  std::string value() const;
+
+ private:
+  Fnv1a fnv_;
+};
 
 }  // namespace tilesim

@@ -156,10 +156,26 @@ std::optional<RingSymmetry> scenario_symmetry(const Scenario& scenario, const To
   return find_ring_symmetry(topology, {}, scenario.schedule.gpus, profile.compute_cores > 0);
 }
 
+namespace {
+
+// The ring family's forward quotient is generated step by step (ring_classes_source.hpp); the
+// backward, USP, mesh and double ring quotients are built whole.
+bool windowed_ring_quotient(const Scenario& scenario) {
+  return ring_ownership(scenario.schedule).has_value() && !scenario.attention.has_backward();
+}
+
+}  // namespace
+
 void check_symmetric_plan_resources(const Scenario& scenario, int classes) {
   const PlanEstimate full = estimate_plan(scenario.attention, scenario.schedule);
   const double ops = full.ops * classes / scenario.schedule.gpus;
-  const double memory_bytes = kSimBaseBytes + kSimBytesPerOp * ops;
+  // The ring family's quotient runs windowed (ring_classes_source.hpp): it holds a window of
+  // ops per class and O(1) objects and topology per GPU, not its ops; the others hold them all.
+  const bool windowed = windowed_ring_quotient(scenario);
+  const double memory_bytes = windowed
+                                  ? kSimBaseBytes + kWindowedBytesPerGpu * scenario.schedule.gpus +
+                                        kSimBytesPerOp * kWindowedOpsPerClass * classes
+                                  : kSimBaseBytes + kSimBytesPerOp * ops;
   const ResourceLimits& limits = scenario.limits;
   const double max_memory =
       limits.max_memory_bytes > 0 ? limits.max_memory_bytes : default_max_memory_bytes();
@@ -194,6 +210,15 @@ Plan build_symmetric_plan(const Scenario& scenario, const RingSymmetry& symmetry
   if (spec.correction != Correction::fused) separate_output_corrections(plan);
   if (spec.correction == Correction::eager) plan.merge_form = MergeForm::eager;
   return plan;
+}
+
+std::unique_ptr<RingClassesSource> symmetric_ring_source(const Scenario& scenario,
+                                                         const RingSymmetry& symmetry) {
+  const ScheduleSpec& spec = scenario.schedule;
+  if (!windowed_ring_quotient(scenario)) return nullptr;
+  return std::make_unique<RingClassesSource>(RingClassesSpec{spec.kind, scenario.attention,
+                                                             spec.gpus, *ring_ownership(spec),
+                                                             symmetry.classes, spec.correction});
 }
 
 std::size_t full_ring_ops(const Plan& quotient, const RingSymmetry& symmetry) {

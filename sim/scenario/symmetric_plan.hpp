@@ -22,6 +22,7 @@
 // (`symmetry: {classes, exact}`, present wherever symmetry applies and is on).
 #pragma once
 
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -29,6 +30,7 @@
 #include "sim/model/ring_symmetry.hpp"
 #include "sim/plan/plan.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/schedules/ring_classes_source.hpp"
 #include "sim/topology/topology.hpp"
 
 namespace tilesim {
@@ -43,12 +45,24 @@ std::optional<RingSymmetry> scenario_symmetry(const Scenario& scenario, const To
                                               const CalibrationProfile& profile);
 
 // The resource guard (resource_guard.hpp) for the quotient plan of `classes` classes: its
-// ops are classes / gpus of the full plan's. InputError at schedule.gpus when it passes the
-// scenario's limits.
+// ops are classes / gpus of the full plan's (the work, against --max-ops). Its memory: the
+// mesh's and double ring's quotients are held whole (113 bytes per op); the ring family's runs
+// windowed, kWindowedOpsPerClass ops per class (the tracker's lookahead, a step and the
+// compaction's slack) plus kWindowedBytesPerGpu for the objects, topology and per-rank state:
+// measured RSS of `simulate` ring 1M tokens at 1024-4096 GPUs (docs/reliability.md). InputError
+// at schedule.gpus when it passes the scenario's limits.
+inline constexpr double kWindowedOpsPerClass = 256.0;
+inline constexpr double kWindowedBytesPerGpu = 40e3;
 void check_symmetric_plan_resources(const Scenario& scenario, int classes);
 
 // The quotient plan of an exact symmetry, with the scenario's output correction.
 Plan build_symmetric_plan(const Scenario& scenario, const RingSymmetry& symmetry);
+
+// The same quotient generated a step at a time (ring_classes_source.hpp) for the ring family
+// (ring, zigzag, striped) forward; null for the backward, USP, mesh and double ring, which
+// build it whole.
+std::unique_ptr<RingClassesSource> symmetric_ring_source(const Scenario& scenario,
+                                                         const RingSymmetry& symmetry);
 
 // Ops of the full plan, from its quotient: rank r's program is that of r mod K, so the full
 // plan holds P / K copies of every quotient op.

@@ -191,27 +191,43 @@ void route_keys_by_readers(const Plan& plan, std::vector<RingMember>& ring) {
   ring = two_way_steps < one_way ? std::move(two_way) : std::move(forward_only);
 }
 
+RingMemberForward::RingMemberForward(Plan& plan, FusingScratch& scratch,
+                                     const std::vector<RingMember>& ring, int k, int next, int prev,
+                                     int forward_steps, int back_steps, CommGroups& groups)
+    : plan_(plan),
+      ring_(ring),
+      groups_(groups),
+      build_(plan, scratch, ring[static_cast<std::size_t>(k)].rank, true),
+      k_(k),
+      rank_(ring[static_cast<std::size_t>(k)].rank),
+      next_(next),
+      prev_(prev),
+      n_f_(forward_steps),
+      n_b_(back_steps) {}
+
+void RingMemberForward::emit_step() {
+  const RingMember& self = ring_[static_cast<std::size_t>(k_)];
+  const int s = step_++;
+  StepKeys t;
+  step_keys(ring_, k_, s, n_f_, n_b_, t);
+  const std::vector<Leg> legs = prefetch_legs(t, {rank_, next_, prev_});
+  if (!legs.empty()) exchange_legs(build_, groups_, rank_, legs, &RingKey::kv, last_frees_);
+  add_computes(plan_, build_, self, t.fwd, Pass::fwd);
+  add_computes(plan_, build_, self, t.back, Pass::fwd);
+  build_.flush();  // one call per step, even where no comm op follows
+  if (s > 0) {
+    last_frees_.clear();
+    append_frees(build_, t.fwd, &RingKey::kv, last_frees_);
+    append_frees(build_, t.back, &RingKey::kv, last_frees_);
+  }
+}
+
 namespace {
 
 void add_member_forward(Plan& plan, FusingScratch& scratch, const std::vector<RingMember>& ring,
                         int k, const Neighbours& n, int n_f, int n_b, CommGroups& groups) {
-  FusingBuilder build(plan, scratch, n.rank, true);
-  const RingMember& self = ring[static_cast<std::size_t>(k)];
-  std::vector<int> last_frees;
-  StepKeys t;
-  for (int s = 0; s < std::max(n_f, n_b); ++s) {
-    step_keys(ring, k, s, n_f, n_b, t);
-    const std::vector<Leg> legs = prefetch_legs(t, n);
-    if (!legs.empty()) exchange_legs(build, groups, n.rank, legs, &RingKey::kv, last_frees);
-    add_computes(plan, build, self, t.fwd, Pass::fwd);
-    add_computes(plan, build, self, t.back, Pass::fwd);
-    build.flush();  // one call per step, even where no comm op follows
-    if (s > 0) {
-      last_frees.clear();
-      append_frees(build, t.fwd, &RingKey::kv, last_frees);
-      append_frees(build, t.back, &RingKey::kv, last_frees);
-    }
-  }
+  RingMemberForward member(plan, scratch, ring, k, n.next, n.prev, n_f, n_b, groups);
+  while (!member.done()) member.emit_step();
 }
 
 }  // namespace

@@ -45,9 +45,11 @@
 // member (true for the diagonal in all layouts used), so that step 0 creates it.
 #pragma once
 
+#include <algorithm>
 #include <vector>
 
 #include "sim/plan/comm_groups.hpp"
+#include "sim/plan/fusing_builder.hpp"
 #include "sim/plan/plan.hpp"
 
 namespace tilesim {
@@ -93,5 +95,26 @@ void add_ring_forward_classes(Plan& plan, const std::vector<RingMember>& ring, i
 // ranks (a quotient plan's, folded by fold_onto_classes in class_plan.hpp).
 void add_ring_backward(Plan& plan, const std::vector<RingMember>& ring, CommGroups& groups,
                        int emit_members = -1);
+
+// Member k's forward program one ring step at a time, into plan.programs[its rank], sending to
+// rank `next` and receiving from rank `prev` (add_ring_forward emits every step of every member
+// with this; a windowed simulation asks for steps as it runs, ring_classes_source.hpp). `plan`,
+// `ring`, `groups` and `scratch` must outlive it; steps of different members may interleave.
+class RingMemberForward {
+ public:
+  RingMemberForward(Plan& plan, FusingScratch& scratch, const std::vector<RingMember>& ring, int k,
+                    int next, int prev, int forward_steps, int back_steps, CommGroups& groups);
+  bool done() const { return step_ >= std::max(n_f_, n_b_); }
+  void emit_step();  // appends step step_ (not when done())
+
+ private:
+  Plan& plan_;
+  const std::vector<RingMember>& ring_;
+  CommGroups& groups_;
+  FusingBuilder build_;
+  int k_, rank_, next_, prev_, n_f_, n_b_;
+  int step_ = 0;
+  std::vector<int> last_frees_;  // the previous step's frees, which this step's receives wait for
+};
 
 }  // namespace tilesim

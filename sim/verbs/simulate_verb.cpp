@@ -39,7 +39,8 @@ std::size_t SimulationRun::full_plan_ops() const {
 SimulationRun run_simulation(const ScenarioSource& source, const SimulateRequest& request) {
   ScenarioSource chosen = source;
   if (request.no_symmetry) chosen.overrides.push_back("schedule.symmetry=off");
-  SimulationRun run{prepare_scenario(chosen), {}, {}, std::nullopt, request.per_op, std::nullopt};
+  SimulationRun run{prepare_scenario(chosen), {},           {},          std::nullopt,
+                    request.per_op,           std::nullopt, std::nullopt};
   const PreparedScenario& p = run.prepared;
   if (request.job_refused_by != nullptr) reject_job(p.scenario, request.job_refused_by);
   // One rank per class where that is exact; a trace, op records or the validator's dry run
@@ -52,6 +53,15 @@ SimulationRun run_simulation(const ScenarioSource& source, const SimulateRequest
     check_plan_resources(p.scenario);
   }
   if (run.symmetric()) {
+    // The ring family's quotient is generated as it runs (O(K x window) ops held); the mesh's
+    // and the double ring's are built whole.
+    if (auto ring_source = symmetric_ring_source(p.scenario, *run.symmetry)) {
+      run.result = simulate_classes_windowed(*ring_source, *run.symmetry, p.topology, p.profile);
+      run.quotient_digest = ring_source->whole_plan_digest();
+      run.simulated_group_plan = std::move(ring_source->plan());
+      check_memory_budget(p.scenario, summarize(run.result).peak_memory_bytes_max);
+      return run;
+    }
     run.simulated_group_plan = build_symmetric_plan(p.scenario, *run.symmetry);
     run.result = simulate_classes(run.simulated_group_plan, *run.symmetry, p.topology, p.profile);
     check_memory_budget(p.scenario, summarize(run.result).peak_memory_bytes_max);
@@ -77,7 +87,8 @@ SimulationRun run_simulation(const ScenarioSource& source, const SimulateRequest
 
 nlohmann::ordered_json simulation_document(const SimulationRun& run, bool include_wall_clock) {
   const Scenario& s = run.prepared.scenario;
-  const ResultContext context{s.name, s.topology_path, s.calibration_path, include_wall_clock};
+  const ResultContext context{s.name, s.topology_path, s.calibration_path, include_wall_clock,
+                              run.quotient_digest};
   nlohmann::ordered_json doc = result_to_json(run.simulated_group_plan, run.result, context);
   if (run.per_op) doc["op_times"] = validation::op_times_to_json(run.simulated_plan(), run.result);
   if (run.job) add_job_json(doc, *run.prepared.job_layout, *run.job);

@@ -36,6 +36,8 @@ struct SimulationRun {
   SimulationResult result;    // the group alone, or the whole job
   std::optional<JobRun> job;  // set for a `job:` scenario (job->plan holds every group)
   bool per_op = false;
+  // The quotient's plan_digest where it ran windowed (its programs are no longer whole).
+  std::optional<std::string> quotient_digest;
   // The shift symmetry (prepared.symmetry) where the run used it: unset when the
   // request needs every rank's ops (a trace, op records, the validator's dry run).
   std::optional<RingSymmetry> symmetry;

@@ -1,0 +1,401 @@
+#include "sim/plan/windowed_tracker.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace tilesim {
+
+WindowedTracker::WindowedTracker(ProgramSource& source, int lookahead_ops)
+    : source_(source), plan_(source.plan()), lookahead_ops_(std::max(lookahead_ops, 1)) {
+  ranks_.resize(static_cast<std::size_t>(plan_.ranks));
+  for (const DataObject& obj : plan_.objects) quotient_ = quotient_ || obj.home_rank >= plan_.ranks;
+  for (int r = 0; r < plan_.ranks; ++r) keep_ahead(r);
+  for (int id = 0; id < static_cast<int>(plan_.objects.size()); ++id) {
+    const DataObject& obj = plan_.object(id);
+    if (obj.input && obj.home_rank < plan_.ranks) allocate(obj.home_rank, id);
+  }
+  for (auto& rs : ranks_) {
+    rs.peak_bytes = rs.live_bytes;
+    rs.peak_breakdown = rs.live_by_tensor;
+  }
+  for (int r = 0; r < plan_.ranks; ++r) {
+    const RankState& rs = ranks_[static_cast<std::size_t>(r)];
+    for (std::size_t i = 0; i < rs.op.size(); ++i) {
+      if (rs.op[i].pending == 0) worklist_.push_back({r, rs.base + static_cast<int>(i)});
+    }
+  }
+  started_ = true;
+}
+
+void WindowedTracker::keep_ahead(int rank) {
+  RankState& rs = ranks_[static_cast<std::size_t>(rank)];
+  while (!rs.complete && rs.derived - rs.first_undone < lookahead_ops_) {
+    if (!source_.extend(rank)) {
+      rs.complete = true;
+      break;
+    }
+    derive_new(rank);
+  }
+  max_window_ops_ = std::max(max_window_ops_, rs.op.size());
+}
+
+void WindowedTracker::derive_new(int rank) {
+  RankState& rs = ranks_[static_cast<std::size_t>(rank)];
+  const int end = static_cast<int>(plan_.programs[static_cast<std::size_t>(rank)].size());
+  rs.piece_first_group = rs.group_base + static_cast<int>(rs.groups.size());
+  for (int i = rs.derived; i < end; ++i) derive_op(rank, i);
+  rs.derived = end;
+}
+
+WindowedTracker::Hazard& WindowedTracker::hazard(int rank, int object) {
+  RankState& rs = ranks_[static_cast<std::size_t>(rank)];
+  for (auto it = rs.hazards.rbegin(); it != rs.hazards.rend(); ++it) {
+    if (it->first == object) return it->second;
+  }
+  const DataObject& o = plan_.object(object);
+  rs.hazards.emplace_back(object, Hazard{});
+  rs.hazards.back().second.live = o.input && o.home_rank == rank;
+  return rs.hazards.back().second;
+}
+
+void WindowedTracker::add_successor(RankState& rs, int prerequisite, int successor) {
+  std::int32_t node = rs.succ_free;
+  if (node == kNone) {
+    node = static_cast<std::int32_t>(rs.succ.size());
+    rs.succ.push_back({});
+  } else {
+    rs.succ_free = rs.succ[static_cast<std::size_t>(node)].next;
+  }
+  rs.succ[static_cast<std::size_t>(node)] = {successor, kNone};
+  OpState& p = rs.op[static_cast<std::size_t>(prerequisite - rs.base)];
+  if (p.succ_tail == kNone) {
+    p.succ_head = node;
+  } else {
+    rs.succ[static_cast<std::size_t>(p.succ_tail)].next = node;
+  }
+  p.succ_tail = node;
+}
+
+void WindowedTracker::derive_op(int rank, int i) {
+  RankState& rs = ranks_[static_cast<std::size_t>(rank)];
+  const RankProgram& program = plan_.programs[static_cast<std::size_t>(rank)];
+  const Op& op = program.op(i);
+  const Stream stream = stream_of(op.kind);
+  preds_.clear();
+  for (int a : program.after(i)) {
+    if (a < 0 || a >= i) {
+      throw PlanError({rank, i}, fmt::format("{}: 'after' names op {}, which is not earlier",
+                                             plan_.describe({rank, i}), a));
+    }
+    preds_.push_back(a);
+  }
+  if (stream == Stream::compute) {
+    if (rs.last_compute >= 0) preds_.push_back(rs.last_compute);
+    rs.last_compute = i;
+  }
+  for (int obj : program.reads(i)) {
+    const Hazard& h = hazard(rank, obj);
+    if (h.last_writer >= 0) preds_.push_back(h.last_writer);
+  }
+  for (int obj : program.writes(i)) {
+    const Hazard& h = hazard(rank, obj);
+    if (h.last_writer >= 0) preds_.push_back(h.last_writer);
+    preds_.insert(preds_.end(), h.readers_since_write.begin(), h.readers_since_write.end());
+  }
+  for (int obj : program.reads(i)) hazard(rank, obj).readers_since_write.push_back(i);
+  for (int obj : program.writes(i)) {
+    Hazard& h = hazard(rank, obj);
+    h.last_writer = i;
+    h.readers_since_write.clear();
+  }
+
+  OpState state;
+  state.mem_begin = rs.mem_base + static_cast<std::uint32_t>(rs.mem.size());
+  for (int obj : program.writes(i)) {
+    Hazard& h = hazard(rank, obj);
+    if (op.kind == OpKind::free) {
+      if (h.live) rs.mem.push_back(obj);
+      h.live = false;
+    } else if (op.kind != OpKind::send && !h.live) {
+      rs.mem.push_back(obj);
+      h.live = true;
+    }
+  }
+  state.mem_end = rs.mem_base + static_cast<std::uint32_t>(rs.mem.size());
+
+  std::sort(preds_.begin(), preds_.end());
+  preds_.erase(std::unique(preds_.begin(), preds_.end()), preds_.end());
+  // Finished prerequisites are not counted (see the header); then the folded compute stream:
+  // of the compute-stream prerequisites only the latest.
+  preds_.erase(
+      std::remove_if(preds_.begin(), preds_.end(), [&](int p) { return p == i || is_done(rs, p); }),
+      preds_.end());
+  int latest_stream = -1;
+  for (int p : preds_) {
+    if (stream_of(program.op(p).kind) == Stream::compute) latest_stream = p;
+  }
+  rs.op.push_back(state);
+  for (int p : preds_) {
+    if (latest_stream >= 0 && p != latest_stream &&
+        stream_of(program.op(p).kind) == Stream::compute) {
+      continue;
+    }
+    ++rs.op.back().pending;
+    add_successor(rs, p, i);
+  }
+  if (started_ && rs.op.back().pending == 0) {
+    throw std::logic_error(
+        fmt::format("windowed tracker: {} was generated after its prerequisites finished (the "
+                    "lookahead of {} ops is too short for this program)",
+                    plan_.describe({rank, i}), lookahead_ops_));
+  }
+  ++total_ops_;
+
+  if (stream == Stream::comm) {
+    const bool continues = !rs.groups.empty() && op.comm_group == rs.last_group_id;
+    if (continues && rs.group_base + static_cast<int>(rs.groups.size()) <= rs.piece_first_group) {
+      // Its count would have been complete before this op was known.
+      throw std::logic_error(fmt::format(
+          "windowed tracker: {} continues a comm group of the previous piece of its program",
+          plan_.describe({rank, i})));
+    }
+    if (!continues) {
+      Group g;
+      const int index = rs.group_base + static_cast<int>(rs.groups.size());
+      g.pending = index > 0 ? 1 : 0;
+      rs.groups.push_back(std::move(g));
+      rs.last_group_id = op.comm_group;
+    }
+    Group& g = rs.groups.back();
+    g.ops.push_back(i);
+    ++g.pending;
+    ++g.remaining;
+    rs.op.back().group = rs.group_base + static_cast<int>(rs.groups.size()) - 1;
+    match(rank, i, op);
+  }
+}
+
+void WindowedTracker::match(int rank, int index, const Op& op) {
+  if (op.peer < 0 || op.peer >= plan_.ranks || op.peer == rank) {
+    throw PlanError({rank, index}, fmt::format("{}: invalid peer rank {}",
+                                               plan_.describe({rank, index}), op.peer));
+  }
+  const bool send = op.kind == OpKind::send;
+  // At most one of the two lists holds ops waiting for a partner; `head` is its first.
+  const int src = send ? rank : op.peer, dst = send ? op.peer : rank;
+  auto& lists = ranks_[static_cast<std::size_t>(src)].unmatched_to;
+  auto found =
+      std::find_if(lists.begin(), lists.end(), [&](const auto& e) { return e.first == dst; });
+  if (found == lists.end()) found = lists.insert(lists.end(), {dst, Unmatched{}});
+  Unmatched& u = found->second;
+  std::vector<OpId>& other = send ? u.recvs : u.sends;
+  const OpId mine{rank, index};
+  if (u.head >= other.size()) {
+    (send ? u.sends : u.recvs).push_back(mine);
+    return;
+  }
+  const OpId theirs = other[u.head++];
+  // One side may stay ahead for the whole run: drop the matched prefix now and then, so the
+  // list holds what waits, not every op of the pair.
+  if (u.head == other.size() || (u.head >= 64 && 2 * u.head >= other.size())) {
+    other.erase(other.begin(), other.begin() + static_cast<std::ptrdiff_t>(u.head));
+    u.head = 0;
+  }
+  const OpId s = send ? mine : theirs;
+  const OpId rv = send ? theirs : mine;
+  const int s_obj = plan_.programs[static_cast<std::size_t>(s.rank)].reads(s.index)[0];
+  const int r_obj = plan_.programs[static_cast<std::size_t>(rv.rank)].writes(rv.index)[0];
+  const bool quotient_match = quotient_ && plan_.object(s_obj).bytes == plan_.object(r_obj).bytes;
+  if (s_obj != r_obj && !quotient_match) {
+    throw PlanError(s, fmt::format("{} is matched with {}, which expects another object",
+                                   plan_.describe(s), plan_.describe(rv)));
+  }
+  state(s).partner = rv;
+  state(rv).partner = s;
+}
+
+void WindowedTracker::allocate(int rank, int object) {
+  RankState& rs = ranks_[static_cast<std::size_t>(rank)];
+  const DataObject& obj = plan_.object(object);
+  rs.live_bytes += obj.bytes;
+  rs.live_by_tensor[static_cast<std::size_t>(obj.tensor)] += obj.bytes;
+  if (rs.live_bytes > rs.peak_bytes) {
+    rs.peak_bytes = rs.live_bytes;
+    rs.peak_breakdown = rs.live_by_tensor;
+  }
+}
+
+void WindowedTracker::release(int rank, int object) {
+  RankState& rs = ranks_[static_cast<std::size_t>(rank)];
+  const DataObject& obj = plan_.object(object);
+  rs.live_bytes -= obj.bytes;
+  rs.live_by_tensor[static_cast<std::size_t>(obj.tensor)] -= obj.bytes;
+}
+
+void WindowedTracker::allocate_for(int rank, int op) {
+  RankState& rs = ranks_[static_cast<std::size_t>(rank)];
+  const OpState& os = rs.op[static_cast<std::size_t>(op - rs.base)];
+  const bool frees = plan_.programs[static_cast<std::size_t>(rank)].op(op).kind == OpKind::free;
+  for (std::uint32_t k = os.mem_begin; k < os.mem_end; ++k) {
+    const int obj = rs.mem[k - rs.mem_base];
+    if (frees) {
+      release(rank, obj);
+    } else {
+      allocate(rank, obj);
+    }
+  }
+}
+
+void WindowedTracker::post_group(int rank, int group) {
+  RankState& rs = ranks_[static_cast<std::size_t>(rank)];
+  const RankProgram& program = plan_.programs[static_cast<std::size_t>(rank)];
+  const Group& g = rs.groups[static_cast<std::size_t>(group - rs.group_base)];
+  for (const int i : g.ops) {
+    state({rank, i}).state = State::posted;
+    const Op& op = program.op(i);
+    if (op.kind == OpKind::recv) allocate_for(rank, i);
+    const OpId partner = state({rank, i}).partner;
+    if (partner.rank < 0 || state(partner).state != State::posted) continue;
+    if (op.kind == OpKind::send) {
+      pending_transfers_.push_back({{rank, i}, partner, program.reads(i)[0]});
+    } else {
+      pending_transfers_.push_back({partner, {rank, i}, program.writes(i)[0]});
+    }
+  }
+}
+
+void WindowedTracker::make_ready(OpId id) {
+  RankState& rs = ranks_[static_cast<std::size_t>(id.rank)];
+  const Op& op = plan_.programs[static_cast<std::size_t>(id.rank)].op(id.index);
+  switch (op.kind) {
+    case OpKind::compute:
+    case OpKind::merge:
+      state(id).state = State::posted;
+      allocate_for(id.rank, id.index);
+      pending_compute_.push_back(id);
+      break;
+    case OpKind::free:
+      allocate_for(id.rank, id.index);
+      complete(id);
+      break;
+    case OpKind::send:
+    case OpKind::recv: {
+      state(id).state = State::ready;
+      const int g = state(id).group;
+      if (--rs.groups[static_cast<std::size_t>(g - rs.group_base)].pending == 0) {
+        post_group(id.rank, g);
+      }
+      break;
+    }
+  }
+}
+
+void WindowedTracker::complete(OpId id) {
+  RankState& rs = ranks_[static_cast<std::size_t>(id.rank)];
+  OpState& os = state(id);
+  os.state = State::done;
+  ++done_ops_;
+  for (std::int32_t node = os.succ_head; node != kNone;) {
+    SuccNode& n = rs.succ[static_cast<std::size_t>(node)];
+    if (--rs.op[static_cast<std::size_t>(n.op - rs.base)].pending == 0) {
+      worklist_.push_back({id.rank, n.op});
+    }
+    const std::int32_t next = n.next;
+    n.next = rs.succ_free;
+    rs.succ_free = node;
+    node = next;
+  }
+  os.succ_head = os.succ_tail = kNone;
+  const int g = os.group;
+  if (g >= 0 && --rs.groups[static_cast<std::size_t>(g - rs.group_base)].remaining == 0) {
+    const auto next = static_cast<std::size_t>(g + 1 - rs.group_base);
+    if (next < rs.groups.size()) {
+      if (--rs.groups[next].pending == 0) post_group(id.rank, g + 1);
+    } else if (!rs.complete) {
+      throw std::logic_error(fmt::format(
+          "windowed tracker: rank {} completed comm group {} before the next was generated (the "
+          "lookahead of {} ops is too short for this program)",
+          id.rank, g, lookahead_ops_));
+    }
+  }
+  advance_front(id.rank);
+}
+
+void WindowedTracker::advance_front(int rank) {
+  RankState& rs = ranks_[static_cast<std::size_t>(rank)];
+  const int end = rs.base + static_cast<int>(rs.op.size());
+  while (rs.first_undone < end &&
+         rs.op[static_cast<std::size_t>(rs.first_undone - rs.base)].state == State::done) {
+    ++rs.first_undone;
+  }
+  const int finished = rs.first_undone - rs.base;
+  if (finished >= std::max(64, static_cast<int>(rs.op.size()) / 2)) compact(rank);
+  keep_ahead(rank);
+}
+
+void WindowedTracker::compact(int rank) {
+  RankState& rs = ranks_[static_cast<std::size_t>(rank)];
+  const auto drop = static_cast<std::ptrdiff_t>(rs.first_undone - rs.base);
+  rs.op.erase(rs.op.begin(), rs.op.begin() + drop);
+  rs.base = rs.first_undone;
+  const std::uint32_t mem_cut = rs.op.empty()
+                                    ? rs.mem_base + static_cast<std::uint32_t>(rs.mem.size())
+                                    : rs.op.front().mem_begin;
+  rs.mem.erase(rs.mem.begin(), rs.mem.begin() + (mem_cut - rs.mem_base));
+  rs.mem_base = mem_cut;
+  std::size_t groups_done = 0;
+  while (groups_done < rs.groups.size() && rs.groups[groups_done].remaining == 0 &&
+         groups_done + 1 < rs.groups.size()) {
+    ++groups_done;
+  }
+  rs.groups.erase(rs.groups.begin(), rs.groups.begin() + static_cast<std::ptrdiff_t>(groups_done));
+  rs.group_base += static_cast<int>(groups_done);
+  // Hazards on finished ops only order what is already done: forget them.
+  std::erase_if(rs.hazards, [&](std::pair<int, Hazard>& entry) {
+    Hazard& h = entry.second;
+    if (h.last_writer >= 0 && is_done(rs, h.last_writer)) h.last_writer = -1;
+    std::erase_if(h.readers_since_write, [&](int reader) { return is_done(rs, reader); });
+    const DataObject& o = plan_.object(entry.first);
+    const bool live_at_start = o.input && o.home_rank == rank;
+    return h.last_writer < 0 && h.readers_since_write.empty() && h.live == live_at_start;
+  });
+  plan_.programs[static_cast<std::size_t>(rank)].discard_before(rs.base);
+  source_.discard_before(rank, rs.base);
+}
+
+void WindowedTracker::poll(std::vector<OpId>& compute_ready,
+                           std::vector<Transfer>& transfers_ready) {
+  while (worklist_head_ < worklist_.size()) {
+    const OpId id = worklist_[worklist_head_++];
+    make_ready(id);
+  }
+  worklist_.clear();
+  worklist_head_ = 0;
+  compute_ready.insert(compute_ready.end(), pending_compute_.begin(), pending_compute_.end());
+  transfers_ready.insert(transfers_ready.end(), pending_transfers_.begin(),
+                         pending_transfers_.end());
+  pending_compute_.clear();
+  pending_transfers_.clear();
+}
+
+bool WindowedTracker::all_done() const {
+  for (const RankState& rs : ranks_) {
+    if (!rs.complete) return false;
+  }
+  return done_ops_ == total_ops_;
+}
+
+std::vector<OpId> WindowedTracker::first_blocked(std::size_t limit) const {
+  std::vector<OpId> out;
+  for (int r = 0; r < plan_.ranks && out.size() < limit; ++r) {
+    const RankState& rs = ranks_[static_cast<std::size_t>(r)];
+    if (rs.first_undone < rs.base + static_cast<int>(rs.op.size())) {
+      out.push_back({r, rs.first_undone});
+    }
+  }
+  return out;
+}
+
+}  // namespace tilesim

@@ -1,0 +1,164 @@
+// The tracker of plan_tracker.hpp over programs that are generated while they run, so that
+// a simulation holds O(ranks x window) ops instead of the whole plan (issue 13, item 1).
+//
+// A ProgramSource owns a plan whose programs grow: extend(rank) appends the next piece of
+// that rank's program (a ring step). The tracker keeps every rank's program at least
+// `lookahead_ops` past its first unfinished op, derives each new op's prerequisites,
+// allocations and comm group as plan_semantics.hpp does for a whole program (folded compute
+// stream), matches the k-th send a->b with the k-th recv b<-a as they appear, and drops the
+// ops a rank has finished from its program and from its own state.
+//
+// Same hand-outs in the same order as PlanTracker over the whole plan. A prerequisite that has
+// finished before its successor was derived is left out of the successor's count, which is
+// what PlanTracker's count holds by then; so every op becomes ready at the same completion and
+// in the same successor order (ascending) as there, provided that no op is derived with all
+// its prerequisites finished (PlanTracker readied it at the last one's completion) and that a
+// comm group exists when its predecessor completes. Both are checked: std::logic_error names
+// the rank (the source's pieces or the lookahead are too short), never a silent difference.
+// Ops ready from the start must lie in the first pieces (the constructor readies them in rank
+// and op order, as PlanTracker does).
+// Not checked here, unlike PlanTracker and the validator: comm groups forming one run, send and
+// recv objects beyond equal bytes; the generators that feed it pass both at small P
+// (tests/test_windowed_tracker.cpp compares whole simulations).
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "sim/plan/plan.hpp"
+#include "sim/plan/plan_semantics.hpp"
+#include "sim/plan/plan_tracker.hpp"
+
+namespace tilesim {
+
+class ProgramSource {
+ public:
+  virtual ~ProgramSource() = default;
+  // The plan: chunks and objects whole; programs of plan().ranks ranks, growing.
+  virtual Plan& plan() = 0;
+  // Appends the next piece of `rank`'s program; false (appending nothing) once it is complete.
+  virtual bool extend(int rank) = 0;
+  // The ops of `rank` before `index` have finished and will not be read again.
+  virtual void discard_before(int rank, int index) = 0;
+};
+
+class WindowedTracker {
+ public:
+  WindowedTracker(ProgramSource& source, int lookahead_ops);
+
+  void poll(std::vector<OpId>& compute_ready, std::vector<Transfer>& transfers_ready);
+  void finish(OpId op) { complete(op); }
+  void finish_transfer(const Transfer& transfer) {
+    complete(transfer.send);
+    complete(transfer.recv);
+  }
+
+  bool all_done() const;
+  std::size_t done_ops() const { return done_ops_; }
+  std::vector<OpId> first_blocked(std::size_t limit) const;
+  double peak_bytes(int rank) const { return ranks_[static_cast<std::size_t>(rank)].peak_bytes; }
+  const TensorBytes& peak_breakdown(int rank) const {
+    return ranks_[static_cast<std::size_t>(rank)].peak_breakdown;
+  }
+  // Most ops any rank held at once (tests bound the window with it).
+  std::size_t max_window_ops() const { return max_window_ops_; }
+
+ private:
+  enum class State : std::uint8_t { waiting, ready, posted, done };
+  static constexpr std::int32_t kNone = -1;
+  struct OpState {
+    std::uint32_t pending = 0;
+    std::int32_t succ_head = kNone;  // successor list: nodes in RankState::succ
+    std::int32_t succ_tail = kNone;
+    std::uint32_t mem_begin = 0;  // RankState::mem[mem_begin - mem_base, mem_end - mem_base)
+    std::uint32_t mem_end = 0;
+    std::int32_t group = -1;  // absolute comm group index, -1 for others
+    OpId partner{-1, -1};
+    State state = State::waiting;
+  };
+  struct SuccNode {
+    std::int32_t op = 0;
+    std::int32_t next = kNone;
+  };
+  struct Group {
+    std::uint32_t pending = 0;
+    std::uint32_t remaining = 0;
+    std::vector<std::int32_t> ops;
+  };
+  struct Hazard {
+    std::int32_t last_writer = -1;
+    bool live = false;
+    std::vector<std::int32_t> readers_since_write;
+  };
+  struct Unmatched {
+    std::vector<OpId> sends, recvs;  // FIFO; one of the two is empty
+    std::size_t head = 0;
+  };
+  struct RankState {
+    int base = 0;          // absolute index of op[0]
+    int first_undone = 0;  // every op before it is done
+    std::vector<OpState> op;
+    std::vector<SuccNode> succ;
+    std::int32_t succ_free = kNone;
+    std::uint32_t mem_base = 0;  // absolute position of mem[0]
+    std::vector<std::int32_t> mem;
+    int group_base = 0;  // absolute index of groups[0]
+    std::vector<Group> groups;
+    int last_group_id = -1;     // Op::comm_group of the last group
+    int piece_first_group = 0;  // first group index of the piece being derived
+    bool complete = false;      // the source has no more pieces
+    // Derivation state (plan_semantics.hpp, carried from piece to piece).
+    int derived = 0;
+    int last_compute = -1;
+    // Per object the rank touched lately: a few (its own Q, O, LSE, partials, the KV in
+    // flight), so a flat list searched from the back beats a hash map.
+    std::vector<std::pair<int, Hazard>> hazards;
+    // Sends of this rank waiting for their recv, or recvs waiting for their send, per peer.
+    std::vector<std::pair<int, Unmatched>> unmatched_to;
+    double live_bytes = 0.0;
+    double peak_bytes = 0.0;
+    TensorBytes live_by_tensor{};
+    TensorBytes peak_breakdown{};
+  };
+
+  OpState& state(OpId id) {
+    RankState& rs = ranks_[static_cast<std::size_t>(id.rank)];
+    return rs.op[static_cast<std::size_t>(id.index - rs.base)];
+  }
+  bool is_done(const RankState& rs, int index) const {
+    return index < rs.first_undone ||
+           rs.op[static_cast<std::size_t>(index - rs.base)].state == State::done;
+  }
+  void keep_ahead(int rank);
+  void derive_new(int rank);
+  void derive_op(int rank, int index);
+  Hazard& hazard(int rank, int object);
+  void match(int rank, int index, const Op& op);
+  void add_successor(RankState& rs, int prerequisite, int successor);
+  void advance_front(int rank);
+  void compact(int rank);
+  void make_ready(OpId op);
+  void post_group(int rank, int group);
+  void complete(OpId op);
+  void allocate(int rank, int object);
+  void release(int rank, int object);
+  void allocate_for(int rank, int op);
+
+  ProgramSource& source_;
+  Plan& plan_;
+  int lookahead_ops_;
+  bool started_ = false;   // the constructor's pieces are in
+  bool quotient_ = false;  // objects of ranks it does not hold (plan_tracker.cpp's match_comm)
+  std::vector<RankState> ranks_;
+  std::vector<std::int32_t> preds_;
+  std::vector<OpId> worklist_;
+  std::size_t worklist_head_ = 0;
+  std::vector<OpId> pending_compute_;
+  std::vector<Transfer> pending_transfers_;
+  std::size_t done_ops_ = 0;
+  std::size_t total_ops_ = 0;
+  std::size_t max_window_ops_ = 0;
+};
+
+}  // namespace tilesim

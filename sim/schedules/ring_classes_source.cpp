@@ -1,0 +1,98 @@
+#include "sim/schedules/ring_classes_source.hpp"
+
+#include <stdexcept>
+#include <utility>
+
+#include "sim/plan/plan_digest.hpp"
+#include "sim/schedules/attention_objects.hpp"
+
+namespace tilesim {
+
+RingClassesSource::RingClassesSource(RingClassesSpec spec)
+    : spec_(std::move(spec)), groups_(spec_.ranks) {
+  // As make_pass_kv_ring_classes_plan: the chunks and objects of all P ranks, K programs.
+  plan_ = make_chunked_plan(spec_.schedule, spec_.shape, spec_.ranks, spec_.ownership);
+  plan_.tile_a = 1;
+  plan_.tile_b = spec_.ranks;
+  const AttentionObjects objs = add_attention_objects(plan_);
+  for (int r = 0; r < spec_.ranks; ++r) {
+    const auto i = static_cast<std::size_t>(r);
+    ring_.push_back(
+        RingMember{r, {RingQuery{r, objs.q[i], objs.o[i], objs.lse[i]}}, {RingKey{r, objs.kv[i]}}});
+  }
+  const int n_f = ring_steps(plan_, ring_), n_b = ring_back_steps(plan_, ring_);
+  plan_.programs.assign(static_cast<std::size_t>(spec_.classes), RankProgram{});
+  plan_.ranks = spec_.classes;
+  if (spec_.correction == Correction::eager) plan_.merge_form = MergeForm::eager;
+  Plan& target = plan_;
+  if (spec_.correction != Correction::fused) {
+    raw_ = plan_;  // the objects without block partials; the rewriter adds those to plan_
+    rewriter_.emplace(plan_);
+  }
+  Plan& generated = raw_ ? *raw_ : target;
+  const int k_count = spec_.classes;
+  for (int k = 0; k < k_count; ++k) {
+    members_.push_back(
+        std::make_unique<RingMemberForward>(generated, scratch_, ring_, k, (k + 1) % k_count,
+                                            (k - 1 + k_count) % k_count, n_f, n_b, groups_));
+  }
+  raw_step_begin_.assign(static_cast<std::size_t>(k_count), 0);
+}
+
+bool RingClassesSource::extend(int rank) {
+  RingMemberForward& member = *members_[static_cast<std::size_t>(rank)];
+  if (member.done()) return false;
+  if (!raw_) {
+    member.emit_step();
+    return true;
+  }
+  RankProgram& raw = raw_->programs[static_cast<std::size_t>(rank)];
+  const int begin = static_cast<int>(raw.size());
+  member.emit_step();
+  rewriter_->rewrite(rank, raw, begin, plan_.programs[static_cast<std::size_t>(rank)]);
+  // The next step's receives may wait for this step's frees, no earlier raw op.
+  int& previous = raw_step_begin_[static_cast<std::size_t>(rank)];
+  raw.discard_before(previous);
+  rewriter_->discard_before(rank, previous);
+  previous = begin;
+  if (member.done()) rewriter_->forget(rank);
+  return true;
+}
+
+void RingClassesSource::discard_before(int /*rank*/, int /*index*/) {
+  // The tracker drops the finished ops from plan().programs itself; the raw programs are
+  // trimmed step by step in extend().
+}
+
+std::string RingClassesSource::whole_plan_digest() const {
+  RingClassesSource fresh(spec_);
+  PlanDigestBuilder digest(plan_);
+  for (int r = 0; r < plan_.ranks; ++r) {
+    const std::size_t ops = plan_.programs[static_cast<std::size_t>(r)].size();
+    digest.begin_program(ops);
+    RankProgram& program = fresh.plan_.programs[static_cast<std::size_t>(r)];
+    int next = 0;
+    while (fresh.extend(r)) {
+      for (; next < static_cast<int>(program.size()); ++next) digest.add_op(program, next);
+      program.discard_before(next);
+    }
+    if (static_cast<std::size_t>(next) != ops) {
+      throw std::logic_error("RingClassesSource::whole_plan_digest: a program changed length");
+    }
+  }
+  // The header hashed this plan's objects; the regeneration, rank after rank as the whole
+  // quotient is built, must have made the same block partials.
+  const auto& mine = plan_.objects;
+  const auto& theirs = fresh.plan_.objects;
+  bool same = mine.size() == theirs.size();
+  for (std::size_t i = 0; same && i < mine.size(); ++i) {
+    same = mine[i].name == theirs[i].name && mine[i].bytes == theirs[i].bytes;
+  }
+  if (!same) {
+    throw std::logic_error(
+        "RingClassesSource::whole_plan_digest: the run made its block partials in another order");
+  }
+  return digest.value();
+}
+
+}  // namespace tilesim
