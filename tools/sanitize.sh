@@ -2,8 +2,9 @@
 # CI's sanitizer and fuzz stages (called by .ci/run after the main build and tests; each stage
 # can run alone: tools/sanitize.sh asan|tsan|fuzz).
 #   asan  the whole ctest suite under AddressSanitizer + UndefinedBehaviorSanitizer (no CUDA,
-#         no benchmarks, no Python), leaks included; OpenMPI's own allocations that live to exit
-#         are suppressed (tools/sanitizers/lsan.supp). The tests labelled timing are left out, as
+#         no benchmarks, no Python), leaks included outside the mpirun runs (OpenMPI's own
+#         allocations that live to exit are suppressed, tools/sanitizers/lsan.supp; the mpirun
+#         runs check memory errors and UB without leaks, below). The tests labelled timing are left out, as
 #         in tools/test.sh: they time this host, which ASan slows several-fold; so are the mpirun
 #         runs labelled repeats_covered_path (tests/runtime.cmake: another run here takes the
 #         same executor path; the Release suite runs them all).
@@ -37,6 +38,8 @@ sanitizer_flags=("-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG")
 tsan_runs="runtime: (ring 4 ranks causal=true matches|mesh 2x2 causal=true matches"
 tsan_runs+="|ring 4 ranks both causal=true with 2 kernel threads|a failing rank|a hanging rank)"
 tsan_runs+="|runtime fault"
+# The tests that launch ranks with mpirun (tests/runtime.cmake, reliability.cmake, ecosystem.cmake).
+mpirun_tests="^runtime|^cli_mpi_split$"
 launcher=()
 if command -v ccache > /dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 
@@ -63,11 +66,20 @@ for stage in "${stages[@]}"; do
       cmake -S . -B build-asan "${common[@]}" "${sanitizer_flags[@]}" "${launcher[@]}" \
         -DTILESIM_SANITIZE=address,undefined
       cmake --build build-asan -j"$jobs"
+      export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
       ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
       LSAN_OPTIONS=suppressions=$supp/lsan.supp:print_suppressions=0 \
-      UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
         ctest --test-dir build-asan --output-on-failure --no-tests=error -j"$jobs" \
-          -LE "timing|repeats_covered_path"
+          -LE "timing|repeats_covered_path" -E "$mpirun_tests"
+      # The runs under mpirun with leak detection off: OpenMPI unloads its dlopen'ed components
+      # at MPI_Finalize, before LeakSanitizer's exit-time scan, so their allocations show as
+      # "<unknown module>" and no suppression by library name matches them (every mpirun run
+      # failed so in the first full asan run). Memory errors and UB are still fatal there;
+      # tilesim's own leaks are checked by the unit tests and the CLI runs above.
+      ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
+        ctest --test-dir build-asan --output-on-failure --no-tests=error -j"$jobs" \
+          -LE "timing|repeats_covered_path" -R "$mpirun_tests"
+      unset UBSAN_OPTIONS
       stage_end asan
       ;;
     tsan)
