@@ -19,6 +19,8 @@ grep -q '^published validation passed$' <<<"$out"
 
 json=$("$tilesim" validate --published validation/ --json)
 total=$(grep -c '"name": ' <<<"$json")
+# The fields every case of `--json` carries (issue 12's list plus `excluded`), each counted once
+# per case; `tolerance` here is the field's name, not a bound of this test.
 for field in source role gpus schedule reported predicted rel_error tolerance excluded; do
   n=$(grep -c "^      \"$field\": " <<<"$json" || true)
   (( n == total )) || { echo "field $field in $n of $total cases"; exit 1; }
