@@ -146,10 +146,9 @@ Plan double_ring_layout(const AttentionShape& shape, int ranks) {
 
 // The forward programs of ranks 0..emit_ranks-1 (peers are the full plan's ranks).
 void add_double_ring_forward(Plan& plan, ProgramBuilder& build, CommGroups& groups,
-                             const AttentionObjects& objs, int inner, int emit_ranks) {
+                             const AttentionObjects& objs, const KvReach& reach, int emit_ranks) {
   auto at = [](const std::vector<int>& v, int i) { return v[static_cast<std::size_t>(i)]; };
-  const int nodes = plan.ranks / inner;
-  const KvReach reach = kv_reach(plan, inner);
+  const int inner = reach.k, nodes = reach.n;
   for (int p = 0; p < emit_ranks; ++p) {
     const RingSeat seat(p, inner, nodes);
     circulate_kv(build, groups, objs, seat, reach, [&](int, int, int cur, bool held) {
@@ -163,10 +162,9 @@ void add_double_ring_forward(Plan& plan, ProgramBuilder& build, CommGroups& grou
 
 // The backward programs of ranks 0..emit_ranks-1 (peers are the full plan's ranks).
 void add_double_ring_backward(Plan& plan, ProgramBuilder& build, CommGroups& groups,
-                              const AttentionObjects& objs, int inner, int emit_ranks) {
+                              const AttentionObjects& objs, const KvReach& reach, int emit_ranks) {
   auto at = [](const std::vector<int>& v, int i) { return v[static_cast<std::size_t>(i)]; };
-  const int nodes = plan.ranks / inner;
-  const KvReach reach = kv_reach(plan, inner);
+  const int inner = reach.k, nodes = reach.n;
   for (int p = 0; p < emit_ranks; ++p) {
     const RingSeat seat(p, inner, nodes);
     std::vector<int> last_dkv_free;
@@ -243,8 +241,10 @@ Plan make_double_ring_classes_plan(const AttentionShape& shape, int ranks, int i
   const AttentionObjects objs = add_attention_objects(plan);
   ProgramBuilder build(plan);
   CommGroups groups(ranks);
-  if (shape.has_forward()) add_double_ring_forward(plan, build, groups, objs, inner, classes);
-  if (shape.has_backward()) add_double_ring_backward(plan, build, groups, objs, inner, classes);
+  // One chunk-pair scan for both passes: the backward's dKV follows the forward's KV.
+  const KvReach reach = kv_reach(plan, inner);
+  if (shape.has_forward()) add_double_ring_forward(plan, build, groups, objs, reach, classes);
+  if (shape.has_backward()) add_double_ring_backward(plan, build, groups, objs, reach, classes);
   fold_onto_classes(plan, classes);
   return plan;
 }
@@ -255,8 +255,9 @@ Plan make_double_ring_plan(const AttentionShape& shape, int ranks, int inner) {
   const AttentionObjects objs = add_attention_objects(plan);
   ProgramBuilder build(plan);
   CommGroups groups(ranks);
-  if (shape.has_forward()) add_double_ring_forward(plan, build, groups, objs, inner, ranks);
-  if (shape.has_backward()) add_double_ring_backward(plan, build, groups, objs, inner, ranks);
+  const KvReach reach = kv_reach(plan, inner);
+  if (shape.has_forward()) add_double_ring_forward(plan, build, groups, objs, reach, ranks);
+  if (shape.has_backward()) add_double_ring_backward(plan, build, groups, objs, reach, ranks);
   return plan;
 }
 
