@@ -31,6 +31,7 @@
 #include "sim/plan/plan.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/schedules/ring_classes_source.hpp"
+#include "sim/schedules/usp_classes_source.hpp"
 #include "sim/topology/topology.hpp"
 
 namespace tilesim {
@@ -63,6 +64,10 @@ Plan build_symmetric_plan(const Scenario& scenario, const RingSymmetry& symmetry
 // build it whole.
 std::unique_ptr<RingClassesSource> symmetric_ring_source(const Scenario& scenario,
                                                          const RingSymmetry& symmetry);
+// USP's forward quotient generated a piece at a time (usp_classes_source.hpp); null for another
+// schedule or a pass with a backward, whose quotient is built whole.
+std::unique_ptr<UspClassesSource> symmetric_usp_source(const Scenario& scenario,
+                                                       const RingSymmetry& symmetry);
 
 // Ops of the full plan, from its quotient: rank r's program is that of r mod K, so the full
 // plan holds P / K copies of every quotient op.
