@@ -177,10 +177,14 @@ void check_symmetric_plan_resources(const Scenario& scenario, int classes) {
   // The ring family's and USP's forward quotients run windowed (ring_classes_source.hpp,
   // usp_classes_source.hpp): they hold a window of ops per class and O(1) objects and topology
   // per GPU (O(u) for USP's head-split objects), not their ops; the others hold them all.
+  // A USP piece is about u ring steps' ops (a step moves u head-split bundles; the first piece
+  // holds the all-to-all and two steps), so its window per class is u times the ring's.
   const bool windowed = windowed_ring_quotient(scenario) || windowed_usp_quotient(scenario);
+  const double window_ops =
+      kWindowedOpsPerClass * (windowed_usp_quotient(scenario) ? usp_shift_degree(scenario) : 1);
   const double memory_bytes = windowed
                                   ? kSimBaseBytes + kWindowedBytesPerGpu * scenario.schedule.gpus +
-                                        kSimBytesPerOp * kWindowedOpsPerClass * classes
+                                        kSimBytesPerOp * window_ops * classes
                                   : kSimBaseBytes + kSimBytesPerOp * ops;
   const ResourceLimits& limits = scenario.limits;
   const double max_memory =

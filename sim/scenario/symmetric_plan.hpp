@@ -50,7 +50,8 @@ std::optional<RingSymmetry> scenario_symmetry(const Scenario& scenario, const To
 // mesh's and double ring's quotients are held whole (113 bytes per op); the ring family's runs
 // windowed, kWindowedOpsPerClass ops per class (the tracker's lookahead, a step and the
 // compaction's slack) plus kWindowedBytesPerGpu for the objects, topology and per-rank state:
-// measured RSS of `simulate` ring 1M tokens at 1024-4096 GPUs (docs/reliability.md). InputError
+// measured RSS of `simulate` ring 1M tokens at 1024-4096 GPUs (docs/reliability.md); USP's
+// forward runs windowed with u times the ops per class (its pieces are u times larger). InputError
 // at schedule.gpus when it passes the scenario's limits.
 inline constexpr double kWindowedOpsPerClass = 256.0;
 inline constexpr double kWindowedBytesPerGpu = 40e3;
