@@ -10,6 +10,9 @@ tilesim_test(test_symmetry SOURCES test_symmetric_simulation.cpp symmetry_fixtur
 # The ring family's quotient generated step by step through the windowed tracker (issue 13 item 1).
 tilesim_test(test_windowed_tracker SOURCES test_windowed_tracker.cpp
              LIBS tilesim_model tilesim_scenario tilesim_schedules)
+# USP's forward quotient generated a piece at a time, against the whole quotient.
+tilesim_test(test_usp_windowed SOURCES test_usp_windowed.cpp
+             LIBS tilesim_model tilesim_scenario tilesim_schedules)
 
 # The tuner's branch and bound against every candidate simulated whole (issue 13, tune at scale).
 tilesim_test(test_tune_search SOURCES test_tune_search.cpp LIBS tilesim_model tilesim_scenario)

@@ -164,17 +164,27 @@ bool windowed_ring_quotient(const Scenario& scenario) {
   return ring_ownership(scenario.schedule).has_value() && !scenario.attention.has_backward();
 }
 
+// USP's forward quotient too (usp_classes_source.hpp); its backward is built whole.
+bool windowed_usp_quotient(const Scenario& scenario) {
+  return usp_shift_degree(scenario) > 0 && !scenario.attention.has_backward();
+}
+
 }  // namespace
 
 void check_symmetric_plan_resources(const Scenario& scenario, int classes) {
   const PlanEstimate full = estimate_plan(scenario.attention, scenario.schedule);
   const double ops = full.ops * classes / scenario.schedule.gpus;
-  // The ring family's quotient runs windowed (ring_classes_source.hpp): it holds a window of
-  // ops per class and O(1) objects and topology per GPU, not its ops; the others hold them all.
-  const bool windowed = windowed_ring_quotient(scenario);
+  // The ring family's and USP's forward quotients run windowed (ring_classes_source.hpp,
+  // usp_classes_source.hpp): they hold a window of ops per class and O(1) objects and topology
+  // per GPU (O(u) for USP's head-split objects), not their ops; the others hold them all.
+  // A USP piece is about u ring steps' ops (a step moves u head-split bundles; the first piece
+  // holds the all-to-all and two steps), so its window per class is u times the ring's.
+  const bool windowed = windowed_ring_quotient(scenario) || windowed_usp_quotient(scenario);
+  const double window_ops =
+      kWindowedOpsPerClass * (windowed_usp_quotient(scenario) ? usp_shift_degree(scenario) : 1);
   const double memory_bytes = windowed
                                   ? kSimBaseBytes + kWindowedBytesPerGpu * scenario.schedule.gpus +
-                                        kSimBytesPerOp * kWindowedOpsPerClass * classes
+                                        kSimBytesPerOp * window_ops * classes
                                   : kSimBaseBytes + kSimBytesPerOp * ops;
   const ResourceLimits& limits = scenario.limits;
   const double max_memory =
@@ -219,6 +229,15 @@ std::unique_ptr<RingClassesSource> symmetric_ring_source(const Scenario& scenari
   return std::make_unique<RingClassesSource>(RingClassesSpec{spec.kind, scenario.attention,
                                                              spec.gpus, *ring_ownership(spec),
                                                              symmetry.classes, spec.correction});
+}
+
+std::unique_ptr<UspClassesSource> symmetric_usp_source(const Scenario& scenario,
+                                                       const RingSymmetry& symmetry) {
+  if (!windowed_usp_quotient(scenario)) return nullptr;
+  const ScheduleSpec& spec = scenario.schedule;
+  return std::make_unique<UspClassesSource>(UspClassesSpec{scenario.attention, spec.gpus,
+                                                           usp_shift_degree(scenario),
+                                                           symmetry.classes, spec.correction});
 }
 
 std::size_t full_ring_ops(const Plan& quotient, const RingSymmetry& symmetry) {

@@ -31,6 +31,7 @@
 #include "sim/plan/plan.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/schedules/ring_classes_source.hpp"
+#include "sim/schedules/usp_classes_source.hpp"
 #include "sim/topology/topology.hpp"
 
 namespace tilesim {
@@ -49,7 +50,8 @@ std::optional<RingSymmetry> scenario_symmetry(const Scenario& scenario, const To
 // mesh's and double ring's quotients are held whole (113 bytes per op); the ring family's runs
 // windowed, kWindowedOpsPerClass ops per class (the tracker's lookahead, a step and the
 // compaction's slack) plus kWindowedBytesPerGpu for the objects, topology and per-rank state:
-// measured RSS of `simulate` ring 1M tokens at 1024-4096 GPUs (docs/reliability.md). InputError
+// measured RSS of `simulate` ring 1M tokens at 1024-4096 GPUs (docs/reliability.md); USP's
+// forward runs windowed with u times the ops per class (its pieces are u times larger). InputError
 // at schedule.gpus when it passes the scenario's limits.
 inline constexpr double kWindowedOpsPerClass = 256.0;
 inline constexpr double kWindowedBytesPerGpu = 40e3;
@@ -63,6 +65,10 @@ Plan build_symmetric_plan(const Scenario& scenario, const RingSymmetry& symmetry
 // build it whole.
 std::unique_ptr<RingClassesSource> symmetric_ring_source(const Scenario& scenario,
                                                          const RingSymmetry& symmetry);
+// USP's forward quotient generated a piece at a time (usp_classes_source.hpp); null for another
+// schedule or a pass with a backward, whose quotient is built whole.
+std::unique_ptr<UspClassesSource> symmetric_usp_source(const Scenario& scenario,
+                                                       const RingSymmetry& symmetry);
 
 // Ops of the full plan, from its quotient: rank r's program is that of r mod K, so the full
 // plan holds P / K copies of every quotient op.

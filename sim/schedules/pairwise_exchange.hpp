@@ -15,6 +15,7 @@
 #pragma once
 
 #include <functional>
+#include <span>
 #include <vector>
 
 #include "sim/plan/comm_groups.hpp"
@@ -26,5 +27,12 @@ using ExchangeObjects = std::function<std::vector<int>(int from_member, int to_m
 
 void add_pairwise_exchange(Plan& plan, CommGroups& groups, const std::vector<int>& members,
                            const ExchangeObjects& objects);
+
+// Member i's part of the exchange alone (add_pairwise_exchange runs it for every member in
+// order): a generator that emits one rank's program at a time (usp_classes_source.hpp). Its
+// receives wait for `recv_after` (ops of its program) too.
+void add_pairwise_exchange_member(Plan& plan, CommGroups& groups, const std::vector<int>& members,
+                                  int i, const ExchangeObjects& objects,
+                                  std::span<const int> recv_after = {});
 
 }  // namespace tilesim

@@ -12,190 +12,35 @@
 #include "sim/schedules/pairwise_exchange.hpp"
 #include "sim/schedules/ring_passes.hpp"
 #include "sim/schedules/schedule.hpp"
+#include "sim/schedules/usp_grid.hpp"
 
 namespace tilesim {
 namespace {
 
-// Object ids indexed by chunk id p*u + h; the backward ones are -1 without a
-// backward pass.
-struct HeadObjects {
-  std::vector<int> q, kv, o, lse, d_o, dq, dkv;
-};
-
-struct Grid {
-  int u = 1;    // ranks per Ulysses group = head groups
-  int r = 1;    // ring groups
-  int rep = 1;  // ranks holding a copy of each KV head (u / kv_heads when u > kv_heads)
-  int chunk(int p, int h) const { return p * u + h; }
-  int head_rank(int p, int h) const { return (p / u) * u + h; }  // who computes chunk (p, h)
-};
-
-void check_divisible(const AttentionShape& shape, int ranks, int u, const std::string& name) {
-  if (u < 1 || ranks % u != 0) {
-    throw ScheduleError(
-        "schedule.ulysses",
-        fmt::format("{}: Ulysses degree {} does not divide {} GPUs", name, u, ranks));
-  }
-  if (shape.heads % u != 0) {
-    throw ScheduleError("attention.heads",
-                        fmt::format("{}: heads {} are not divisible by the Ulysses degree {} (the "
-                                    "all-to-all gives each rank heads/{} heads)",
-                                    name, shape.heads, u, u));
-  }
-  if (shape.kv_heads % u != 0 && u % shape.kv_heads != 0) {
-    throw ScheduleError(
-        "attention.kv_heads",
-        fmt::format("{}: kv_heads {} and the Ulysses degree {} do not divide one another: each "
-                    "rank's heads/{} query heads must read whole KV heads, which needs kv_heads "
-                    "divisible by {} or, replicating KV heads, {} divisible by kv_heads",
-                    name, shape.kv_heads, u, u, u, u));
-  }
+// All-to-alls and frees over the ranks of Ulysses groups 0..emit_groups-1, rank by rank.
+void group_all_to_all(Plan& plan, CommGroups& groups, const UspGrid& grid, int emit_groups,
+                      const UspExchangeObjects& objects) {
+  for (int x = 0; x < emit_groups * grid.u; ++x)
+    usp_exchange_member(plan, groups, grid, x, objects);
 }
 
-// KV replication (usp_schedule.hpp): with u > kv_heads every KV head goes to u / kv_heads
-// ranks of the Ulysses group.
-int replication(const AttentionShape& shape, int u) {
-  return u > shape.kv_heads ? u / shape.kv_heads : 1;
-}
-
-Plan make_grid_plan(std::string name, const AttentionShape& shape, int ranks, const Grid& grid) {
-  const bool zigzag = shape.causal && grid.r > 1;
-  const int blocks = zigzag ? 2 * ranks : ranks;
-  if (shape.seq_len % blocks != 0) {
-    throw ScheduleError("attention.seq_len",
-                        fmt::format("seq_len {} is not divisible into {} blocks for {} GPUs",
-                                    shape.seq_len, blocks, ranks));
-  }
-  Plan plan;
-  plan.schedule = std::move(name);
-  plan.ranks = ranks;
-  plan.shape = shape;
-  plan.head_groups = grid.u;
-  plan.tile_a = 1;
-  plan.tile_b = grid.r;
-  plan.layout.kind = LayoutKind::contiguous;
-  plan.layout.seq_len = shape.seq_len;
-  plan.layout.blocks = blocks;
-  plan.programs.resize(static_cast<std::size_t>(ranks));
-  for (int p = 0; p < ranks; ++p) {
-    for (int h = 0; h < grid.u; ++h) {
-      Chunk chunk;
-      chunk.blocks = zigzag ? std::vector<int>{p, 2 * ranks - 1 - p} : std::vector<int>{p};
-      chunk.owner = p;
-      chunk.tokens = shape.seq_len / ranks;
-      chunk.head_group = h;
-      plan.chunks.push_back(std::move(chunk));
-    }
-  }
-  return plan;
-}
-
-HeadObjects add_head_objects(Plan& plan, const Grid& grid) {
-  HeadObjects objs;
-  const AttentionShape& s = plan.shape;
-  const bool fwd = s.has_forward();
-  const bool bwd = s.has_backward();
-  const double u = grid.u;
-  // The KV side of a chunk holds min(u, kv_heads) parts of the KV heads: 1/u of them, or one
-  // whole KV head when replicated.
-  const double kv_parts = static_cast<double>(grid.u / grid.rep);
-  for (int p = 0; p < plan.ranks; ++p) {
-    for (int h = 0; h < grid.u; ++h) {
-      const int i = grid.chunk(p, h);
-      const int x = grid.head_rank(p, h);
-      const std::int64_t c = plan.chunks[static_cast<std::size_t>(i)].tokens;
-      const int in_home = fwd ? p : x;  // backward-only: saved state in head layout
-      auto name = [&](const char* t) { return fmt::format("{}[{}.h{}]", t, p, h); };
-      objs.q.push_back(
-          plan.add_object({Tensor::q, i, in_home, s.q_bytes(c) / u, true, false, name("Q")}));
-      objs.kv.push_back(plan.add_object(
-          {Tensor::kv, i, in_home, s.kv_bytes(c) / kv_parts, true, false, name("KV")}));
-      // O and dQ travel only finished (the all-to-all back): output dtype. dKV
-      // also travels the ring unfinished when r > 1: then the partial dtype.
-      objs.o.push_back(plan.add_object(
-          {Tensor::o, i, fwd ? p : x, s.o_output_bytes(c) / u, !fwd, fwd, name("O")}));
-      objs.lse.push_back(
-          plan.add_object({Tensor::lse, i, x, s.lse_bytes(c) / u, !fwd, fwd, name("LSE")}));
-      if (!bwd) continue;
-      objs.d_o.push_back(
-          plan.add_object({Tensor::d_o, i, p, s.d_o_bytes(c) / u, true, false, name("dO")}));
-      objs.dq.push_back(
-          plan.add_object({Tensor::dq, i, p, s.dq_output_bytes(c) / u, false, true, name("dQ")}));
-      const double dkv_bytes = grid.r > 1 ? s.dkv_accumulator_bytes(c) : s.dkv_output_bytes(c);
-      // Of the rep copies of a KV head's gradient, the first is the output; the others are
-      // summed into it at the owner.
-      const bool dkv_output = h % grid.rep == 0;
-      objs.dkv.push_back(plan.add_object(
-          {Tensor::dkv, i, p, dkv_bytes / kv_parts, false, dkv_output, name("dKV")}));
-    }
-  }
-  return objs;
-}
-
-int at(const std::vector<int>& v, int i) { return v.empty() ? -1 : v[static_cast<std::size_t>(i)]; }
-
-// The ring of head group h across the r Ulysses groups. Under a window or documents each key
-// goes only to the ring members whose queries read it (route_keys_by_readers: both directions
-// where that needs fewer steps).
-std::vector<RingMember> head_ring(const Plan& plan, const Grid& grid, const HeadObjects& objs,
-                                  int h) {
-  std::vector<RingMember> ring;
-  for (int g = 0; g < grid.r; ++g) {
-    RingMember member;
-    member.rank = g * grid.u + h;
-    for (int m = 0; m < grid.u; ++m) {
-      const int i = grid.chunk(g * grid.u + m, h);
-      member.queries.push_back(
-          {i, at(objs.q, i), at(objs.o, i), at(objs.lse, i), at(objs.d_o, i), at(objs.dq, i)});
-      member.keys.push_back({i, at(objs.kv, i), at(objs.dkv, i)});
-    }
-    ring.push_back(std::move(member));
-  }
-  const AttentionMaskKind mask = plan.shape.mask.kind;
-  if (mask == AttentionMaskKind::sliding_window || mask == AttentionMaskKind::documents) {
-    route_keys_by_readers(plan, ring);
-  }
-  return ring;
-}
-
-// An all-to-all inside each of Ulysses groups 0..emit_groups-1; objects(p_from, h_from, p_to,
-// h_to) lists what rank (p_from = G*u + h_from) sends to rank (G*u + h_to).
-void group_all_to_all(Plan& plan, CommGroups& groups, const Grid& grid, int emit_groups,
-                      const std::function<std::vector<int>(int, int)>& objects) {
-  for (int g = 0; g < emit_groups; ++g) {
-    std::vector<int> members;
-    for (int h = 0; h < grid.u; ++h) members.push_back(g * grid.u + h);
-    add_pairwise_exchange(plan, groups, members, [&](int from, int to) {
-      return objects(g * grid.u + from, g * grid.u + to);
-    });
-  }
-}
-
-// Frees, on every rank x of groups 0..emit_groups-1, the objects of the other ranks p of its group
-// that `pick(p, h_x)` names (received inputs, or outputs already sent to p).
-void free_foreign(Plan& plan, const Grid& grid, int emit_groups,
+void free_foreign(Plan& plan, const UspGrid& grid, int emit_groups,
                   const std::function<std::vector<int>(int)>& pick) {
-  ProgramBuilder build(plan);
-  for (int x = 0; x < emit_groups * grid.u; ++x) {
-    const int g = x / grid.u;
-    for (int m = 0; m < grid.u; ++m) {
-      const int p = g * grid.u + m;
-      if (p == x) continue;
-      for (int obj : pick(grid.chunk(p, x % grid.u))) build.free(x, obj);
-    }
-  }
+  for (int x = 0; x < emit_groups * grid.u; ++x) usp_free_foreign(plan, grid, x, pick);
 }
 
 // On every owner p of groups 0..emit_groups-1, sums the replicas' dKV[p, h] into dKV[p, h - h %
 // rep] (one merge op).
-void sum_replicated_dkv(Plan& plan, const Grid& grid, int emit_groups, const HeadObjects& objs) {
+void sum_replicated_dkv(Plan& plan, const UspGrid& grid, int emit_groups,
+                        const UspHeadObjects& objs) {
   if (grid.rep == 1) return;
   ProgramBuilder build(plan);
   for (int p = 0; p < emit_groups * grid.u; ++p) {
     std::vector<int> targets, partials;
     for (int h = 0; h < grid.u; h += grid.rep) {
-      targets.push_back(at(objs.dkv, grid.chunk(p, h)));
-      for (int c = 1; c < grid.rep; ++c) partials.push_back(at(objs.dkv, grid.chunk(p, h + c)));
+      targets.push_back(usp_object(objs.dkv, grid.chunk(p, h)));
+      for (int c = 1; c < grid.rep; ++c)
+        partials.push_back(usp_object(objs.dkv, grid.chunk(p, h + c)));
     }
     build.merge(p, partials, targets);
     for (int obj : partials) build.free(p, obj);
@@ -205,52 +50,44 @@ void sum_replicated_dkv(Plan& plan, const Grid& grid, int emit_groups, const Hea
 // The programs of the ranks of Ulysses groups 0..emit_groups-1 (all r groups: the full plan;
 // fewer: a quotient plan's, peers still the full plan's ranks).
 Plan build_grid(std::string name, const AttentionShape& shape, int ranks, int u, int emit_groups) {
-  check_divisible(shape, ranks, u, name);
-  const Grid grid{u, ranks / u, replication(shape, u)};
+  const UspGrid grid = usp_grid(shape, ranks, u, name);
   if (emit_groups < 0) emit_groups = grid.r;
-  const bool whole = emit_groups == grid.r;
-  Plan plan = make_grid_plan(std::move(name), shape, ranks, grid);
-  const HeadObjects objs = add_head_objects(plan, grid);
+  UspHeadObjects objs;
+  Plan plan = make_usp_grid_plan(std::move(name), shape, ranks, grid, objs);
   const bool fwd = shape.has_forward();
   const bool bwd = shape.has_backward();
   CommGroups groups(ranks);
   // Chunk of rank p for the head group of rank y.
   auto chunk_for = [&](int p, int y) { return grid.chunk(p, y % u); };
   if (fwd) {
-    group_all_to_all(plan, groups, grid, emit_groups, [&](int from, int to) {
-      const int i = chunk_for(from, to);
-      return std::vector<int>{at(objs.q, i), at(objs.kv, i)};
-    });
+    // Rank by rank, the code the step-wise quotient runs piece by piece (usp_classes_source.hpp).
+    FusingScratch scratch;
+    std::vector<std::vector<RingMember>> rings;
+    std::vector<UspRingSteps> steps;
     for (int h = 0; h < u; ++h) {
-      if (whole) {
-        add_ring_forward(plan, head_ring(plan, grid, objs, h), groups);
-      } else {
-        add_ring_forward_classes(plan, head_ring(plan, grid, objs, h), emit_groups, groups);
-      }
+      rings.push_back(usp_head_ring(plan, grid, objs, h));
+      steps.push_back(usp_ring_steps(plan, rings.back()));
     }
-    group_all_to_all(plan, groups, grid, emit_groups, [&](int from, int to) {
-      return std::vector<int>{at(objs.o, chunk_for(to, from))};
-    });
-    if (!bwd) {
-      free_foreign(plan, grid, emit_groups, [&](int i) {
-        return std::vector<int>{at(objs.o, i), at(objs.q, i), at(objs.kv, i)};
-      });
+    for (int x = 0; x < emit_groups * u; ++x) {
+      const auto h = static_cast<std::size_t>(x % u);
+      usp_forward_rank(plan, groups, scratch, rings[h], steps[h], grid, objs, x, emit_groups);
     }
   }
   if (bwd) {
     group_all_to_all(plan, groups, grid, emit_groups, [&](int from, int to) {
-      return std::vector<int>{at(objs.d_o, chunk_for(from, to))};
+      return std::vector<int>{usp_object(objs.d_o, chunk_for(from, to))};
     });
     for (int h = 0; h < u; ++h) {
-      add_ring_backward(plan, head_ring(plan, grid, objs, h), groups, emit_groups);
+      add_ring_backward(plan, usp_head_ring(plan, grid, objs, h), groups, emit_groups);
     }
     group_all_to_all(plan, groups, grid, emit_groups, [&](int from, int to) {
       const int i = chunk_for(to, from);
-      return std::vector<int>{at(objs.dq, i), at(objs.dkv, i)};
+      return std::vector<int>{usp_object(objs.dq, i), usp_object(objs.dkv, i)};
     });
     free_foreign(plan, grid, emit_groups, [&](int i) {
-      return std::vector<int>{at(objs.dq, i), at(objs.dkv, i), at(objs.d_o, i),
-                              at(objs.q, i),  at(objs.kv, i),  at(objs.o, i)};
+      return std::vector<int>{usp_object(objs.dq, i),  usp_object(objs.dkv, i),
+                              usp_object(objs.d_o, i), usp_object(objs.q, i),
+                              usp_object(objs.kv, i),  usp_object(objs.o, i)};
     });
     sum_replicated_dkv(plan, grid, emit_groups, objs);
   }

@@ -18,8 +18,11 @@
 //   2. ring over the r ranks (G', h), G' = 0..r-1 (ring_passes.hpp), the key
 //      bundle of (G', h) being KV[p, h] for p in G': O[p, h] and LSE[p, h]
 //      accumulate on x for p in G;
-//   3. all-to-all back: x sends O[p, h] to its owner p, receives O[x, h'].
-//      LSE[p, h] stays on x, where the backward needs it.
+//   3. all-to-all back: x sends O[p, h] to its owner p, receives O[x, h'] (posted once
+//      the ring's last op is done). LSE[p, h] stays on x, where the backward needs it.
+//   Forward alone, x frees the KV[p, h] it received right after ring step 0 (its own
+//   bundle: read and sent on there only) and the other members' Q and O at the end
+//   (usp_grid.hpp says why the placement matters to the windowed tracker only).
 // Backward on x (after the forward, or from its saved state: Q, KV, O, LSE in
 // head layout on x, dO at the owner):
 //   1. all-to-all of dO; 2. the backward ring (dKV travels with KV, r hops);

@@ -53,13 +53,20 @@ SimulationRun run_simulation(const ScenarioSource& source, const SimulateRequest
     check_plan_resources(p.scenario);
   }
   if (run.symmetric()) {
-    // The ring family's quotient is generated as it runs (O(K x window) ops held); the mesh's
-    // and the double ring's are built whole.
-    if (auto ring_source = symmetric_ring_source(p.scenario, *run.symmetry)) {
-      run.result = simulate_classes_windowed(*ring_source, *run.symmetry, p.topology, p.profile);
-      run.quotient_digest = ring_source->whole_plan_digest();
-      run.simulated_group_plan = std::move(ring_source->plan());
+    // The ring family's and USP's forward quotients are generated as they run (O(K x window)
+    // ops held); the mesh's, the double ring's and the backwards are built whole.
+    const auto run_windowed = [&](auto& program_source) {
+      run.result = simulate_classes_windowed(program_source, *run.symmetry, p.topology, p.profile);
+      run.quotient_digest = program_source.whole_plan_digest();
+      run.simulated_group_plan = std::move(program_source.plan());
       check_memory_budget(p.scenario, summarize(run.result).peak_memory_bytes_max);
+    };
+    if (auto ring_source = symmetric_ring_source(p.scenario, *run.symmetry)) {
+      run_windowed(*ring_source);
+      return run;
+    }
+    if (auto usp_source = symmetric_usp_source(p.scenario, *run.symmetry)) {
+      run_windowed(*usp_source);
       return run;
     }
     run.simulated_group_plan = build_symmetric_plan(p.scenario, *run.symmetry);

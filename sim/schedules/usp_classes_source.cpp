@@ -1,0 +1,135 @@
+#include "sim/schedules/usp_classes_source.hpp"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+#include <utility>
+
+#include "sim/plan/plan_digest.hpp"
+
+namespace tilesim {
+
+UspClassesSource::UspClassesSource(UspClassesSpec spec)
+    : spec_(std::move(spec)), groups_(spec_.ranks) {
+  const int u = spec_.ulysses, k_count = spec_.classes;
+  if (spec_.shape.has_backward()) {
+    throw std::invalid_argument("UspClassesSource generates the forward pass only");
+  }
+  if (u < 1 || k_count < 2 * u || k_count % u != 0 || spec_.ranks % k_count != 0) {
+    throw std::invalid_argument(
+        fmt::format("a USP quotient plan takes classes a multiple of 2 x u = {} dividing {}", 2 * u,
+                    spec_.ranks));
+  }
+  // As make_usp_classes_plan: the chunks and objects of all P ranks, K programs.
+  grid_ = usp_grid(spec_.shape, spec_.ranks, u, "usp");
+  plan_ = make_usp_grid_plan("usp", spec_.shape, spec_.ranks, grid_, objs_);
+  for (int h = 0; h < u; ++h) rings_.push_back(usp_head_ring(plan_, grid_, objs_, h));
+  plan_.programs.assign(static_cast<std::size_t>(k_count), RankProgram{});
+  plan_.ranks = k_count;
+  if (spec_.correction == Correction::eager) plan_.merge_form = MergeForm::eager;
+  if (spec_.correction != Correction::fused) {
+    raw_ = plan_;  // the objects without block partials; the rewriter adds those to plan_
+    rewriter_.emplace(plan_);
+  }
+  Plan& generated = raw_ ? *raw_ : plan_;
+  // Member G of head ring h, its ring closed over the first K / u groups (as
+  // add_ring_forward_classes: the last representative group sends to group 0).
+  std::vector<UspRingSteps> steps;
+  for (const std::vector<RingMember>& ring : rings_)
+    steps.push_back(usp_ring_steps(generated, ring));
+  for (int x = 0; x < k_count; ++x) {
+    const auto h = static_cast<std::size_t>(x % u);
+    members_.push_back(
+        usp_ring_member(generated, scratch_, rings_[h], steps[h], grid_, x, k_count / u, groups_));
+  }
+  phase_.assign(static_cast<std::size_t>(k_count), Phase::prologue);
+  raw_piece_begin_.assign(static_cast<std::size_t>(k_count), 0);
+}
+
+void UspClassesSource::emit_piece(int rank, Phase& phase) {
+  Plan& generated = raw_ ? *raw_ : plan_;
+  RingMemberForward& member = *members_[static_cast<std::size_t>(rank)];
+  switch (phase) {
+    case Phase::prologue:
+      // As usp_forward_rank, with ring step 1 too: it makes every block partial of the rank
+      // (see the header).
+      usp_forward_prologue(generated, groups_, grid_, objs_, rank);
+      member.emit_step();
+      usp_free_own_bundle(generated, grid_, objs_, rank);
+      if (!member.done()) member.emit_step();
+      phase = member.done() ? Phase::epilogue : Phase::ring;
+      break;
+    case Phase::ring:
+      member.emit_step();
+      if (member.done()) phase = Phase::epilogue;
+      break;
+    case Phase::epilogue:
+      usp_forward_epilogue(generated, groups_, grid_, objs_, rank);
+      phase = Phase::done;
+      break;
+    case Phase::done:
+      break;
+  }
+}
+
+bool UspClassesSource::extend(int rank) {
+  Phase& phase = phase_[static_cast<std::size_t>(rank)];
+  if (phase == Phase::done) return false;
+  Plan& generated = raw_ ? *raw_ : plan_;
+  RankProgram& program = generated.programs[static_cast<std::size_t>(rank)];
+  const int begin = static_cast<int>(program.size());
+  emit_piece(rank, phase);
+  // fold_onto_classes: the representative that plays each peer.
+  for (int i = begin; i < static_cast<int>(program.size()); ++i) {
+    Op& op = program.mutable_op(i);
+    if (op.kind == OpKind::send || op.kind == OpKind::recv) op.peer %= spec_.classes;
+  }
+  if (!raw_) return true;
+  rewriter_->rewrite(rank, program, begin, plan_.programs[static_cast<std::size_t>(rank)]);
+  // A piece's receives wait for the previous piece's frees at most (a ring step's receives
+  // for the step before's; the all-to-alls' for none).
+  int& previous = raw_piece_begin_[static_cast<std::size_t>(rank)];
+  program.discard_before(previous);
+  rewriter_->discard_before(rank, previous);
+  previous = begin;
+  if (phase == Phase::done) rewriter_->forget(rank);
+  return true;
+}
+
+void UspClassesSource::discard_before(int /*rank*/, int /*index*/) {
+  // The tracker drops the finished ops from plan().programs itself; the raw programs are
+  // trimmed piece by piece in extend().
+}
+
+std::string UspClassesSource::whole_plan_digest() const {
+  UspClassesSource fresh(spec_);
+  PlanDigestBuilder digest(plan_);
+  for (int r = 0; r < plan_.ranks; ++r) {
+    const std::size_t ops = plan_.programs[static_cast<std::size_t>(r)].size();
+    digest.begin_program(ops);
+    RankProgram& program = fresh.plan_.programs[static_cast<std::size_t>(r)];
+    int next = 0;
+    while (fresh.extend(r)) {
+      for (; next < static_cast<int>(program.size()); ++next) digest.add_op(program, next);
+      program.discard_before(next);
+    }
+    if (static_cast<std::size_t>(next) != ops) {
+      throw std::logic_error("UspClassesSource::whole_plan_digest: a program changed length");
+    }
+  }
+  // The header hashed this plan's objects; the regeneration, rank after rank as the whole
+  // quotient is built, must have made the same block partials.
+  const auto& mine = plan_.objects;
+  const auto& theirs = fresh.plan_.objects;
+  bool same = mine.size() == theirs.size();
+  for (std::size_t i = 0; same && i < mine.size(); ++i) {
+    same = mine[i].name == theirs[i].name && mine[i].bytes == theirs[i].bytes;
+  }
+  if (!same) {
+    throw std::logic_error(
+        "UspClassesSource::whole_plan_digest: the run made its block partials in another order");
+  }
+  return digest.value();
+}
+
+}  // namespace tilesim

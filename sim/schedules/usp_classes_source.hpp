@@ -1,0 +1,79 @@
+// USP's forward quotient plan (make_usp_classes_plan, usp_schedule.hpp, with the scenario's
+// output correction) generated a piece at a time for the windowed tracker
+// (sim/plan/windowed_tracker.hpp), so that a symmetric simulation holds O(P + K x window) ops
+// instead of the whole quotient's K x (ring steps x u + all-to-alls) (issue 13, item 1).
+//
+// The chunks and objects of all P ranks are built whole (O(P u)); representative x = G u + h
+// (member h of Ulysses group G, member G of head ring h) gets its program in pieces, each the
+// generator's own code (usp_forward_rank's parts, usp_grid.hpp): first the all-to-all of Q and
+// KV with ring steps 0 and 1 (and the frees of the own bundle's KV between them), then one ring
+// step (RingMemberForward) per piece, then the all-to-all back of O and the frees.
+// Peers are folded mod K as fold_onto_classes does; the correction's rewrite
+// (OutputCorrectionRewriter) runs on each piece when it is not fused. The first piece holds
+// ring step 1 because every block partial of x is made there (its first accumulating call
+// writes all of its u O and LSE accumulators): the tracker asks for the ranks' first pieces in
+// rank order, so the partials get the whole quotient's object ids (rank by rank);
+// whole_plan_digest() checks that, and tests/test_windowed_tracker.cpp the rest.
+// Forward only: the backward's partials (dQ, dKV) are made in its own ring steps, after every
+// rank's forward ones, which a rank-by-rank rewrite orders otherwise.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/plan/comm_groups.hpp"
+#include "sim/plan/fusing_builder.hpp"
+#include "sim/plan/output_correction.hpp"
+#include "sim/plan/plan.hpp"
+#include "sim/plan/windowed_tracker.hpp"
+#include "sim/schedules/ring_passes.hpp"
+#include "sim/schedules/usp_grid.hpp"
+
+namespace tilesim {
+
+struct UspClassesSpec {
+  AttentionShape shape;  // forward, full mask
+  int ranks = 0;         // P
+  int ulysses = 0;       // u
+  int classes = 0;       // K: a multiple of u, at least 2u, dividing P
+  Correction correction = Correction::separate;
+};
+
+class UspClassesSource final : public ProgramSource {
+ public:
+  // std::invalid_argument for a backward pass or classes the quotient does not take.
+  explicit UspClassesSource(UspClassesSpec spec);
+  UspClassesSource(const UspClassesSource&) = delete;
+  UspClassesSource& operator=(const UspClassesSource&) = delete;
+  ~UspClassesSource() override = default;
+
+  Plan& plan() override { return plan_; }
+  const Plan& plan() const { return plan_; }
+  bool extend(int rank) override;  // appends rank's next piece
+  void discard_before(int rank, int index) override;
+
+  // plan_digest of the whole quotient plan. Call once every program is complete (after a run):
+  // it takes the op counts and objects from this plan and regenerates the ops.
+  std::string whole_plan_digest() const;
+
+ private:
+  enum class Phase { prologue, ring, epilogue, done };
+  void emit_piece(int rank, Phase& phase);
+
+  UspClassesSpec spec_;
+  UspGrid grid_;
+  UspHeadObjects objs_;
+  Plan plan_;                // the quotient: programs grow and shrink
+  std::optional<Plan> raw_;  // the generator's programs before the correction's rewrite
+  std::vector<std::vector<RingMember>> rings_;  // head ring h
+  CommGroups groups_;
+  FusingScratch scratch_;
+  std::vector<std::unique_ptr<RingMemberForward>> members_;  // representative x's ring member
+  std::vector<Phase> phase_;
+  std::optional<OutputCorrectionRewriter> rewriter_;
+  std::vector<int> raw_piece_begin_;  // per rank: first raw op of the last piece
+};
+
+}  // namespace tilesim
