@@ -115,6 +115,58 @@ TEST_CASE("occupancy: CTAs list-scheduled in grid order, a causal tail costed by
   CHECK(h800.scheduled_occupancy(tiles, 5) == Approx(320.0 / 528.0));
 }
 
+TEST_CASE("occupancy: a lone CTA runs at lone_cta_throughput of its SM") {
+  // 320 equal CTAs (5 heads x 64 tiles) on 132 SMs x 2, a lone CTA at 2/3 of the SM: one full
+  // wave of 264 (2 units), then 56 CTAs one per SM, each 1 unit at throughput 2/3 (1.5 units).
+  OccupancyModel h800{132, 2, 128, 2048, 2.0 / 3.0};
+  CHECK(h800.sm_throughput(1) == Approx(2.0 / 3.0));
+  CHECK(h800.sm_throughput(2) == 1.0);
+  CHECK(h800.occupancy(320) == Approx(320.0 / (132 * 3.5)));
+  const std::vector<double> tiles(64, 1.0);
+  CHECK(h800.scheduled_occupancy(tiles, 5) == Approx(320.0 / (132 * 3.5)));
+  // 2048 CTAs: 7 full waves (14 units), then 200 on 132 SMs: 68 SMs hold two (2 units).
+  CHECK(h800.occupancy(2048) == Approx(2048.0 / (132 * 16)));
+  CHECK(h800.scheduled_occupancy(std::vector<double>(64, 1.0), 32) == Approx(2048.0 / (132 * 16)));
+  // 100 CTAs on 132 SMs: one each, all lone: 1.5 units.
+  CHECK(h800.occupancy(100) == Approx(100.0 / (132 * 1.5)));
+  // Without the key a CTA gains nothing alone: the whole second wave (2 units).
+  h800.lone_cta_throughput = 0.0;
+  CHECK(h800.lone_share() == 0.5);
+  CHECK(h800.occupancy(320) == Approx(320.0 / 528.0));
+  // Unequal work on one SM x 2, lone 2/3: CTAs of 1 and 3 share the SM at 1/2 each until t = 2,
+  // then the 3 has 2 left, alone at 2/3: 3 more units, T = 5, 4 units of work.
+  const OccupancyModel one{1, 2, 128, 4, 2.0 / 3.0};
+  const std::vector<double> uneven{1, 3};
+  CHECK(one.scheduled_occupancy(uneven, 1) == Approx(4.0 / 5.0));
+  // Three CTAs 1, 1, 2: the 1s share to t = 2, then the 2 runs alone: 2 / (2/3) = 3: T = 5.
+  const std::vector<double> three{1, 1, 2};
+  CHECK(one.scheduled_occupancy(three, 1) == Approx(4.0 / 5.0));
+  // One SM, one slot: lone is the whole SM, work in order: T = sum.
+  const OccupancyModel single{1, 1, 128, 4, 1.0};
+  CHECK(single.scheduled_occupancy(three, 1) == Approx(1.0));
+}
+
+TEST_CASE("call efficiency: lone_cta_throughput is read, bounded by 1/ctas_per_sm and 1") {
+  const CalibrationProfile p = load_calibration(
+      temp_profile("tilesim-lone.calib.yaml",
+                   "  occupancy: {sms: 100, ctas_per_sm: 2, cta_tokens: 128, reference_ctas: 2000, "
+                   "lone_cta_throughput: 0.8}\n"));
+  CHECK(p.occupancy.lone_cta_throughput == 0.8);
+  // 250 CTAs on 200 slots: a full wave (2), then 50 lone (1 / 0.8).
+  CHECK(p.occupancy.occupancy(250) == Approx(250.0 / (100 * (2 + 1.25))));
+  const std::string low =
+      temp_profile("tilesim-lone-low.calib.yaml",
+                   "  occupancy: {sms: 100, ctas_per_sm: 2, cta_tokens: 128, reference_ctas: 2000, "
+                   "lone_cta_throughput: 0.4}\n");
+  try {
+    load_calibration(low);
+    FAIL("expected an InputError");
+  } catch (const InputError& e) {
+    CHECK(e.key() == "compute.occupancy.lone_cta_throughput");
+    CHECK_THAT(e.what(), Catch::Contains("between 1/ctas_per_sm = 0.5 and 1"));
+  }
+}
+
 TEST_CASE("compute model: a causally cut call's tiles carry their unmasked pairs") {
   // 2 GPUs, 512 tokens, causal: each rank holds one 256-token chunk, two 128-token tiles.
   const PreparedScenario p =

@@ -44,10 +44,14 @@ void write_profile(std::ostream& out, const CalibrationProfile& p, const std::st
   if (p.compute_cores > 0) out << fmt::format("  cores: {:.6g}\n", p.compute_cores);
   out << fmt::format("  comm_slowdown_min_bytes: {:.0f}B\n", p.comm_slowdown_min_bytes);
   if (p.occupancy.enabled()) {
+    const std::string lone =
+        p.occupancy.lone_cta_throughput > 0
+            ? fmt::format(", lone_cta_throughput: {:.6g}", p.occupancy.lone_cta_throughput)
+            : std::string();
     out << fmt::format(
-        "  occupancy: {{sms: {}, ctas_per_sm: {}, cta_tokens: {}, reference_ctas: {:.0f}}}\n",
+        "  occupancy: {{sms: {}, ctas_per_sm: {}, cta_tokens: {}, reference_ctas: {:.0f}{}}}\n",
         p.occupancy.sms, p.occupancy.ctas_per_sm, p.occupancy.cta_tokens,
-        p.occupancy.reference_ctas);
+        p.occupancy.reference_ctas, lone);
   }
   out << "  causal_efficiency: " << curve_yaml(p.causal_efficiency) << "\n";
   write_table(out, "forward", p.forward);

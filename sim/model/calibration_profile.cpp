@@ -127,9 +127,10 @@ EfficiencyCurve read_causal(const YamlMap& compute) {
   return curve;
 }
 
-// compute.occupancy: {sms, ctas_per_sm, tile, reference_ctas} (occupancy.hpp).
+// compute.occupancy: {sms, ctas_per_sm, cta_tokens, reference_ctas[, lone_cta_throughput]}
+// (occupancy.hpp).
 OccupancyModel read_occupancy(const YamlMap& m) {
-  m.allow_only({"sms", "ctas_per_sm", "cta_tokens", "reference_ctas"});
+  m.allow_only({"sms", "ctas_per_sm", "cta_tokens", "reference_ctas", "lone_cta_throughput"});
   const auto count = [&](std::string_view key, double hi) {
     const double v = m.number(key);
     if (!(v >= 1.0 && v <= hi && v == std::floor(v))) {
@@ -142,6 +143,17 @@ OccupancyModel read_occupancy(const YamlMap& m) {
   o.ctas_per_sm = static_cast<int>(count("ctas_per_sm", 64));
   o.cta_tokens = static_cast<int>(count("cta_tokens", 65536));
   o.reference_ctas = count("reference_ctas", 1e9);
+  if (m.has("lone_cta_throughput")) {
+    // One CTA gets at least its fair share of a full SM and at most the whole SM.
+    const double lone = m.number("lone_cta_throughput");
+    const double fair = 1.0 / o.ctas_per_sm;
+    if (!(lone >= fair && lone <= 1.0)) {
+      m.fail(
+          "lone_cta_throughput",
+          fmt::format("expected a fraction of the SM between 1/ctas_per_sm = {:.6g} and 1", fair));
+    }
+    o.lone_cta_throughput = lone;
+  }
   return o;
 }
 
