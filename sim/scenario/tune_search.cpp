@@ -81,11 +81,13 @@ class Known {
 // while it is infinite, a guess (kGuessFactor x the candidate's bound or the largest makespan
 // known, whichever is larger), so that a candidate whose bound is far below its makespan
 // (the all-gather's: its compute) does not run to its end before enough is known to drop it.
-// A guess that turns out too low costs a rerun, never a different answer.
+// A guess that turns out too low costs a rerun, never a different answer. No guess where no
+// candidate can end up cut off (no more runnable candidates than are printed): every one runs
+// whole.
 constexpr double kGuessFactor = 2.0;
-Picoseconds stop_ps(double ceiling_s, double guess_s) {
+Picoseconds stop_ps(double ceiling_s, double guess_s, bool guess) {
   if (std::isfinite(ceiling_s)) return s_to_ps(ceiling_s);
-  return s_to_ps(kGuessFactor * guess_s);
+  return guess ? s_to_ps(kGuessFactor * guess_s) : kNeverStop;
 }
 
 }  // namespace
@@ -174,6 +176,9 @@ std::vector<CandidateResult> search_candidates(
         shape_cut_floor_s(p.scenario.attention, candidates[i].spec, p.profile, bound);
     if (floor_s) cut_floor_s[i] = *floor_s;
   }
+  const bool guess = std::count_if(results.begin(), results.end(), [](const CandidateResult& r) {
+                       return r.ok;
+                     }) > std::max(keep, 1);
   Known known(static_cast<std::size_t>(std::max(keep, 1)));
   auto evaluate = [&](std::size_t i, Picoseconds stop_after_ps) {
     if (stop_after_ps != kNeverStop && cut_floor_s[i] > ps_to_s(stop_after_ps) &&
@@ -191,7 +196,7 @@ std::vector<CandidateResult> search_candidates(
     results[i].sim_wall_s += wall_before_s;  // a rerun's time adds to the first run's
   };
   auto refine = [&](std::size_t j) {
-    evaluate(j, stop_ps(known.ceiling_s(results), results[j].makespan_floor_s));
+    evaluate(j, stop_ps(known.ceiling_s(results), results[j].makespan_floor_s, guess));
   };
   std::size_t done = n;
   for (std::size_t i : order) {
@@ -209,7 +214,7 @@ std::vector<CandidateResult> search_candidates(
         }
         if (lower_bound_s <= known.floor_s(results)) {
           evaluate(i, stop_ps(known.ceiling_s(results),
-                              std::max(lower_bound_s, known.largest_s(results))));
+                              std::max(lower_bound_s, known.largest_s(results)), guess));
           known.add(i);
           break;
         }
