@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/model/makespan_bound.hpp"
+#include "sim/model/simulator.hpp"
 #include "sim/scenario/prepared_scenario.hpp"
 #include "sim/scenario/schedule_tuner.hpp"
 #include "sim/scenario/shape_bound.hpp"
@@ -45,8 +46,9 @@ void check_same_figures(const CandidateResult& x, const CandidateResult& y) {
 }  // namespace
 
 TEST_CASE("tune search: the pruned search keeps the exhaustive ranking's fastest candidates") {
+  int cut_off = 0;  // over every size and keep
   for (const int gpus : {16, 32, 64}) {
-    for (const int keep : {1, 3}) {
+    for (const int keep : {1, 3, 6}) {
       INFO(gpus << " GPUs, keep " << keep);
       // The reference: every candidate, every rank simulated.
       std::vector<CandidateResult> full = tune_schedules(prepared(gpus, false));
@@ -78,6 +80,13 @@ TEST_CASE("tune search: the pruned search keeps the exhaustive ranking's fastest
           CHECK(r.lower_bound_s <= ref.figures.makespan_s);
         } else if (r.ok) {
           check_same_figures(r, ref);
+        } else if (r.cut_off) {
+          // Stopped once it could not be among the keep fastest: at a time below its makespan
+          // and above the keep-th fastest.
+          ++cut_off;
+          REQUIRE(ref.ok);
+          CHECK(r.makespan_floor_s <= ref.figures.makespan_s);
+          CHECK(r.makespan_floor_s > kth_fastest_s);
         } else {
           CHECK(!ref.ok);
           CHECK(r.reason == ref.reason);
@@ -87,6 +96,44 @@ TEST_CASE("tune search: the pruned search keeps the exhaustive ranking's fastest
       CHECK(pruned > 0);
     }
   }
+  // And some simulations are cut off (the stop-at-time path is exercised).
+  CHECK(cut_off > 0);
+}
+
+TEST_CASE("tune search: a simulation stopped at a time has reached it, below its makespan") {
+  const PreparedScenario p = prepared(16, false);
+  const Plan plan = make_plan(p.scenario.attention, p.scenario.schedule);
+  const SimulationResult whole = simulate(plan, p.topology, p.profile);
+  REQUIRE(whole.stopped_at_ps == -1);
+  REQUIRE(whole.makespan_ps > 2);
+  SimulationOptions options;
+  // Stopped at the makespan itself: nothing is left after it, the run is the whole one.
+  options.stop_after_ps = whole.makespan_ps;
+  const SimulationResult at_end = simulate(plan, p.topology, p.profile, options);
+  CHECK(at_end.stopped_at_ps == -1);
+  CHECK(at_end.makespan_ps == whole.makespan_ps);
+  CHECK(at_end.events == whole.events);
+  // One picosecond before: the last ops end at the makespan, the first event not handled.
+  options.stop_after_ps = whole.makespan_ps - 1;
+  CHECK(simulate(plan, p.topology, p.profile, options).stopped_at_ps == whole.makespan_ps);
+  // Halfway: stopped at an event after the stop time, no later than the makespan.
+  options.stop_after_ps = whole.makespan_ps / 2;
+  const SimulationResult half = simulate(plan, p.topology, p.profile, options);
+  CHECK(half.stopped_at_ps > whole.makespan_ps / 2);
+  CHECK(half.stopped_at_ps <= whole.makespan_ps);
+  CHECK(half.events < whole.events);
+  // The symmetric path (one rank per class) stops the same way.
+  const PreparedScenario q = prepared(16, true);
+  const ScheduleCandidate ring{"ring", q.scenario.schedule};
+  const CandidateResult stopped = evaluate_candidate(q, ring, whole.makespan_ps / 2);
+  CHECK(stopped.cut_off);
+  CHECK(!stopped.ok);
+  CHECK(stopped.makespan_floor_s > ps_to_s(whole.makespan_ps / 2));
+  CHECK(stopped.makespan_floor_s <= ps_to_s(whole.makespan_ps));
+  const CandidateResult ran = evaluate_candidate(q, ring, whole.makespan_ps);
+  REQUIRE(ran.ok);
+  CHECK(!ran.cut_off);
+  CHECK(ran.figures.makespan_s == ps_to_s(whole.makespan_ps));
 }
 
 TEST_CASE("tune search: a symmetric candidate has the figures and bound of the full one") {
@@ -203,4 +250,33 @@ TEST_CASE("tune search: closed-form bounds of every USP degree at 256 GPUs, simu
     ++checked;
   }
   CHECK(checked == 5);  // u = 2, 4, 8, 16, 32 (heads and kv_heads 32)
+}
+
+TEST_CASE("tune search: the all-gather's node cut floor is at most its simulated makespan") {
+  for (const int gpus : {16, 32, 64, 128}) {
+    for (const bool causal : {false, true}) {
+      INFO(gpus << " GPUs, causal " << causal);
+      const PreparedScenario p = prepared(gpus, true, causal);
+      ScheduleSpec spec = p.scenario.schedule;
+      spec.kind = "allgather_kv";
+      MakespanBound bound(p.topology, p.profile);
+      const std::optional<double> floor_s =
+          shape_cut_floor_s(p.scenario.attention, spec, p.profile, bound);
+      REQUIRE(floor_s);
+      // By hand: each node's 8 GPUs receive kv (c = S/P tokens x 32 heads x 128 x K and V x 2
+      // bytes) from each of the P - 8 others over 8 NDR NICs.
+      const double kv_bytes = 256.0 * 1024 / gpus * 32 * 128 * 2 * 2;
+      CHECK(*floor_s > 8.0 * (gpus - 8) * kv_bytes / (8 * 50e9));
+      const CandidateResult r = evaluate_candidate(p, {"allgather_kv", spec});
+      REQUIRE(r.ok);
+      CHECK(*floor_s <= r.figures.makespan_s);
+      // Across nodes the cut is what the all-gather waits on: the floor is close (measured
+      // 0.75 of the makespan at 64 GPUs, 0.96 at 128; the alpha and latency are not in it).
+      if (gpus >= 64 && !causal) CHECK(*floor_s >= 0.7 * r.figures.makespan_s);
+    }
+  }
+  // No cut floor for another schedule.
+  const PreparedScenario p = prepared(16, true);
+  MakespanBound bound(p.topology, p.profile);
+  CHECK(!shape_cut_floor_s(p.scenario.attention, p.scenario.schedule, p.profile, bound));
 }

@@ -43,7 +43,9 @@ MakespanBound::MakespanBound(const Topology& topology, const CalibrationProfile&
       profile_(profile),
       router_(topology),
       in_capacity_bytes_per_s_(static_cast<std::size_t>(topology.gpu_count()), 0.0),
-      out_capacity_bytes_per_s_(static_cast<std::size_t>(topology.gpu_count()), 0.0) {
+      out_capacity_bytes_per_s_(static_cast<std::size_t>(topology.gpu_count()), 0.0),
+      node_in_capacity_bytes_per_s_(static_cast<std::size_t>(std::max(topology.node_count, 0)),
+                                    0.0) {
   for (LinkId l = 0; l < topology.link_count(); ++l) {
     const Link& link = topology.link(l);
     const LinkCost& cost = profile.link(link.cls);
@@ -61,6 +63,9 @@ MakespanBound::MakespanBound(const Topology& topology, const CalibrationProfile&
     }
     if (to.kind == DeviceKind::gpu && to.gpu_index >= 0) {
       in_capacity_bytes_per_s_[static_cast<std::size_t>(to.gpu_index)] += capacity;
+    }
+    if (to.node >= 0 && to.node < topology.node_count && from.node != to.node) {
+      node_in_capacity_bytes_per_s_[static_cast<std::size_t>(to.node)] += capacity;
     }
   }
 }
@@ -111,6 +116,12 @@ double MakespanBound::gpu_in_ps(int gpu, double bytes) const {
 double MakespanBound::gpu_out_ps(int gpu, double bytes) const {
   const double c_out = out_capacity_bytes_per_s_[static_cast<std::size_t>(gpu)];
   return c_out > 0 ? lowered(bytes / c_out * 1e12) : 0.0;
+}
+
+double MakespanBound::node_in_ps(int node, double bytes) const {
+  if (node < 0 || node >= static_cast<int>(node_in_capacity_bytes_per_s_.size())) return 0.0;
+  const double c_in = node_in_capacity_bytes_per_s_[static_cast<std::size_t>(node)];
+  return c_in > 0 ? lowered(bytes / c_in * 1e12) : 0.0;
 }
 
 double MakespanBound::lower_bound_s(const Plan& plan, const RingSymmetry* symmetry) {

@@ -60,6 +60,12 @@ class MakespanBound {
   // capacities, lowered; 0 for a GPU without such links.
   double gpu_in_ps(int gpu, double bytes) const;
   double gpu_out_ps(int gpu, double bytes) const;
+  // `bytes` into node `node`'s GPUs from outside it: every route from outside enters the node
+  // over a link from a device of another node or the fabric to one of the node's, so those
+  // bytes cross that cut, whose summed capacity x efficiency max-min never exceeds; lowered;
+  // 0 for a node without such links.
+  double node_in_ps(int node, double bytes) const;
+  int node_of_gpu(int gpu) const { return topology_.node_of_gpu(gpu); }
 
  private:
   struct PairCost {
@@ -72,8 +78,9 @@ class MakespanBound {
   const Topology& topology_;
   const CalibrationProfile& profile_;
   Router router_;
-  std::vector<double> in_capacity_bytes_per_s_;   // by GPU
-  std::vector<double> out_capacity_bytes_per_s_;  // by GPU
+  std::vector<double> in_capacity_bytes_per_s_;       // by GPU
+  std::vector<double> out_capacity_bytes_per_s_;      // by GPU
+  std::vector<double> node_in_capacity_bytes_per_s_;  // by node: links into it from outside
   std::unordered_map<long long, PairCost> pairs_;
 };
 

@@ -60,6 +60,9 @@ struct SimulationResult {
   std::vector<std::string> warnings;     // profile lookups past a table end, one per end
   std::uint64_t events = 0;
   double sim_wall_s = 0.0;
+  // A run stopped by SimulationOptions::stop_after_ps: the time of the first event not
+  // handled, a lower bound on the makespan (-1: ran to the end). The other fields are partial.
+  Picoseconds stopped_at_ps = -1;
 };
 
 // The headline figures of the result JSON, derived from a result.

@@ -144,6 +144,14 @@ class Simulation final : private TransferCalendar {
       if (queue_.empty() && !net_next) break;
       Picoseconds next = queue_.empty() ? *net_next : queue_.next_time_ps();
       if (net_next && *net_next < next) next = *net_next;
+      // Stop-at-time. An unfinished op ends at one of the pending events, the earliest of which
+      // is no earlier than next (next may be a stale completion: hence only while ops remain),
+      // so the makespan is at least next.
+      if (next > options_.stop_after_ps && !tracker_.all_done()) {
+        result_.stopped_at_ps = next;
+        result_.sim_wall_s = seconds_since(wall_start);
+        return std::move(result_);
+      }
       now = next;
       if (net_next && *net_next == now) {
         network_->advance(now);
@@ -158,13 +166,16 @@ class Simulation final : private TransferCalendar {
     }
     finalize();
     result_.events = queue_.scheduled() * events_factor_;
-    result_.sim_wall_s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    result_.sim_wall_s = seconds_since(wall_start);
     return std::move(result_);
   }
 
  private:
   TransferCalendar& calendar() { return *this; }
+
+  static double seconds_since(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
 
   std::unique_ptr<TransferModel> make_network(const Topology& topology,
                                               const CalibrationProfile& profile,
@@ -408,9 +419,10 @@ SimulationResult simulate(const Plan& plan, const Topology& topology,
 
 SimulationResult simulate_classes(const Plan& quotient, const RingSymmetry& symmetry,
                                   const Topology& topology, const CalibrationProfile& profile,
-                                  bool record_route_busy) {
+                                  bool record_route_busy, Picoseconds stop_after_ps) {
   SimulationOptions options;
   options.record_route_busy = record_route_busy;
+  options.stop_after_ps = stop_after_ps;
   return Simulation<PlanTracker>(quotient, PlanTracker(quotient), topology, profile, options,
                                  &symmetry)
       .run();

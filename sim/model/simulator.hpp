@@ -19,6 +19,7 @@
 // Same inputs give the same result to the picosecond.
 #pragma once
 
+#include <limits>
 #include <vector>
 
 #include "sim/model/calibration_profile.hpp"
@@ -28,6 +29,8 @@
 
 namespace tilesim {
 
+inline constexpr Picoseconds kNeverStop = std::numeric_limits<Picoseconds>::max();
+
 struct SimulationOptions {
   std::vector<int> placement;  // rank -> GPU index; empty = the plan's placement
   bool record_link_samples = false;
@@ -36,6 +39,12 @@ struct SimulationOptions {
   // SimulationResult::route_busy_ps: per (source GPU, destination GPU), O(GPU pairs used)
   // instead of O(transfers); the tuner's bound analysis needs only that.
   bool record_route_busy = false;
+  // Stop-at-time, for a search that only needs to know the makespan is above a threshold
+  // (tune_search.hpp): while ops remain unfinished, the run stops before the first event later
+  // than this, with SimulationResult::stopped_at_ps set to that event's time (every unfinished
+  // op ends at a pending event, so the makespan is at least it); the totals are then partial.
+  // The events up to it are handled exactly as in a run to the end.
+  Picoseconds stop_after_ps = kNeverStop;
 };
 
 // Throws PlanError if the plan cannot run to completion (the validator catches

@@ -15,6 +15,7 @@
 #include "sim/model/calibration_profile.hpp"
 #include "sim/model/ring_symmetry.hpp"
 #include "sim/model/simulation_result.hpp"
+#include "sim/model/simulator.hpp"
 #include "sim/plan/plan.hpp"
 #include "sim/plan/windowed_tracker.hpp"
 #include "sim/topology/topology.hpp"
@@ -26,9 +27,11 @@ namespace tilesim {
 // record_route_busy: route_busy_ps of the representatives' transfers only, keyed by the GPUs
 // they run between in the full ring; every other route is the image of one of them under the
 // shift and has the same sum (the tuner's bound analysis takes the largest).
+// stop_after_ps: SimulationOptions::stop_after_ps (the full ring's times: the quotient's).
 SimulationResult simulate_classes(const Plan& quotient, const RingSymmetry& symmetry,
                                   const Topology& topology, const CalibrationProfile& profile,
-                                  bool record_route_busy = false);
+                                  bool record_route_busy = false,
+                                  Picoseconds stop_after_ps = kNeverStop);
 
 // The same over a quotient generated as it runs (sim/plan/windowed_tracker.hpp; the ring
 // family's source is ring_classes_source.hpp): the same result, with the quotient's programs

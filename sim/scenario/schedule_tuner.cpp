@@ -125,9 +125,20 @@ std::string candidate_refusal(const PreparedScenario& p, const ScheduleCandidate
   return violation.empty() ? violation : "schedule.gpus: " + violation;
 }
 
-CandidateResult evaluate_candidate(const PreparedScenario& p, const ScheduleCandidate& c) {
+CandidateResult evaluate_candidate(const PreparedScenario& p, const ScheduleCandidate& c,
+                                   Picoseconds stop_after_ps) {
   CandidateResult r;
   r.candidate = c;
+  if (p.job_layout || c.spec.memory_budget_bytes > 0) stop_after_ps = kNeverStop;
+  // A stopped run: no figures, only the time it reached.
+  auto cut_off = [&r](const SimulationResult& result) {
+    if (result.stopped_at_ps < 0) return false;
+    r.cut_off = true;
+    r.makespan_floor_s = ps_to_s(result.stopped_at_ps);
+    r.sim_wall_s = result.sim_wall_s;
+    r.reason = "cut off";
+    return true;
+  };
   try {
     r.reason = candidate_refusal(p, c);
     if (!r.reason.empty()) return r;
@@ -137,7 +148,8 @@ CandidateResult evaluate_candidate(const PreparedScenario& p, const ScheduleCand
       s.schedule = c.spec;
       const Plan quotient = build_symmetric_plan(s, *symmetry);
       const SimulationResult result =
-          simulate_classes(quotient, *symmetry, p.topology, p.profile, true);
+          simulate_classes(quotient, *symmetry, p.topology, p.profile, true, stop_after_ps);
+      if (cut_off(result)) return r;
       r.figures = summarize(result);
       r.bound = bound_of(result.route_busy_ps, r.figures, p.topology);
       r.sim_wall_s = result.sim_wall_s;
@@ -152,7 +164,9 @@ CandidateResult evaluate_candidate(const PreparedScenario& p, const ScheduleCand
       const Plan plan = make_plan(p.scenario.attention, c.spec);
       SimulationOptions options;
       options.record_route_busy = true;  // bound_of finds the busiest route from them
+      options.stop_after_ps = stop_after_ps;
       const SimulationResult result = simulate(plan, p.topology, p.profile, options);
+      if (cut_off(result)) return r;
       r.figures = summarize(result);
       r.bound = bound_of(result.route_busy_ps, r.figures, p.topology);
       r.sim_wall_s = result.sim_wall_s;

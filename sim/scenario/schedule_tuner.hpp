@@ -26,6 +26,7 @@
 
 #include "sim/model/ring_symmetry.hpp"
 #include "sim/model/simulation_result.hpp"
+#include "sim/model/simulator.hpp"
 #include "sim/scenario/prepared_scenario.hpp"
 #include "sim/schedules/schedule.hpp"
 
@@ -49,6 +50,13 @@ struct CandidateResult {
   // its figures are empty and ok is false).
   double lower_bound_s = -1.0;
   bool pruned = false;
+  // Cut off: not simulated to its end (evaluate_candidate's stop_after_ps stopped it at
+  // makespan_floor_s) or not at all (the search's cut floor, shape_cut_floor_s, is
+  // makespan_floor_s): no figures (ok = false), only that proven lower bound on the makespan.
+  // The search keeps a candidate cut off only once it is known not to be among the fastest it
+  // prints, as the exhaustive search simulates and does not print it, so nothing lists it.
+  bool cut_off = false;
+  double makespan_floor_s = -1.0;
 };
 
 // USP's Ulysses degrees u for `gpus` ranks: 1 < u < gpus dividing gpus and heads, kv_heads
@@ -69,8 +77,11 @@ std::optional<RingSymmetry> candidate_symmetry(const PreparedScenario& p,
 std::string candidate_refusal(const PreparedScenario& p, const ScheduleCandidate& c);
 
 // Builds, simulates and summarises one candidate; a ScheduleError becomes
-// ok = false with the reason.
-CandidateResult evaluate_candidate(const PreparedScenario& p, const ScheduleCandidate& c);
+// ok = false with the reason. stop_after_ps: the simulation's stop-at-time
+// (SimulationOptions::stop_after_ps; not with a job or a memory budget, whose verdict needs the
+// whole run's peak): a run that stops comes back cut off.
+CandidateResult evaluate_candidate(const PreparedScenario& p, const ScheduleCandidate& c,
+                                   Picoseconds stop_after_ps = kNeverStop);
 
 // Every candidate, the runnable ones sorted by makespan first.
 std::vector<CandidateResult> tune_schedules(const PreparedScenario& p, bool mesh_only = false);

@@ -1,6 +1,7 @@
 #include "sim/scenario/shape_bound.hpp"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 #include <stdexcept>
 #include <vector>
@@ -351,6 +352,24 @@ std::optional<double> shape_lower_bound_s(const AttentionShape& shape, const Sch
   return std::max({*comm_ps, compute_floor_ps(shape, spec, profile),
                    calls_floor_ps(shape, spec, profile)}) *
          1e-12;
+}
+
+std::optional<double> shape_cut_floor_s(const AttentionShape& shape, const ScheduleSpec& spec,
+                                        const CalibrationProfile& profile, MakespanBound& bound) {
+  if (spec.kind != "allgather_kv" || !shape_lower_bound_s(shape, spec, profile, bound)) {
+    return std::nullopt;
+  }
+  const int p = spec.gpus;
+  const double kv = shape.kv_bytes(shape.seq_len / p);
+  std::map<int, int> ranks_on_node;  // rank r runs on GPU r (no placement for this schedule)
+  for (int r = 0; r < p; ++r) ++ranks_on_node[bound.node_of_gpu(r)];
+  double worst_ps = 0.0;
+  for (const auto& [node, ranks] : ranks_on_node) {
+    if (node < 0) continue;
+    worst_ps = std::max(worst_ps, bound.node_in_ps(node, static_cast<double>(ranks) *
+                                                             static_cast<double>(p - ranks) * kv));
+  }
+  return worst_ps * 1e-12;
 }
 
 }  // namespace tilesim

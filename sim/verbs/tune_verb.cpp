@@ -77,6 +77,9 @@ nlohmann::ordered_json tune_document(const ScenarioSource& source, int top, bool
   double wall_s = 0.0;
   for (const CandidateResult& r : ranked) {
     wall_s += r.sim_wall_s;
+    // Cut off: simulated far enough to know it is not among the fastest `top`; the exhaustive
+    // search simulates it whole and does not print it either.
+    if (r.cut_off) continue;
     if (r.pruned) {
       pruned.push_back({{"schedule", r.candidate.label}, {"lower_bound_s", r.lower_bound_s}});
       continue;
