@@ -169,3 +169,39 @@ TEST_CASE("plan semantics: ring dependencies", "[plan]") {
     for (int p : sem.prerequisites(static_cast<int>(i))) CHECK(p < static_cast<int>(i));
   }
 }
+
+// The shared one-op step (sim/plan/op_derivation.hpp) on its own, figures worked out by hand.
+TEST_CASE("hazard_step: RAW, WAW and WAR prerequisites and the records it leaves") {
+  ObjectHazard a, b;
+  std::vector<std::int32_t> pre;
+  std::vector<ObjectHazard*> none, only_a{&a}, only_b{&b}, both{&a, &b};
+  hazard_step(none, only_a, 0, pre);  // op 0 writes A: nothing before it
+  CHECK(pre.empty());
+  CHECK(a.last_writer == 0);
+  hazard_step(only_a, only_b, 1, pre);  // op 1 reads A (RAW on 0), writes B
+  CHECK(pre == Ops{0});
+  pre.clear();
+  hazard_step(only_a, none, 2, pre);  // op 2 reads A: RAW on 0
+  CHECK(pre == Ops{0});
+  CHECK(a.readers_since_write == Ops{1, 2});
+  pre.clear();
+  hazard_step(only_b, both, 3, pre);  // op 3 reads B (RAW 1), writes A (WAW 0, WAR 1 2), B
+  CHECK(pre == Ops{1, 0, 1, 2, 1});   // reads first, then per written object, unsorted
+  CHECK(a.last_writer == 3);
+  CHECK(a.readers_since_write.empty());
+  CHECK(b.readers_since_write.empty());  // its own read of B is superseded by its write
+  finish_prerequisites(
+      pre, 3, true, [](std::int32_t p) { return p == 2; }, [](std::int32_t p) { return p <= 1; });
+  CHECK(pre == Ops{1});  // 0 1 unique, 2 dropped, of the stream ops 0 and 1 only 1 kept
+}
+
+TEST_CASE("allocation_step: writes allocate what is not live, free releases what is") {
+  bool live = false;
+  CHECK_FALSE(allocation_step(OpKind::send, live));  // a send never allocates
+  CHECK(allocation_step(OpKind::recv, live));
+  CHECK(live);
+  CHECK_FALSE(allocation_step(OpKind::compute, live));  // already live
+  CHECK(allocation_step(OpKind::free, live));
+  CHECK_FALSE(live);
+  CHECK_FALSE(allocation_step(OpKind::free, live));  // nothing left to release
+}

@@ -77,13 +77,35 @@ FlowTransferModel::FlowTransferModel(const Topology& topology, const Calibration
   }
 }
 
+const FlowTransferModel::RouteFacts& FlowTransferModel::facts_of(int src_gpu, int dst_gpu) {
+  const std::int64_t key = static_cast<std::int64_t>(src_gpu) * topology_.gpu_count() + dst_gpu;
+  const auto found = route_facts_.find(key);
+  if (found != route_facts_.end()) return found->second;
+  const Route& route = router_.route(src_gpu, dst_gpu);
+  RouteFacts facts;
+  facts.route = &route;
+  facts.alpha_s = profile_.link(alpha_class(topology_, route)).alpha_s;
+  for (LinkId l : route.links) {
+    const double c = profile_.link(topology_.link(l).cls).flow_cap_bytes_per_s;
+    if (c > 0 && (facts.rate_cap_bytes_per_s == 0.0 || c < facts.rate_cap_bytes_per_s)) {
+      facts.rate_cap_bytes_per_s = c;
+    }
+  }
+  FlowSpec spec;
+  spec.links.assign(route.links.begin(), route.links.end());
+  if (symmetry_ != nullptr && !spec.links.empty()) fold_onto_classes(spec);
+  facts.flow_links = std::move(spec.links);
+  facts.link_multiplicity = std::move(spec.link_multiplicity);
+  gpus_of(route, src_gpu, dst_gpu, facts.gpus);
+  return route_facts_.emplace(key, std::move(facts)).first->second;
+}
+
 TransferId FlowTransferModel::post(const TransferRequest& request, Picoseconds now) {
   const TransferId id = next_id_++;
-  const Route& route = router_.route(request.src_gpu, request.dst_gpu);
-  in_flight_.emplace(id, InFlight{&route, request.src_gpu, request.dst_gpu, request.bytes,
-                                  Phase::software_latency, 0.0});
-  const LinkClass slowest = alpha_class(topology_, route);
-  calendar_.wake_at(later_ps(now, s_to_ps(profile_.link(slowest).alpha_s)), id);
+  const RouteFacts& facts = facts_of(request.src_gpu, request.dst_gpu);
+  in_flight_.emplace(id, InFlight{facts.route, &facts, request.src_gpu, request.dst_gpu,
+                                  request.bytes, Phase::software_latency, 0.0});
+  calendar_.wake_at(later_ps(now, s_to_ps(facts.alpha_s)), id);
   return id;
 }
 
@@ -104,15 +126,10 @@ void FlowTransferModel::start_flow(TransferId id, InFlight& transfer, Picosecond
     return;
   }
   FlowSpec spec;
-  spec.links.assign(transfer.route->links.begin(), transfer.route->links.end());
+  spec.links = transfer.facts->flow_links;
+  spec.link_multiplicity = transfer.facts->link_multiplicity;
   spec.bytes = transfer.bytes;
-  double cap = 0.0;
-  for (LinkId l : transfer.route->links) {
-    const double c = profile_.link(topology_.link(l).cls).flow_cap_bytes_per_s;
-    if (c > 0 && (cap == 0.0 || c < cap)) cap = c;
-  }
-  spec.rate_cap_bytes_per_s = cap;
-  if (symmetry_ != nullptr) fold_onto_classes(spec);
+  spec.rate_cap_bytes_per_s = transfer.facts->rate_cap_bytes_per_s;
   if (record_link_loads_) {
     touched_links_.insert(touched_links_.end(), spec.links.begin(), spec.links.end());
   }
@@ -157,11 +174,12 @@ void FlowTransferModel::settle(Picoseconds now) {
   }
 }
 
-void FlowTransferModel::gpus_of(const InFlight& transfer, std::vector<int>& out) const {
+void FlowTransferModel::gpus_of(const Route& route, int src_gpu, int dst_gpu,
+                                std::vector<int>& out) const {
   out.clear();
-  out.push_back(transfer.src_gpu);
-  out.push_back(transfer.dst_gpu);
-  for (LinkId l : transfer.route->links) {
+  out.push_back(src_gpu);
+  out.push_back(dst_gpu);
+  for (LinkId l : route.links) {
     const Device& relay = topology_.device(topology_.link_target(l));
     if (relay.kind == DeviceKind::gpu && relay.gpu_index >= 0) out.push_back(relay.gpu_index);
   }
@@ -181,8 +199,7 @@ void FlowTransferModel::count_traffic(InFlight& transfer, double rate_bytes_per_
   const double old_rate = transfer.counted_rate_bytes_per_s;
   if (rate_bytes_per_s == old_rate) return;
   transfer.counted_rate_bytes_per_s = rate_bytes_per_s;
-  gpus_of(transfer, scratch_gpus_);
-  for (int gpu : scratch_gpus_) {
+  for (int gpu : transfer.facts->gpus) {
     const auto g = static_cast<std::size_t>(gpu);
     gpu_traffic_flows_[g] += (rate_bytes_per_s > 0 ? 1 : 0) - (old_rate > 0 ? 1 : 0);
     // Exactly 0 when no flow is left, whatever rounding the differences left behind.

@@ -53,6 +53,7 @@ class FlowTransferModel final : public TransferModel {
   // Simulates one representative per class (ring_symmetry.hpp): each flow is posted over the
   // orbit representatives of its links with the class's multiplicity, and its GPU traffic is
   // counted on the representative GPUs. The symmetry must outlive the model.
+  // Call before the first post (what is derived per route depends on it).
   void use_symmetry(const RingSymmetry* symmetry) { symmetry_ = symmetry; }
 
   TransferId post(const TransferRequest& request, Picoseconds now) override;
@@ -70,8 +71,19 @@ class FlowTransferModel final : public TransferModel {
 
  private:
   enum class Phase : std::uint8_t { software_latency, flowing, propagation };
+  // What every transfer on one route needs, derived on the route's first use: a ring posts
+  // millions of transfers over a few thousand routes.
+  struct RouteFacts {
+    const Route* route = nullptr;        // the router's, which stays put
+    double alpha_s = 0.0;                // of alpha_class
+    double rate_cap_bytes_per_s = 0.0;   // the smallest flow cap on the route, 0: none
+    std::vector<int> flow_links;         // the route's links (symmetric: folded)
+    std::vector<int> link_multiplicity;  // symmetric only: per folded link
+    std::vector<int> gpus;               // gpus_of: the GPUs its traffic loads
+  };
   struct InFlight {
     const Route* route = nullptr;
+    const RouteFacts* facts = nullptr;
     int src_gpu = 0;
     int dst_gpu = 0;
     double bytes = 0.0;
@@ -83,7 +95,8 @@ class FlowTransferModel final : public TransferModel {
   void begin_propagation(TransferId id, InFlight& transfer, Picoseconds now);
   // Moves a transfer's contribution to its GPUs' traffic to `rate` (0 when it stops).
   void count_traffic(InFlight& transfer, double rate_bytes_per_s);
-  void gpus_of(const InFlight& transfer, std::vector<int>& out) const;
+  const RouteFacts& facts_of(int src_gpu, int dst_gpu);
+  void gpus_of(const Route& route, int src_gpu, int dst_gpu, std::vector<int>& out) const;
   // Maps a flow onto the orbit representatives of its links, with multiplicities.
   void fold_onto_classes(FlowSpec& spec) const;
 
@@ -95,7 +108,8 @@ class FlowTransferModel final : public TransferModel {
   Router router_;
   FlowNetwork network_;
   TransferId next_id_ = 0;
-  std::unordered_map<TransferId, InFlight> in_flight_;  // posted, not yet completed
+  std::unordered_map<std::int64_t, RouteFacts> route_facts_;  // by src x gpu_count + dst
+  std::unordered_map<TransferId, InFlight> in_flight_;        // posted, not yet completed
   std::unordered_map<FlowId, TransferId> transfer_of_flow_;
   std::vector<TransferId> completed_;
   std::vector<int> touched_links_;  // flows started or ended since the last sample
@@ -105,7 +119,6 @@ class FlowTransferModel final : public TransferModel {
   std::vector<int> gpu_traffic_flows_;  // flows counted on the GPU
   std::vector<char> gpu_changed_;
   std::vector<int> changed_gpus_;
-  std::vector<int> scratch_gpus_;
 };
 
 }  // namespace tilesim

@@ -71,11 +71,13 @@ PlanDigestBuilder::PlanDigestBuilder(const Plan& plan) {
   }
 }
 
-void PlanDigestBuilder::begin_program(std::size_t ops) {
-  fnv_.add(static_cast<std::uint64_t>(ops));
+void PlanDigestBuilder::add_program(const ProgramDigest& program) {
+  fnv_.add(static_cast<std::uint64_t>(program.ops()));
+  fnv_.add(program.value());
 }
 
-void PlanDigestBuilder::add_op(const RankProgram& program, int index) {
+void ProgramDigest::add_op(const RankProgram& program, int index) {
+  ++ops_;
   Fnv1a& fnv = fnv_;
   const Op& op = program.op(index);
   fnv.add(static_cast<std::uint8_t>(op.kind));
@@ -103,8 +105,9 @@ std::string plan_digest(const Plan& plan) {
   }
   PlanDigestBuilder digest(plan);
   for (const RankProgram& program : plan.programs) {
-    digest.begin_program(program.size());
-    for (std::size_t i = 0; i < program.size(); ++i) digest.add_op(program, static_cast<int>(i));
+    ProgramDigest ops;
+    for (std::size_t i = 0; i < program.size(); ++i) ops.add_op(program, static_cast<int>(i));
+    digest.add_program(ops);
   }
   return digest.value();
 }

@@ -78,50 +78,24 @@ void SemanticsDeriver::derive(int rank, RankSemantics& out) {
       if (options_.fold_compute_stream && last_compute >= 0) preds_.push_back(last_compute);
       last_compute = i;
     }
-    for (int obj : program.reads(i)) {
-      const Hazard& h = hazard(rank, obj);
-      if (h.last_writer >= 0) preds_.push_back(h.last_writer);
-    }
-    for (int obj : program.writes(i)) {
-      const Hazard& h = hazard(rank, obj);
-      if (h.last_writer >= 0) preds_.push_back(h.last_writer);
-      preds_.insert(preds_.end(), h.readers_since_write.begin(), h.readers_since_write.end());
-    }
-    for (int obj : program.reads(i)) hazard(rank, obj).readers_since_write.push_back(i);
-    for (int obj : program.writes(i)) {
-      Hazard& h = hazard(rank, obj);
-      h.last_writer = i;
-      h.readers_since_write.clear();
-    }
+    read_hazards_.clear();
+    write_hazards_.clear();
+    for (int obj : program.reads(i)) read_hazards_.push_back(&hazard(rank, obj));
+    for (int obj : program.writes(i)) write_hazards_.push_back(&hazard(rank, obj));
+    hazard_step(read_hazards_, write_hazards_, i, preds_);
 
     for (int obj : program.writes(i)) {
       std::uint8_t& is_live = live_[static_cast<std::size_t>(obj)];
-      if (op.kind == OpKind::free) {
-        if (is_live) out.allocations_.push_back(obj);
-        is_live = 0;
-      } else if (op.kind != OpKind::send && !is_live) {
-        out.allocations_.push_back(obj);
-        is_live = 1;
-      }
+      bool live = is_live != 0;
+      if (allocation_step(op.kind, live)) out.allocations_.push_back(obj);
+      is_live = live ? 1 : 0;
     }
     out.allocation_begin_.push_back(static_cast<std::uint32_t>(out.allocations_.size()));
 
-    std::sort(preds_.begin(), preds_.end());
-    preds_.erase(std::unique(preds_.begin(), preds_.end()), preds_.end());
-    preds_.erase(std::remove(preds_.begin(), preds_.end(), i), preds_.end());
-    int latest_stream = -1;
-    if (options_.fold_compute_stream) {
-      for (int p : preds_) {
-        if (stream_of(program.op(p).kind) == Stream::compute) latest_stream = p;
-      }
-    }
-    for (int p : preds_) {
-      if (latest_stream >= 0 && p != latest_stream &&
-          stream_of(program.op(p).kind) == Stream::compute) {
-        continue;
-      }
-      out.prereqs_.push_back(p);
-    }
+    finish_prerequisites(
+        preds_, i, options_.fold_compute_stream, [](std::int32_t) { return false; },
+        [&](std::int32_t p) { return stream_of(program.op(p).kind) == Stream::compute; });
+    out.prereqs_.insert(out.prereqs_.end(), preds_.begin(), preds_.end());
     out.prereq_begin_.push_back(static_cast<std::uint32_t>(out.prereqs_.size()));
 
     out.streams_.push_back(stream);

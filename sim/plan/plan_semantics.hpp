@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/plan/op_derivation.hpp"
 #include "sim/plan/plan.hpp"
 
 namespace tilesim {
@@ -123,10 +124,8 @@ class SemanticsDeriver {
   RankSemantics derive(int rank);
 
  private:
-  struct Hazard {
-    std::int32_t last_writer = -1;
+  struct Hazard : ObjectHazard {
     bool touched = false;
-    std::vector<std::int32_t> readers_since_write;
   };
   Hazard& hazard(int rank, int object);
 
@@ -136,7 +135,8 @@ class SemanticsDeriver {
   std::vector<std::uint8_t> live_;  // per object, while deriving one rank
   std::vector<std::int32_t> touched_;
   std::vector<std::int32_t> preds_;
-  std::vector<std::pair<int, int>> group_runs_;  // (group id, first op) per run
+  std::vector<ObjectHazard*> read_hazards_, write_hazards_;  // the op's, while deriving it
+  std::vector<std::pair<int, int>> group_runs_;              // (group id, first op) per run
 };
 
 }  // namespace tilesim

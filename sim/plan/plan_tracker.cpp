@@ -25,10 +25,10 @@ PlanTracker::PlanTracker(const Plan& plan) : plan_(&plan) {
     const DataObject& obj = plan.object(id);
     if (obj.input && obj.home_rank < plan.ranks) allocate(obj.home_rank, id);
   }
-  for (auto& rs : ranks_) rs.peak_bytes = rs.live_bytes;
+  for (auto& rs : ranks_) rs.memory.peak_bytes = rs.memory.live_bytes;
   for (int r = 0; r < plan.ranks; ++r) {
     auto& rs = ranks_[static_cast<std::size_t>(r)];
-    rs.peak_breakdown = rs.live_by_tensor;
+    rs.memory.peak_breakdown = rs.memory.live_by_tensor;
     for (std::size_t i = 0; i + 1 < rs.op.size(); ++i) {
       if (rs.op[i].pending == 0) worklist_.push_back({r, static_cast<int>(i)});
     }
@@ -142,21 +142,11 @@ void PlanTracker::match_comm() {
 }
 
 void PlanTracker::allocate(int rank, int object) {
-  RankState& rs = ranks_[static_cast<std::size_t>(rank)];
-  const DataObject& obj = plan_->object(object);
-  rs.live_bytes += obj.bytes;
-  rs.live_by_tensor[static_cast<std::size_t>(obj.tensor)] += obj.bytes;
-  if (rs.live_bytes > rs.peak_bytes) {
-    rs.peak_bytes = rs.live_bytes;
-    rs.peak_breakdown = rs.live_by_tensor;
-  }
+  ranks_[static_cast<std::size_t>(rank)].memory.allocate(plan_->object(object));
 }
 
 void PlanTracker::release(int rank, int object) {
-  RankState& rs = ranks_[static_cast<std::size_t>(rank)];
-  const DataObject& obj = plan_->object(object);
-  rs.live_bytes -= obj.bytes;
-  rs.live_by_tensor[static_cast<std::size_t>(obj.tensor)] -= obj.bytes;
+  ranks_[static_cast<std::size_t>(rank)].memory.release(plan_->object(object));
 }
 
 void PlanTracker::allocate_for(int rank, int op) {

@@ -33,6 +33,28 @@ struct Transfer {
 inline constexpr int kTensorKinds = 8;
 using TensorBytes = std::array<double, kTensorKinds>;  // indexed by Tensor
 
+// One rank's memory as a tracker runs its program: the bytes live now, per tensor, and the
+// most ever live with the breakdown at that moment (the first moment it was reached).
+struct MemoryLedger {
+  double live_bytes = 0.0;
+  double peak_bytes = 0.0;
+  TensorBytes live_by_tensor{};
+  TensorBytes peak_breakdown{};
+
+  void allocate(const DataObject& obj) {
+    live_bytes += obj.bytes;
+    live_by_tensor[static_cast<std::size_t>(obj.tensor)] += obj.bytes;
+    if (live_bytes > peak_bytes) {
+      peak_bytes = live_bytes;
+      peak_breakdown = live_by_tensor;
+    }
+  }
+  void release(const DataObject& obj) {
+    live_bytes -= obj.bytes;
+    live_by_tensor[static_cast<std::size_t>(obj.tensor)] -= obj.bytes;
+  }
+};
+
 class PlanTracker {
  public:
   // Throws PlanError for unmatched or mismatched send/recv pairs and for comm
@@ -74,11 +96,15 @@ class PlanTracker {
     return {rs.mem.data() + rs.op[i].mem_begin, rs.op[i + 1].mem_begin - rs.op[i].mem_begin};
   }
 
-  double live_bytes(int rank) const { return ranks_[static_cast<std::size_t>(rank)].live_bytes; }
-  double peak_bytes(int rank) const { return ranks_[static_cast<std::size_t>(rank)].peak_bytes; }
+  double live_bytes(int rank) const {
+    return ranks_[static_cast<std::size_t>(rank)].memory.live_bytes;
+  }
+  double peak_bytes(int rank) const {
+    return ranks_[static_cast<std::size_t>(rank)].memory.peak_bytes;
+  }
   // Live bytes per tensor kind at the moment of the rank's peak.
   const TensorBytes& peak_breakdown(int rank) const {
-    return ranks_[static_cast<std::size_t>(rank)].peak_breakdown;
+    return ranks_[static_cast<std::size_t>(rank)].memory.peak_breakdown;
   }
 
  private:
@@ -104,10 +130,7 @@ class PlanTracker {
     std::vector<std::int32_t> comm_ops;
     std::vector<Group> groups;
     std::vector<OpId> partner;
-    double live_bytes = 0.0;
-    double peak_bytes = 0.0;
-    TensorBytes live_by_tensor{};
-    TensorBytes peak_breakdown{};
+    MemoryLedger memory;
   };
 
   void build_rank(SemanticsDeriver& deriver, RankSemantics& sem, int rank);

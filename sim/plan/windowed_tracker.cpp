@@ -17,8 +17,8 @@ WindowedTracker::WindowedTracker(ProgramSource& source, int lookahead_ops)
     if (obj.input && obj.home_rank < plan_.ranks) allocate(obj.home_rank, id);
   }
   for (auto& rs : ranks_) {
-    rs.peak_bytes = rs.live_bytes;
-    rs.peak_breakdown = rs.live_by_tensor;
+    rs.memory.peak_bytes = rs.memory.live_bytes;
+    rs.memory.peak_breakdown = rs.memory.live_by_tensor;
   }
   for (int r = 0; r < plan_.ranks; ++r) {
     const RankState& rs = ranks_[static_cast<std::size_t>(r)];
@@ -49,15 +49,15 @@ void WindowedTracker::derive_new(int rank) {
   rs.derived = end;
 }
 
-WindowedTracker::Hazard& WindowedTracker::hazard(int rank, int object) {
+std::size_t WindowedTracker::hazard_slot(int rank, int object) {
   RankState& rs = ranks_[static_cast<std::size_t>(rank)];
-  for (auto it = rs.hazards.rbegin(); it != rs.hazards.rend(); ++it) {
-    if (it->first == object) return it->second;
+  for (std::size_t k = rs.hazards.size(); k-- > 0;) {
+    if (rs.hazards[k].first == object) return k;
   }
   const DataObject& o = plan_.object(object);
   rs.hazards.emplace_back(object, Hazard{});
   rs.hazards.back().second.live = o.input && o.home_rank == rank;
-  return rs.hazards.back().second;
+  return rs.hazards.size() - 1;
 }
 
 void WindowedTracker::add_successor(RankState& rs, int prerequisite, int successor) {
@@ -95,53 +95,35 @@ void WindowedTracker::derive_op(int rank, int i) {
     if (rs.last_compute >= 0) preds_.push_back(rs.last_compute);
     rs.last_compute = i;
   }
-  for (int obj : program.reads(i)) {
-    const Hazard& h = hazard(rank, obj);
-    if (h.last_writer >= 0) preds_.push_back(h.last_writer);
+  const auto reads = program.reads(i);
+  const auto writes = program.writes(i);
+  // Slots first: a new hazard entry may move the others.
+  hazard_slots_.clear();
+  for (int obj : reads) hazard_slots_.push_back(hazard_slot(rank, obj));
+  for (int obj : writes) hazard_slots_.push_back(hazard_slot(rank, obj));
+  read_hazards_.clear();
+  write_hazards_.clear();
+  for (std::size_t k = 0; k < hazard_slots_.size(); ++k) {
+    (k < reads.size() ? read_hazards_ : write_hazards_)
+        .push_back(&rs.hazards[hazard_slots_[k]].second);
   }
-  for (int obj : program.writes(i)) {
-    const Hazard& h = hazard(rank, obj);
-    if (h.last_writer >= 0) preds_.push_back(h.last_writer);
-    preds_.insert(preds_.end(), h.readers_since_write.begin(), h.readers_since_write.end());
-  }
-  for (int obj : program.reads(i)) hazard(rank, obj).readers_since_write.push_back(i);
-  for (int obj : program.writes(i)) {
-    Hazard& h = hazard(rank, obj);
-    h.last_writer = i;
-    h.readers_since_write.clear();
-  }
+  hazard_step(read_hazards_, write_hazards_, i, preds_);
 
   OpState state;
   state.mem_begin = rs.mem_base + static_cast<std::uint32_t>(rs.mem.size());
-  for (int obj : program.writes(i)) {
-    Hazard& h = hazard(rank, obj);
-    if (op.kind == OpKind::free) {
-      if (h.live) rs.mem.push_back(obj);
-      h.live = false;
-    } else if (op.kind != OpKind::send && !h.live) {
-      rs.mem.push_back(obj);
-      h.live = true;
+  for (std::size_t k = 0; k < writes.size(); ++k) {
+    if (allocation_step(op.kind, static_cast<Hazard*>(write_hazards_[k])->live)) {
+      rs.mem.push_back(writes[k]);
     }
   }
   state.mem_end = rs.mem_base + static_cast<std::uint32_t>(rs.mem.size());
 
-  std::sort(preds_.begin(), preds_.end());
-  preds_.erase(std::unique(preds_.begin(), preds_.end()), preds_.end());
-  // Finished prerequisites are not counted (see the header); then the folded compute stream:
-  // of the compute-stream prerequisites only the latest.
-  preds_.erase(
-      std::remove_if(preds_.begin(), preds_.end(), [&](int p) { return p == i || is_done(rs, p); }),
-      preds_.end());
-  int latest_stream = -1;
-  for (int p : preds_) {
-    if (stream_of(program.op(p).kind) == Stream::compute) latest_stream = p;
-  }
+  // Finished prerequisites are not counted (see the header).
+  finish_prerequisites(
+      preds_, i, true, [&](std::int32_t p) { return is_done(rs, p); },
+      [&](std::int32_t p) { return stream_of(program.op(p).kind) == Stream::compute; });
   rs.op.push_back(state);
   for (int p : preds_) {
-    if (latest_stream >= 0 && p != latest_stream &&
-        stream_of(program.op(p).kind) == Stream::compute) {
-      continue;
-    }
     ++rs.op.back().pending;
     add_successor(rs, p, i);
   }
@@ -165,11 +147,13 @@ void WindowedTracker::derive_op(int rank, int i) {
       Group g;
       const int index = rs.group_base + static_cast<int>(rs.groups.size());
       g.pending = index > 0 ? 1 : 0;
-      rs.groups.push_back(std::move(g));
+      g.ops_begin = g.ops_end = rs.group_ops_base + static_cast<std::uint32_t>(rs.group_ops.size());
+      rs.groups.push_back(g);
       rs.last_group_id = op.comm_group;
     }
     Group& g = rs.groups.back();
-    g.ops.push_back(i);
+    rs.group_ops.push_back(i);  // the last group's ops end the list
+    ++g.ops_end;
     ++g.pending;
     ++g.remaining;
     rs.op.back().group = rs.group_base + static_cast<int>(rs.groups.size()) - 1;
@@ -217,21 +201,11 @@ void WindowedTracker::match(int rank, int index, const Op& op) {
 }
 
 void WindowedTracker::allocate(int rank, int object) {
-  RankState& rs = ranks_[static_cast<std::size_t>(rank)];
-  const DataObject& obj = plan_.object(object);
-  rs.live_bytes += obj.bytes;
-  rs.live_by_tensor[static_cast<std::size_t>(obj.tensor)] += obj.bytes;
-  if (rs.live_bytes > rs.peak_bytes) {
-    rs.peak_bytes = rs.live_bytes;
-    rs.peak_breakdown = rs.live_by_tensor;
-  }
+  ranks_[static_cast<std::size_t>(rank)].memory.allocate(plan_.object(object));
 }
 
 void WindowedTracker::release(int rank, int object) {
-  RankState& rs = ranks_[static_cast<std::size_t>(rank)];
-  const DataObject& obj = plan_.object(object);
-  rs.live_bytes -= obj.bytes;
-  rs.live_by_tensor[static_cast<std::size_t>(obj.tensor)] -= obj.bytes;
+  ranks_[static_cast<std::size_t>(rank)].memory.release(plan_.object(object));
 }
 
 void WindowedTracker::allocate_for(int rank, int op) {
@@ -252,7 +226,8 @@ void WindowedTracker::post_group(int rank, int group) {
   RankState& rs = ranks_[static_cast<std::size_t>(rank)];
   const RankProgram& program = plan_.programs[static_cast<std::size_t>(rank)];
   const Group& g = rs.groups[static_cast<std::size_t>(group - rs.group_base)];
-  for (const int i : g.ops) {
+  for (std::uint32_t k = g.ops_begin; k < g.ops_end; ++k) {
+    const int i = rs.group_ops[k - rs.group_ops_base];
     state({rank, i}).state = State::posted;
     const Op& op = program.op(i);
     if (op.kind == OpKind::recv) allocate_for(rank, i);
@@ -352,6 +327,11 @@ void WindowedTracker::compact(int rank) {
   }
   rs.groups.erase(rs.groups.begin(), rs.groups.begin() + static_cast<std::ptrdiff_t>(groups_done));
   rs.group_base += static_cast<int>(groups_done);
+  if (!rs.groups.empty()) {
+    const std::uint32_t ops_cut = rs.groups.front().ops_begin;
+    rs.group_ops.erase(rs.group_ops.begin(), rs.group_ops.begin() + (ops_cut - rs.group_ops_base));
+    rs.group_ops_base = ops_cut;
+  }
   // Hazards on finished ops only order what is already done: forget them.
   std::erase_if(rs.hazards, [&](std::pair<int, Hazard>& entry) {
     Hazard& h = entry.second;

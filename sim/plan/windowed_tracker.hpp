@@ -57,9 +57,11 @@ class WindowedTracker {
   bool all_done() const;
   std::size_t done_ops() const { return done_ops_; }
   std::vector<OpId> first_blocked(std::size_t limit) const;
-  double peak_bytes(int rank) const { return ranks_[static_cast<std::size_t>(rank)].peak_bytes; }
+  double peak_bytes(int rank) const {
+    return ranks_[static_cast<std::size_t>(rank)].memory.peak_bytes;
+  }
   const TensorBytes& peak_breakdown(int rank) const {
-    return ranks_[static_cast<std::size_t>(rank)].peak_breakdown;
+    return ranks_[static_cast<std::size_t>(rank)].memory.peak_breakdown;
   }
   // Most ops any rank held at once (tests bound the window with it).
   std::size_t max_window_ops() const { return max_window_ops_; }
@@ -84,12 +86,11 @@ class WindowedTracker {
   struct Group {
     std::uint32_t pending = 0;
     std::uint32_t remaining = 0;
-    std::vector<std::int32_t> ops;
+    std::uint32_t ops_begin = 0;  // RankState::group_ops[ops_begin - group_ops_base, ops_end - ...)
+    std::uint32_t ops_end = 0;
   };
-  struct Hazard {
-    std::int32_t last_writer = -1;
+  struct Hazard : ObjectHazard {
     bool live = false;
-    std::vector<std::int32_t> readers_since_write;
   };
   struct Unmatched {
     std::vector<OpId> sends, recvs;  // FIFO; one of the two is empty
@@ -105,6 +106,8 @@ class WindowedTracker {
     std::vector<std::int32_t> mem;
     int group_base = 0;  // absolute index of groups[0]
     std::vector<Group> groups;
+    std::uint32_t group_ops_base = 0;  // absolute position of group_ops[0]
+    std::vector<std::int32_t> group_ops;
     int last_group_id = -1;     // Op::comm_group of the last group
     int piece_first_group = 0;  // first group index of the piece being derived
     bool complete = false;      // the source has no more pieces
@@ -116,10 +119,7 @@ class WindowedTracker {
     std::vector<std::pair<int, Hazard>> hazards;
     // Sends of this rank waiting for their recv, or recvs waiting for their send, per peer.
     std::vector<std::pair<int, Unmatched>> unmatched_to;
-    double live_bytes = 0.0;
-    double peak_bytes = 0.0;
-    TensorBytes live_by_tensor{};
-    TensorBytes peak_breakdown{};
+    MemoryLedger memory;
   };
 
   OpState& state(OpId id) {
@@ -133,7 +133,7 @@ class WindowedTracker {
   void keep_ahead(int rank);
   void derive_new(int rank);
   void derive_op(int rank, int index);
-  Hazard& hazard(int rank, int object);
+  std::size_t hazard_slot(int rank, int object);  // index in RankState::hazards, made if new
   void match(int rank, int index, const Op& op);
   void add_successor(RankState& rs, int prerequisite, int successor);
   void advance_front(int rank);
@@ -152,6 +152,8 @@ class WindowedTracker {
   bool quotient_ = false;  // objects of ranks it does not hold (plan_tracker.cpp's match_comm)
   std::vector<RankState> ranks_;
   std::vector<std::int32_t> preds_;
+  std::vector<std::size_t> hazard_slots_;                    // the op's reads, then writes
+  std::vector<ObjectHazard*> read_hazards_, write_hazards_;  // RankState::hazards entries
   std::vector<OpId> worklist_;
   std::size_t worklist_head_ = 0;
   std::vector<OpId> pending_compute_;

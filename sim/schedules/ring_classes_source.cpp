@@ -3,7 +3,6 @@
 #include <stdexcept>
 #include <utility>
 
-#include "sim/plan/plan_digest.hpp"
 #include "sim/schedules/attention_objects.hpp"
 
 namespace tilesim {
@@ -37,6 +36,7 @@ RingClassesSource::RingClassesSource(RingClassesSpec spec)
                                             (k - 1 + k_count) % k_count, n_f, n_b, groups_));
   }
   raw_step_begin_.assign(static_cast<std::size_t>(k_count), 0);
+  digests_.assign(static_cast<std::size_t>(k_count), ProgramDigest{});
 }
 
 bool RingClassesSource::extend(int rank) {
@@ -44,6 +44,7 @@ bool RingClassesSource::extend(int rank) {
   if (member.done()) return false;
   if (!raw_) {
     member.emit_step();
+    digest_new_ops(rank);
     return true;
   }
   RankProgram& raw = raw_->programs[static_cast<std::size_t>(rank)];
@@ -56,7 +57,14 @@ bool RingClassesSource::extend(int rank) {
   rewriter_->discard_before(rank, previous);
   previous = begin;
   if (member.done()) rewriter_->forget(rank);
+  digest_new_ops(rank);
   return true;
+}
+
+void RingClassesSource::digest_new_ops(int rank) {
+  const RankProgram& program = plan_.programs[static_cast<std::size_t>(rank)];
+  ProgramDigest& digest = digests_[static_cast<std::size_t>(rank)];
+  for (auto i = digest.ops(); i < program.size(); ++i) digest.add_op(program, static_cast<int>(i));
 }
 
 void RingClassesSource::discard_before(int /*rank*/, int /*index*/) {
@@ -65,33 +73,13 @@ void RingClassesSource::discard_before(int /*rank*/, int /*index*/) {
 }
 
 std::string RingClassesSource::whole_plan_digest() const {
-  RingClassesSource fresh(spec_);
+  for (const auto& member : members_) {
+    if (!member->done()) {
+      throw std::logic_error("RingClassesSource::whole_plan_digest: a program is not complete");
+    }
+  }
   PlanDigestBuilder digest(plan_);
-  for (int r = 0; r < plan_.ranks; ++r) {
-    const std::size_t ops = plan_.programs[static_cast<std::size_t>(r)].size();
-    digest.begin_program(ops);
-    RankProgram& program = fresh.plan_.programs[static_cast<std::size_t>(r)];
-    int next = 0;
-    while (fresh.extend(r)) {
-      for (; next < static_cast<int>(program.size()); ++next) digest.add_op(program, next);
-      program.discard_before(next);
-    }
-    if (static_cast<std::size_t>(next) != ops) {
-      throw std::logic_error("RingClassesSource::whole_plan_digest: a program changed length");
-    }
-  }
-  // The header hashed this plan's objects; the regeneration, rank after rank as the whole
-  // quotient is built, must have made the same block partials.
-  const auto& mine = plan_.objects;
-  const auto& theirs = fresh.plan_.objects;
-  bool same = mine.size() == theirs.size();
-  for (std::size_t i = 0; same && i < mine.size(); ++i) {
-    same = mine[i].name == theirs[i].name && mine[i].bytes == theirs[i].bytes;
-  }
-  if (!same) {
-    throw std::logic_error(
-        "RingClassesSource::whole_plan_digest: the run made its block partials in another order");
-  }
+  for (const ProgramDigest& program : digests_) digest.add_program(program);
   return digest.value();
 }
 

@@ -9,9 +9,9 @@
 // OutputCorrectionRewriter (the code separate_output_corrections runs) when the correction is
 // not fused, so the ops and object ids are those of the whole quotient; the rewrite needs only
 // the current and the previous raw step (a receive waits for the previous step's frees).
-// whole_plan_digest() is plan_digest of the whole quotient, from a second generation rank by
-// rank (O(P) memory): tests/test_windowed_tracker.cpp checks it, and the ops, against the
-// whole quotient plan.
+// whole_plan_digest() is plan_digest of the whole quotient: each program's ops are digested as
+// they are generated (plan_digest.hpp's per-program hashes), no second generation pass.
+// tests/test_windowed_tracker.cpp checks it, and the ops, against the whole quotient plan.
 #pragma once
 
 #include <memory>
@@ -23,6 +23,7 @@
 #include "sim/plan/fusing_builder.hpp"
 #include "sim/plan/output_correction.hpp"
 #include "sim/plan/plan.hpp"
+#include "sim/plan/plan_digest.hpp"
 #include "sim/plan/windowed_tracker.hpp"
 #include "sim/schedules/chunk_layouts.hpp"
 #include "sim/schedules/ring_passes.hpp"
@@ -51,10 +52,12 @@ class RingClassesSource final : public ProgramSource {
   void discard_before(int rank, int index) override;
 
   // plan_digest of the whole quotient plan. Call once every program is complete (after a run):
-  // it takes the op counts and objects from this plan and regenerates the ops.
+  // it takes the objects from this plan and the ops' hashes taken as they were generated.
   std::string whole_plan_digest() const;
 
  private:
+  void digest_new_ops(int rank);  // the ops extend() appended to rank's program
+
   RingClassesSpec spec_;
   Plan plan_;                // the quotient: programs grow and shrink
   std::optional<Plan> raw_;  // the generator's programs before the correction's rewrite
@@ -63,7 +66,8 @@ class RingClassesSource final : public ProgramSource {
   FusingScratch scratch_;
   std::vector<std::unique_ptr<RingMemberForward>> members_;
   std::optional<OutputCorrectionRewriter> rewriter_;
-  std::vector<int> raw_step_begin_;  // per rank: first raw op of the last step
+  std::vector<int> raw_step_begin_;     // per rank: first raw op of the last step
+  std::vector<ProgramDigest> digests_;  // per rank: the ops generated so far
 };
 
 }  // namespace tilesim
