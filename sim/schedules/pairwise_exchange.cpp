@@ -1,15 +1,18 @@
 #include "sim/schedules/pairwise_exchange.hpp"
 
+#include <algorithm>
+
 #include "sim/plan/program_builder.hpp"
 
 namespace tilesim {
 
 void add_pairwise_exchange(Plan& plan, CommGroups& groups, const std::vector<int>& members,
-                           const ExchangeObjects& objects) {
+                           const ExchangeObjects& objects, int emit_members) {
   ProgramBuilder build(plan);
   const int n = static_cast<int>(members.size());
   if (n < 2) return;  // nothing to exchange, and no empty comm group
-  for (int i = 0; i < n; ++i) {
+  const int emit = emit_members < 0 ? n : std::min(n, emit_members);
+  for (int i = 0; i < emit; ++i) {
     const int rank = members[static_cast<std::size_t>(i)];
     // A member with nothing to send or receive (a window needs no peer) posts no group.
     bool any = false;

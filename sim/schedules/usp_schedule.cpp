@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -158,25 +159,27 @@ std::vector<RingMember> head_ring(const Plan& plan, const Grid& grid, const Head
   return ring;
 }
 
-// An all-to-all inside each of Ulysses groups 0..emit_groups-1; objects(p_from, h_from, p_to,
-// h_to) lists what rank (p_from = G*u + h_from) sends to rank (G*u + h_to).
-void group_all_to_all(Plan& plan, CommGroups& groups, const Grid& grid, int emit_groups,
+// An all-to-all inside each Ulysses group, programs of ranks 0..emit_ranks-1 only (of its first
+// members where emit_ranks cuts a group: Ulysses' offset quotient); objects(from, to) lists what
+// rank `from` sends to rank `to` of its group.
+void group_all_to_all(Plan& plan, CommGroups& groups, const Grid& grid, int emit_ranks,
                       const std::function<std::vector<int>(int, int)>& objects) {
-  for (int g = 0; g < emit_groups; ++g) {
+  for (int g = 0; g * grid.u < emit_ranks; ++g) {
     std::vector<int> members;
     for (int h = 0; h < grid.u; ++h) members.push_back(g * grid.u + h);
-    add_pairwise_exchange(plan, groups, members, [&](int from, int to) {
-      return objects(g * grid.u + from, g * grid.u + to);
-    });
+    add_pairwise_exchange(
+        plan, groups, members,
+        [&](int from, int to) { return objects(g * grid.u + from, g * grid.u + to); },
+        std::min(grid.u, emit_ranks - g * grid.u));
   }
 }
 
-// Frees, on every rank x of groups 0..emit_groups-1, the objects of the other ranks p of its group
-// that `pick(p, h_x)` names (received inputs, or outputs already sent to p).
-void free_foreign(Plan& plan, const Grid& grid, int emit_groups,
+// Frees, on every rank x < emit_ranks, the objects of the other ranks p of its group that
+// `pick(p, h_x)` names (received inputs, or outputs already sent to p).
+void free_foreign(Plan& plan, const Grid& grid, int emit_ranks,
                   const std::function<std::vector<int>(int)>& pick) {
   ProgramBuilder build(plan);
-  for (int x = 0; x < emit_groups * grid.u; ++x) {
+  for (int x = 0; x < emit_ranks; ++x) {
     const int g = x / grid.u;
     for (int m = 0; m < grid.u; ++m) {
       const int p = g * grid.u + m;
@@ -186,12 +189,12 @@ void free_foreign(Plan& plan, const Grid& grid, int emit_groups,
   }
 }
 
-// On every owner p of groups 0..emit_groups-1, sums the replicas' dKV[p, h] into dKV[p, h - h %
-// rep] (one merge op).
-void sum_replicated_dkv(Plan& plan, const Grid& grid, int emit_groups, const HeadObjects& objs) {
+// On every owner p < emit_ranks, sums the replicas' dKV[p, h] into dKV[p, h - h % rep] (one
+// merge op).
+void sum_replicated_dkv(Plan& plan, const Grid& grid, int emit_ranks, const HeadObjects& objs) {
   if (grid.rep == 1) return;
   ProgramBuilder build(plan);
-  for (int p = 0; p < emit_groups * grid.u; ++p) {
+  for (int p = 0; p < emit_ranks; ++p) {
     std::vector<int> targets, partials;
     for (int h = 0; h < grid.u; h += grid.rep) {
       targets.push_back(at(objs.dkv, grid.chunk(p, h)));
@@ -202,13 +205,17 @@ void sum_replicated_dkv(Plan& plan, const Grid& grid, int emit_groups, const Hea
   }
 }
 
-// The programs of the ranks of Ulysses groups 0..emit_groups-1 (all r groups: the full plan;
-// fewer: a quotient plan's, peers still the full plan's ranks).
-Plan build_grid(std::string name, const AttentionShape& shape, int ranks, int u, int emit_groups) {
+// The programs of ranks 0..emit_ranks-1 (all: the full plan; fewer: a quotient plan's, peers
+// still the full plan's ranks). USP cuts whole Ulysses groups (emit_ranks a multiple of u);
+// Ulysses (one group, r = 1) cuts its one group, each head ring being one rank.
+Plan build_grid(std::string name, const AttentionShape& shape, int ranks, int u, int emit_ranks) {
   check_divisible(shape, ranks, u, name);
   const Grid grid{u, ranks / u, replication(shape, u)};
-  if (emit_groups < 0) emit_groups = grid.r;
+  if (emit_ranks < 0) emit_ranks = ranks;
+  const int emit_groups = (emit_ranks + u - 1) / u;
   const bool whole = emit_groups == grid.r;
+  // The head rings with a program to emit: all u, or (Ulysses) those of ranks 0..emit_ranks-1.
+  const int rings = grid.r == 1 ? std::min(u, emit_ranks) : u;
   Plan plan = make_grid_plan(std::move(name), shape, ranks, grid);
   const HeadObjects objs = add_head_objects(plan, grid);
   const bool fwd = shape.has_forward();
@@ -217,42 +224,43 @@ Plan build_grid(std::string name, const AttentionShape& shape, int ranks, int u,
   // Chunk of rank p for the head group of rank y.
   auto chunk_for = [&](int p, int y) { return grid.chunk(p, y % u); };
   if (fwd) {
-    group_all_to_all(plan, groups, grid, emit_groups, [&](int from, int to) {
+    group_all_to_all(plan, groups, grid, emit_ranks, [&](int from, int to) {
       const int i = chunk_for(from, to);
       return std::vector<int>{at(objs.q, i), at(objs.kv, i)};
     });
-    for (int h = 0; h < u; ++h) {
-      if (whole) {
+    for (int h = 0; h < rings; ++h) {
+      if (whole || grid.r == 1) {
         add_ring_forward(plan, head_ring(plan, grid, objs, h), groups);
       } else {
         add_ring_forward_classes(plan, head_ring(plan, grid, objs, h), emit_groups, groups);
       }
     }
-    group_all_to_all(plan, groups, grid, emit_groups, [&](int from, int to) {
+    group_all_to_all(plan, groups, grid, emit_ranks, [&](int from, int to) {
       return std::vector<int>{at(objs.o, chunk_for(to, from))};
     });
     if (!bwd) {
-      free_foreign(plan, grid, emit_groups, [&](int i) {
+      free_foreign(plan, grid, emit_ranks, [&](int i) {
         return std::vector<int>{at(objs.o, i), at(objs.q, i), at(objs.kv, i)};
       });
     }
   }
   if (bwd) {
-    group_all_to_all(plan, groups, grid, emit_groups, [&](int from, int to) {
+    group_all_to_all(plan, groups, grid, emit_ranks, [&](int from, int to) {
       return std::vector<int>{at(objs.d_o, chunk_for(from, to))};
     });
-    for (int h = 0; h < u; ++h) {
-      add_ring_backward(plan, head_ring(plan, grid, objs, h), groups, emit_groups);
+    for (int h = 0; h < rings; ++h) {
+      add_ring_backward(plan, head_ring(plan, grid, objs, h), groups,
+                        grid.r == 1 ? -1 : emit_groups);
     }
-    group_all_to_all(plan, groups, grid, emit_groups, [&](int from, int to) {
+    group_all_to_all(plan, groups, grid, emit_ranks, [&](int from, int to) {
       const int i = chunk_for(to, from);
       return std::vector<int>{at(objs.dq, i), at(objs.dkv, i)};
     });
-    free_foreign(plan, grid, emit_groups, [&](int i) {
+    free_foreign(plan, grid, emit_ranks, [&](int i) {
       return std::vector<int>{at(objs.dq, i), at(objs.dkv, i), at(objs.d_o, i),
                               at(objs.q, i),  at(objs.kv, i),  at(objs.o, i)};
     });
-    sum_replicated_dkv(plan, grid, emit_groups, objs);
+    sum_replicated_dkv(plan, grid, emit_ranks, objs);
   }
   return plan;
 }
@@ -270,13 +278,26 @@ Plan make_usp_classes_plan(const AttentionShape& shape, int ranks, int ulysses_d
     throw std::invalid_argument(fmt::format(
         "a USP quotient plan takes classes a multiple of 2 x u = {} dividing {}", 2 * u, ranks));
   }
-  Plan plan = build_grid("usp", shape, ranks, u, classes / u);
+  Plan plan = build_grid("usp", shape, ranks, u, classes);
   fold_onto_classes(plan, classes);
   return plan;
 }
 
 Plan make_ulysses_plan(const AttentionShape& shape, int ranks) {
   return build_grid("ulysses", shape, ranks, ranks, -1);
+}
+
+Plan make_ulysses_classes_plan(const AttentionShape& shape, int ranks, int classes) {
+  const int rep = replication(shape, ranks);
+  if (classes < 1 || classes >= ranks || ranks % classes != 0 || classes % rep != 0) {
+    throw std::invalid_argument(fmt::format(
+        "a Ulysses quotient plan takes classes dividing {}, below it, a multiple of the KV "
+        "replication {}",
+        ranks, rep));
+  }
+  Plan plan = build_grid("ulysses", shape, ranks, ranks, classes);
+  keep_class_programs(plan, classes);
+  return plan;
 }
 
 }  // namespace tilesim
