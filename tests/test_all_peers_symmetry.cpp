@@ -1,5 +1,6 @@
 // Symmetric simulation of the schedules in which every rank sends to every other: pass-Q
-// (forward; it has no backward), all-gather KV and Ulysses (sim/scenario/symmetric_plan.hpp).
+// (forward; it has no backward) and all-gather KV (sim/scenario/symmetric_plan.hpp; Ulysses is
+// left out, and checked to get no symmetry: its quotient was not exact).
 // Their quotient keeps full peers (an offset quotient, sim/schedules/class_plan.hpp): the
 // tracker pairs the send at offset t of class s with the recv at offset t of class
 // (s + t) mod K, which may be s itself, and the transfer goes to the full peer's GPU. One rank
@@ -84,21 +85,6 @@ TEST_CASE("symmetric all-gather KV simulation equals the full simulation byte fo
   }
 }
 
-TEST_CASE("symmetric Ulysses simulation equals the full simulation byte for byte") {
-  for (int gpus : {8, 16, 32, 64, 128, 256}) {
-    for (const std::string pass : {"forward", "backward", "both"}) {
-      INFO("ulysses on " << gpus << " GPUs, pass " << pass);
-      check_case(scale_overrides(gpus, pass, ulysses_sets(gpus, gpus)), expected_classes(gpus, 1));
-    }
-  }
-  // KV heads replicated: rep = P / kv_heads ranks share one KV head.
-  for (const auto& [gpus, kv_heads] : {std::pair{8, 2}, std::pair{64, 4}, std::pair{16, 1}}) {
-    INFO("ulysses on " << gpus << " GPUs, kv_heads " << kv_heads);
-    check_case(scale_overrides(gpus, "both", ulysses_sets(gpus, kv_heads)),
-               expected_classes(gpus, gpus / kv_heads));
-  }
-}
-
 TEST_CASE("no all-peers symmetry where the programs differ or it is switched off") {
   // Pass-Q has no backward (the generator names the error on the full path); all-gather KV
   // owned by attention work has chunks of different sizes; a causal mask gives ranks
@@ -108,6 +94,7 @@ TEST_CASE("no all-peers symmetry where the programs differ or it is switched off
       scale_overrides(16, "forward", {"schedule.kind=allgather_kv", "schedule.balance=work"}),
       scale_overrides(16, "forward", {"schedule.kind=allgather_kv", "attention.causal=true"}),
       scale_overrides(16, "forward", {"schedule.kind=ulysses", "attention.causal=true"}),
+      scale_overrides(64, "forward", ulysses_sets(64, 64)),
       scale_overrides(16, "forward", {"schedule.kind=pass_q", "schedule.symmetry=off"})};
   for (const auto& overrides : cases) {
     INFO(overrides.back());

@@ -133,11 +133,11 @@ TEST_CASE("schedules whose ranks all send to one another need the offset quotien
   // With the ring's peer alone the same node has a shift by 2: the fold is the reason.
   CHECK(find_ring_symmetry(node.topology, {}, 8, false).classes == 2);
   // An offset quotient names full peers (class_plan.hpp keep_class_programs): without the fold
-  // check the same peers have the ring's shift by 2, and symmetric_plan offers it to the three
-  // (their equality with the full simulation: test_all_peers_symmetry.cpp).
+  // check the same peers have the ring's shift by 2, and symmetric_plan offers it to pass-Q and
+  // all-gather KV (their equality with the full simulation: test_all_peers_symmetry.cpp).
   search.peers_by_offset = true;
   CHECK(find_rank_shift_symmetry(node.topology, search).classes == 2);
-  for (const std::string kind : {"pass_q", "allgather_kv", "ulysses"}) {
+  for (const std::string kind : {"pass_q", "allgather_kv"}) {
     INFO(kind);
     const SymmetryCase c =
         symmetry_case(kScenario, scale_overrides(8, "forward", {"schedule.kind=" + kind}));

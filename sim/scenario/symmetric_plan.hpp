@@ -1,5 +1,5 @@
-// Symmetric simulation of the ring family, the mesh, the double ring, USP, pass-Q, all-gather
-// KV and Ulysses
+// Symmetric simulation of the ring family, the mesh, the double ring, USP, pass-Q and
+// all-gather KV
 // (schedule.symmetry: auto, the default; off, or `simulate --no-symmetry`, simulates every
 // rank).
 //
@@ -15,12 +15,13 @@
 // of rank r + K is that of rank r shifted: causal and windowed masks give ranks different
 // work and stay on the full simulation); one CP group (no job); and a topology and placement
 // on which some shift by K < P ranks maps the routes of every rank's peers onto themselves.
-// pass_q (forward; it has no backward), allgather_kv owned by the layout and ulysses, in which
+// pass_q (forward; it has no backward) and allgather_kv owned by the layout, in which
 // every rank sends to every other (pass-Q's partials go to each owner r - s; the all-gather and
 // the all-to-all are one group of all ranks), run an offset quotient (class_plan.hpp
 // keep_class_programs): the representatives keep their full peers, the tracker pairs a send at
 // offset t of class s with the recv at offset t of class (s + t) mod K, and the shift must map
-// the routes between every pair of ranks (for ulysses, K a multiple of the KV replication).
+// the routes between every pair of ranks. Not ulysses: its quotient was not exact (peak
+// memory at 256 GPUs): its programs list head chunks by absolute index, not by offset.
 // Pass-Q's causal mask stays on the full simulation like the others': with zigzag chunks the chunk
 // rank r meets at step s lies before or after its own depending on whether r - s wraps, so
 // ranks r and r + K run calls of different shapes at one step (2 query blocks x 1 key block,

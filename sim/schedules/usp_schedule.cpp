@@ -287,17 +287,4 @@ Plan make_ulysses_plan(const AttentionShape& shape, int ranks) {
   return build_grid("ulysses", shape, ranks, ranks, -1);
 }
 
-Plan make_ulysses_classes_plan(const AttentionShape& shape, int ranks, int classes) {
-  const int rep = replication(shape, ranks);
-  if (classes < 1 || classes >= ranks || ranks % classes != 0 || classes % rep != 0) {
-    throw std::invalid_argument(fmt::format(
-        "a Ulysses quotient plan takes classes dividing {}, below it, a multiple of the KV "
-        "replication {}",
-        ranks, rep));
-  }
-  Plan plan = build_grid("ulysses", shape, ranks, ranks, classes);
-  keep_class_programs(plan, classes);
-  return plan;
-}
-
 }  // namespace tilesim

@@ -60,11 +60,5 @@ Plan make_usp_plan(const AttentionShape& shape, int ranks, int ulysses_degree);
 // makes every rank a peer of every other.
 Plan make_usp_classes_plan(const AttentionShape& shape, int ranks, int ulysses_degree, int classes);
 Plan make_ulysses_plan(const AttentionShape& shape, int ranks);
-// Ulysses' offset quotient (class_plan.hpp keep_class_programs): the programs of ranks
-// 0..classes-1 of its one all-to-all group, peers named as full ranks. Rank x + K runs rank x's
-// program shifted by K (head group x + K, the exchange's peers by offset) when K is a multiple
-// of the KV replication (u / kv_heads ranks share a KV head; the first of them owns its dKV).
-// std::invalid_argument for classes not dividing `ranks`, not below it, or not such a multiple.
-Plan make_ulysses_classes_plan(const AttentionShape& shape, int ranks, int classes);
 
 }  // namespace tilesim
