@@ -5,8 +5,8 @@
 // rail-optimised InfiniBand across, so transfers contend on shared links) at 8 to 256 GPUs,
 // forward, backward and both, for ring, zigzag and striped (the comparison and what it leaves
 // out: tests/symmetry_fixture.hpp). Where no shift is a symmetry, symmetry falls back to the
-// full simulation; pass_q, allgather_kv and ulysses are never offered one (every rank sends to
-// every other).
+// full simulation; pass_q, allgather_kv and ulysses, in which every rank sends to every other,
+// need the offset quotient (tests/test_all_peers_symmetry.cpp).
 #include <catch2/catch.hpp>
 #include <numeric>
 #include <stdexcept>
@@ -116,11 +116,12 @@ TEST_CASE("a symmetric run names its quotient plan and counts the full plan's op
   CHECK(per_op.full_plan().ranks == 64);
 }
 
-TEST_CASE("schedules whose ranks all send to one another are never offered a symmetry") {
+TEST_CASE("schedules whose ranks all send to one another need the offset quotient") {
   // pass-Q returns each partial to its owner r - s for every step s; all-gather KV and Ulysses
   // post one group in which every rank sends to every other. Under a shift by K < P the peer
-  // r + K of representative r would be played by r itself: the finder, given such peers,
-  // finds no shift (here on one NVSwitch node, where every shift maps routes onto routes).
+  // r + K of representative r is played by r itself, so a quotient that folds each peer onto
+  // the representative playing it cannot express them: the finder, given such peers, finds no
+  // shift (here on one NVSwitch node, where every shift maps routes onto routes).
   const PreparedScenario node = prepare_scenario(kScenario, {"schedule.gpus=8"});
   RankPeers everyone(8);
   for (int r = 0; r < 8; ++r) {
@@ -129,16 +130,18 @@ TEST_CASE("schedules whose ranks all send to one another are never offered a sym
   ShiftSearch search;
   search.peers = everyone;
   CHECK(find_rank_shift_symmetry(node.topology, search).classes == 8);
-  // With the ring's peer alone the same node has a shift by 2: the peers are the reason.
+  // With the ring's peer alone the same node has a shift by 2: the fold is the reason.
   CHECK(find_ring_symmetry(node.topology, {}, 8, false).classes == 2);
-  // So symmetric_plan does not search for them (a search would route P x (P-1) pairs).
-  for (const std::string kind : {"pass_q", "allgather_kv", "ulysses"}) {
-    for (int gpus : {8, 64}) {
-      INFO(kind << " on " << gpus << " GPUs");
-      const SymmetryCase c =
-          symmetry_case(kScenario, scale_overrides(gpus, "forward", {"schedule.kind=" + kind}));
-      CHECK_FALSE(c.symmetry.has_value());
-      CHECK_FALSE(c.prepared.symmetry.has_value());
-    }
+  // An offset quotient names full peers (class_plan.hpp keep_class_programs): without the fold
+  // check the same peers have the ring's shift by 2, and symmetric_plan offers it to pass-Q and
+  // all-gather KV (their equality with the full simulation: test_all_peers_symmetry.cpp).
+  search.peers_by_offset = true;
+  CHECK(find_rank_shift_symmetry(node.topology, search).classes == 2);
+  for (const std::string kind : {"pass_q", "allgather_kv"}) {
+    INFO(kind);
+    const SymmetryCase c =
+        symmetry_case(kScenario, scale_overrides(8, "forward", {"schedule.kind=" + kind}));
+    REQUIRE(c.symmetry.has_value());
+    CHECK(c.symmetry->classes == 2);
   }
 }

@@ -27,7 +27,7 @@ using PeerRoutes = std::vector<std::vector<const Route*>>;
 
 // Peer i of s + k is peer i of s moved by k, and no two peers of a representative (and not
 // the representative itself) fold onto one quotient rank.
-bool peers_equivariant(const RankPeers& peers, int k) {
+bool peers_equivariant(const RankPeers& peers, int k, bool by_offset) {
   const int p = static_cast<int>(peers.size());
   for (int s = 0; s < p; ++s) {
     const std::vector<int>& mine = peers[at(s)];
@@ -36,7 +36,7 @@ bool peers_equivariant(const RankPeers& peers, int k) {
     for (std::size_t i = 0; i < mine.size(); ++i) {
       if (shifted[i] != (mine[i] + k) % p) return false;
     }
-    if (s >= k) continue;
+    if (s >= k || by_offset) continue;
     std::vector<int> folded;
     for (int d : mine) {
       if (d != s) folded.push_back(d % k);
@@ -104,7 +104,7 @@ bool nodes_closed(const Topology& topology, const std::vector<int>& placement, i
 
 // Orbits of the link map, the GPU representatives and the representatives' full peers.
 void describe_classes(RankShiftSymmetry& sym, const std::vector<int>& image, const RankPeers& peers,
-                      int gpu_count) {
+                      int gpu_count, bool by_offset) {
   const int k = sym.classes;
   sym.link_canonical.assign(image.size(), -1);
   sym.link_orbit_size.assign(image.size(), 0);
@@ -122,6 +122,8 @@ void describe_classes(RankShiftSymmetry& sym, const std::vector<int>& image, con
     sym.gpu_canonical[at(sym.full_placement[at(r)])] = sym.full_placement[at(r % k)];
   }
   sym.full_peers.assign(at(k), {});
+  sym.peers_by_offset = by_offset;
+  if (by_offset) return;
   for (int s = 0; s < k; ++s) {
     for (int d : peers[at(s)]) {
       if (d != s) sym.full_peers[at(s)].emplace_back(d % k, d);
@@ -181,11 +183,11 @@ RankShiftSymmetry find_rank_shift_symmetry(const Topology& topology, ShiftSearch
     if (ranks % k != 0) continue;
     if (search.shift_allowed && !search.shift_allowed(k)) continue;
     if (search.node_cores_shared && !nodes_closed(topology, placement, k)) continue;
-    if (!peers_equivariant(search.peers, k)) continue;
+    if (!peers_equivariant(search.peers, k, search.peers_by_offset)) continue;
     const std::vector<int> image = shift_map(topology, routes, placement, rank_of_gpu, k);
     if (image.empty()) continue;
     sym.classes = k;
-    describe_classes(sym, image, search.peers, topology.gpu_count());
+    describe_classes(sym, image, search.peers, topology.gpu_count(), search.peers_by_offset);
     return sym;
   }
   return sym;

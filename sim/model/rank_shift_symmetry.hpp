@@ -7,7 +7,8 @@
 // R(s, i) = route(g(s), g(d_i)), g = placement. A shift by K (K | P, 2 <= K < P) is a
 // symmetry when
 //   - the peers are equivariant: d_i(s + K) = d_i(s) + K (mod P), and no peer of a
-//     representative is itself in the quotient (d_i(s) mod K != s);
+//     representative is itself in the quotient (d_i(s) mod K != s; not asked of an offset
+//     quotient, whose transfers name their full peers: ShiftSearch::peers_by_offset);
 //   - sigma: link R(s, i)[j] -> link R(s + K, i)[j] (every s, i, position j) is a well-defined
 //     bijection of the used links that keeps each link's bandwidth, latency and class;
 //   - the GPUs of different ranks are different, and a GPU a route relays through (NVLink to
@@ -43,6 +44,9 @@ struct RankShiftSymmetry {
   std::vector<int> gpu_canonical;  // per GPU: the representative rank's GPU, -1 unused
   // Per representative s < K: (quotient rank d mod K, full rank d) for each peer d of s.
   std::vector<std::vector<std::pair<int, int>>> full_peers;
+  // The quotient is an offset quotient (ShiftSearch::peers_by_offset): its transfers name their
+  // full peers, and full_peers is empty.
+  bool peers_by_offset = false;
   bool exact() const { return classes < full_ranks; }
   int copies() const { return full_ranks / classes; }
   // The full plan's rank that representative `send_rank` reaches when its quotient transfer
@@ -58,6 +62,10 @@ struct ShiftSearch {
   RankPeers peers;                         // P entries
   std::function<bool(int)> shift_allowed;  // K the programs are equivariant under (null: all)
   bool node_cores_shared = false;          // the profile's compute_cores > 0
+  // The quotient keeps full peers (an offset quotient, class_plan.hpp keep_class_programs):
+  // a representative's peers may fold onto one class or onto itself, so the fold check of
+  // the first condition is not made, and full_peers stays empty (full_destination unused).
+  bool peers_by_offset = false;
 };
 
 RankShiftSymmetry find_rank_shift_symmetry(const Topology& topology, ShiftSearch search);

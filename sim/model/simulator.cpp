@@ -190,7 +190,13 @@ class Simulation final : private TransferCalendar {
   // full plan (rank_shift_symmetry.hpp), not the representative that receives it.
   int destination_gpu(OpId send, OpId recv) const {
     if (symmetry_ == nullptr) return placement_[static_cast<std::size_t>(recv.rank)];
+    if (symmetry_->peers_by_offset) return offset_quotient_destination(send);
     const int full = symmetry_->full_destination(send.rank, recv.rank);
+    return symmetry_->full_placement[static_cast<std::size_t>(full)];
+  }
+  // An offset quotient's send names its full peer (class_plan.hpp keep_class_programs).
+  int offset_quotient_destination(OpId send) const {
+    const int full = plan_.programs[static_cast<std::size_t>(send.rank)].op(send.index).peer;
     return symmetry_->full_placement[static_cast<std::size_t>(full)];
   }
   void wake_at(Picoseconds at_ps, std::int64_t token) override {
@@ -423,8 +429,10 @@ SimulationResult simulate_classes(const Plan& quotient, const RingSymmetry& symm
   SimulationOptions options;
   options.record_route_busy = record_route_busy;
   options.stop_after_ps = stop_after_ps;
-  return Simulation<PlanTracker>(quotient, PlanTracker(quotient), topology, profile, options,
-                                 &symmetry)
+  // An offset quotient's sends and recvs name full ranks (class_plan.hpp keep_class_programs).
+  const int peer_ranks = symmetry.peers_by_offset ? symmetry.full_ranks : 0;
+  return Simulation<PlanTracker>(quotient, PlanTracker(quotient, peer_ranks), topology, profile,
+                                 options, &symmetry)
       .run();
 }
 

@@ -13,14 +13,14 @@ bool on_comm_stream(OpKind kind) { return stream_of(kind) == Stream::comm; }
 
 }  // namespace
 
-PlanTracker::PlanTracker(const Plan& plan) : plan_(&plan) {
+PlanTracker::PlanTracker(const Plan& plan, int peer_ranks) : plan_(&plan) {
   ranks_.resize(static_cast<std::size_t>(plan.ranks));
   {
     SemanticsDeriver deriver(plan, SemanticsOptions{.fold_compute_stream = true});
     RankSemantics sem;
     for (int r = 0; r < plan.ranks; ++r) build_rank(deriver, sem, r);
   }
-  match_comm();
+  match_comm(peer_ranks);
   for (int id = 0; id < static_cast<int>(plan.objects.size()); ++id) {
     const DataObject& obj = plan.object(id);
     if (obj.input && obj.home_rank < plan.ranks) allocate(obj.home_rank, id);
@@ -82,7 +82,76 @@ void PlanTracker::build_rank(SemanticsDeriver& deriver, RankSemantics& sem, int 
   }
 }
 
-void PlanTracker::match_comm() {
+void PlanTracker::pair_up(OpId send, OpId recv) {
+  ranks_[static_cast<std::size_t>(send.rank)].partner[static_cast<std::size_t>(send.index)] = recv;
+  ranks_[static_cast<std::size_t>(recv.rank)].partner[static_cast<std::size_t>(recv.index)] = send;
+}
+
+void PlanTracker::match_comm_by_offset(int peer_ranks) {
+  const int k = plan_->ranks;
+  const int p = peer_ranks;
+  if (p % k != 0) throw std::invalid_argument("an offset quotient's classes divide its ranks");
+  // Key (sending class, offset) = s * P + t; within a key every send is on rank s and every
+  // recv on rank (s + t) mod K, listed in program order, so the k-th pairs with the k-th.
+  struct Side {
+    std::int64_t key;
+    OpId op;
+  };
+  std::vector<Side> sends, recvs;
+  for (int r = 0; r < k; ++r) {
+    const RankProgram& program = plan_->programs[static_cast<std::size_t>(r)];
+    for (int i = 0; i < static_cast<int>(program.size()); ++i) {
+      const Op& op = program.op(i);
+      if (!on_comm_stream(op.kind)) continue;
+      if (op.peer < 0 || op.peer >= p || op.peer == r) {
+        throw PlanError({r, i},
+                        fmt::format("{}: invalid peer rank {}", plan_->describe({r, i}), op.peer));
+      }
+      if (op.kind == OpKind::send) {
+        const int t = (op.peer - r + p) % p;
+        sends.push_back({static_cast<std::int64_t>(r) * p + t, {r, i}});
+      } else {
+        const int t = (r - op.peer + p) % p;
+        const int from_class = op.peer % k;
+        recvs.push_back({static_cast<std::int64_t>(from_class) * p + t, {r, i}});
+      }
+    }
+  }
+  auto by_key = [](const Side& a, const Side& b) { return a.key < b.key; };
+  std::stable_sort(sends.begin(), sends.end(), by_key);
+  std::stable_sort(recvs.begin(), recvs.end(), by_key);
+  auto unmatched = [&](OpId id) {
+    return PlanError(
+        id, fmt::format(
+                "{} has no matching {}", plan_->describe(id),
+                plan_->programs[static_cast<std::size_t>(id.rank)].op(id.index).kind == OpKind::send
+                    ? "recv"
+                    : "send"));
+  };
+  std::size_t a = 0, b = 0;
+  while (a < sends.size() || b < recvs.size()) {
+    if (b == recvs.size() || (a < sends.size() && sends[a].key < recvs[b].key)) {
+      throw unmatched(sends[a].op);
+    }
+    if (a == sends.size() || recvs[b].key < sends[a].key) throw unmatched(recvs[b].op);
+    const OpId s = sends[a++].op, rv = recvs[b++].op;
+    // The representative receives the shifted image of the sent object under its own name:
+    // the two sides need only move the same bytes.
+    const int s_obj = plan_->programs[static_cast<std::size_t>(s.rank)].reads(s.index)[0];
+    const int r_obj = plan_->programs[static_cast<std::size_t>(rv.rank)].writes(rv.index)[0];
+    if (plan_->object(s_obj).bytes != plan_->object(r_obj).bytes) {
+      throw PlanError(s, fmt::format("{} is matched with {}, which expects another object",
+                                     plan_->describe(s), plan_->describe(rv)));
+    }
+    pair_up(s, rv);
+  }
+}
+
+void PlanTracker::match_comm(int peer_ranks) {
+  if (peer_ranks > plan_->ranks) {
+    match_comm_by_offset(peer_ranks);
+    return;
+  }
   // A symmetric quotient (make_pass_kv_ring_classes_plan, ring_schedule.hpp) holds objects of
   // ranks it does not hold; a class representative receives its class's object under its own
   // name, so there a send and its recv need only move the same bytes.
@@ -130,8 +199,7 @@ void PlanTracker::match_comm() {
         throw PlanError(s, fmt::format("{} is matched with {}, which expects another object",
                                        plan_->describe(s), plan_->describe(rv)));
       }
-      ranks_[static_cast<std::size_t>(s.rank)].partner[static_cast<std::size_t>(s.index)] = rv;
-      ranks_[static_cast<std::size_t>(rv.rank)].partner[static_cast<std::size_t>(rv.index)] = s;
+      pair_up(s, rv);
     }
   }
   for (const auto& [pair, recv_ops] : recvs) {

@@ -10,7 +10,8 @@
 // send/recv pair becomes a Transfer once both sides are posted. Memory: inputs
 // are live from the start, a recv allocates when posted, a compute or merge
 // allocates when it starts, free releases (which op allocates or releases what
-// is the derivation's).
+// is the derivation's). An offset quotient matches its sends and recvs by peer offset instead
+// (match_comm_by_offset).
 #pragma once
 
 #include <array>
@@ -58,8 +59,10 @@ struct MemoryLedger {
 class PlanTracker {
  public:
   // Throws PlanError for unmatched or mismatched send/recv pairs and for comm
-  // groups that are not consecutive in a rank's program.
-  explicit PlanTracker(const Plan& plan);
+  // groups that are not consecutive in a rank's program. peer_ranks = P > plan.ranks: the plan
+  // is an offset quotient (sim/schedules/class_plan.hpp keep_class_programs), the programs of
+  // ranks 0..K-1 of a P-rank plan whose sends and recvs name full ranks as peers.
+  explicit PlanTracker(const Plan& plan, int peer_ranks = 0);
 
   // Hands out everything that became possible: compute/merge ops to start, and
   // transfers whose two sides are posted. Free ops complete inside.
@@ -134,7 +137,12 @@ class PlanTracker {
   };
 
   void build_rank(SemanticsDeriver& deriver, RankSemantics& sem, int rank);
-  void match_comm();
+  void match_comm(int peer_ranks);
+  // An offset quotient (peer_ranks = P > ranks = K; class_plan.hpp): the k-th send of
+  // class s at peer offset t = (d - s) mod P matches the k-th recv at offset t (from peer
+  // c - t) of class c = (s + t) mod K, the representative that plays d; c may be s itself.
+  void match_comm_by_offset(int peer_ranks);
+  void pair_up(OpId send, OpId recv);
   void make_ready(OpId op);
   void post_group(int rank, int group);
   void complete(OpId op);

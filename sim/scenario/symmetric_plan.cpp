@@ -9,9 +9,11 @@
 #include "sim/core/units.hpp"
 #include "sim/plan/output_correction.hpp"
 #include "sim/scenario/resource_guard.hpp"
+#include "sim/schedules/allgather_kv_schedule.hpp"
 #include "sim/schedules/double_ring_schedule.hpp"
 #include "sim/schedules/mesh_placement.hpp"
 #include "sim/schedules/mesh_schedule.hpp"
+#include "sim/schedules/pass_q_schedule.hpp"
 #include "sim/schedules/ring_schedule.hpp"
 #include "sim/schedules/schedule_kinds.hpp"
 #include "sim/schedules/usp_schedule.hpp"
@@ -116,6 +118,39 @@ RankShiftSymmetry usp_symmetry(int ranks, int u, const Topology& topology,
   return find_rank_shift_symmetry(topology, std::move(search));
 }
 
+// Schedules in which every rank sends to every other, simulated as an offset quotient
+// (class_plan.hpp keep_class_programs): pass-Q (forward only: it has no backward), all-gather KV
+// owned by the layout (by work, chunks differ in size). 0 for another schedule, else the step
+// the shifts must be a multiple of (1: every shift).
+int all_peers_shift_step(const Scenario& scenario) {
+  const ScheduleSpec& spec = scenario.schedule;
+  const AttentionShape& a = scenario.attention;
+  if (spec.kind == "pass_q") return a.has_backward() ? 0 : 1;
+  if (spec.kind == "allgather_kv") return spec.balance == TokenBalance::layout ? 1 : 0;
+  // Not ulysses: its quotient's result differed from the full simulation (peak memory at 256
+  // GPUs; a causal run at 64): its programs list the head chunks by absolute index, not by
+  // offset, so rank x + K's program need not be x's shifted (docs/design-notes.md).
+  return 0;
+}
+
+// Every rank's peers are all the others, by offset r + t, t = 1..P-1 (the exchanges' order;
+// pass-Q's Q successor r + 1 and partial owners r - s are the same set): a shift by K is a
+// symmetry when it maps the routes between every pair of ranks onto each other.
+RankShiftSymmetry all_peers_symmetry(int ranks, int step, const Topology& topology,
+                                     const CalibrationProfile& profile) {
+  ShiftSearch search;
+  search.peers.resize(static_cast<std::size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) {
+    std::vector<int>& peers = search.peers[static_cast<std::size_t>(r)];
+    peers.reserve(static_cast<std::size_t>(ranks - 1));
+    for (int t = 1; t < ranks; ++t) peers.push_back((r + t) % ranks);
+  }
+  search.shift_allowed = [step](int k) { return k % step == 0; };
+  search.node_cores_shared = profile.compute_cores > 0;
+  search.peers_by_offset = true;
+  return find_rank_shift_symmetry(topology, std::move(search));
+}
+
 // schedule.symmetry, checked by load_scenario to be auto or off.
 bool switched_off(const Scenario& scenario) {
   const YAML::Node doc = scenario.document;
@@ -132,11 +167,9 @@ bool symmetry_applies(const Scenario& scenario) {
       ring_ownership(scenario.schedule).has_value() || known_mesh_tile(scenario).has_value() ||
       (double_ring_inner(scenario.schedule) > 0 &&
        scenario.schedule.gpus % double_ring_inner(scenario.schedule) == 0) ||
-      usp_shift_degree(scenario) > 0;
+      usp_shift_degree(scenario) > 0 || all_peers_shift_step(scenario) > 0;
   // Forward, backward or both: every one of these generators has a backward whose peers are
-  // its forward's. pass_q, allgather_kv and ulysses are not here: each rank sends to every
-  // other (pass-Q's partials to each owner r - s, the all-gather's and the all-to-all's one
-  // group), so no shift K < P keeps a representative's peers out of its own class.
+  // its forward's (pass-Q has no backward).
   return schedule_shifts && !scenario.job && a.mask.kind == AttentionMaskKind::full &&
          scenario.schedule.gpus >= 4 && !switched_off(scenario);
 }
@@ -152,6 +185,9 @@ std::optional<RingSymmetry> scenario_symmetry(const Scenario& scenario, const To
   }
   if (const int u = usp_shift_degree(scenario); u > 0) {
     return usp_symmetry(scenario.schedule.gpus, u, topology, profile);
+  }
+  if (const int step = all_peers_shift_step(scenario); step > 0) {
+    return all_peers_symmetry(scenario.schedule.gpus, step, topology, profile);
   }
   return find_ring_symmetry(topology, {}, scenario.schedule.gpus, profile.compute_cores > 0);
 }
@@ -213,6 +249,10 @@ Plan build_symmetric_plan(const Scenario& scenario, const RingSymmetry& symmetry
     plan = make_double_ring_classes_plan(scenario.attention, spec.gpus, inner, symmetry.classes);
   } else if (const int u = usp_shift_degree(scenario); u > 0) {
     plan = make_usp_classes_plan(scenario.attention, spec.gpus, u, symmetry.classes);
+  } else if (spec.kind == "pass_q") {
+    plan = make_pass_q_classes_plan(scenario.attention, spec.gpus, symmetry.classes);
+  } else if (spec.kind == "allgather_kv") {
+    plan = make_allgather_kv_classes_plan(scenario.attention, spec.gpus, symmetry.classes);
   } else {
     plan = make_pass_kv_ring_classes_plan(spec.kind, scenario.attention, spec.gpus,
                                           *ring_ownership(spec), symmetry.classes);

@@ -1,4 +1,5 @@
-// Symmetric simulation of the ring family, the mesh, the double ring and USP
+// Symmetric simulation of the ring family, the mesh, the double ring, USP, pass-Q and
+// all-gather KV
 // (schedule.symmetry: auto, the default; off, or `simulate --no-symmetry`, simulates every
 // rank).
 //
@@ -14,11 +15,18 @@
 // of rank r + K is that of rank r shifted: causal and windowed masks give ranks different
 // work and stay on the full simulation); one CP group (no job); and a topology and placement
 // on which some shift by K < P ranks maps the routes of every rank's peers onto themselves.
-// Not pass_q, allgather_kv or ulysses: every rank of those sends to every other (pass-Q's
-// partials go to each owner r - s; the all-gather and the all-to-all are one group of all
-// ranks), so under any shift K < P some peer r + jK of a representative r would be played by
-// r itself, a transfer the quotient cannot express (it folds each peer onto a different
-// representative). Elsewhere the full plan runs; the result JSON says which
+// pass_q (forward; it has no backward) and allgather_kv owned by the layout, in which
+// every rank sends to every other (pass-Q's partials go to each owner r - s; the all-gather and
+// the all-to-all are one group of all ranks), run an offset quotient (class_plan.hpp
+// keep_class_programs): the representatives keep their full peers, the tracker pairs a send at
+// offset t of class s with the recv at offset t of class (s + t) mod K, and the shift must map
+// the routes between every pair of ranks. Not ulysses: its quotient was not exact (peak
+// memory at 256 GPUs): its programs list head chunks by absolute index, not by offset.
+// Pass-Q's causal mask stays on the full simulation like the others': with zigzag chunks the chunk
+// rank r meets at step s lies before or after its own depending on whether r - s wraps, so
+// ranks r and r + K run calls of different shapes at one step (2 query blocks x 1 key block,
+// or 1 x 2), and the call efficiency and CTA tile work the compute model charges differ.
+// Elsewhere the full plan runs; the result JSON says which
 // (`symmetry: {classes, exact}`, present wherever symmetry applies and is on).
 #pragma once
 

@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include <numeric>
+#include <stdexcept>
 
 #include "sim/plan/fusing_builder.hpp"
 #include "sim/schedules/attention_objects.hpp"
 #include "sim/schedules/chunk_layouts.hpp"
+#include "sim/schedules/class_plan.hpp"
 #include "sim/schedules/pairwise_exchange.hpp"
 
 namespace tilesim {
@@ -24,10 +26,14 @@ std::vector<int> all_ranks(int ranks) {
 // documents leave some chunk pairs empty).
 bool needs(const Plan& plan, int rank, int chunk) { return plan.unmasked_pairs(rank, chunk) > 0; }
 
-void add_kv_allgather(Plan& plan, CommGroups& groups, const AttentionObjects& objs) {
-  add_pairwise_exchange(plan, groups, all_ranks(plan.ranks), [&](int from, int to) {
-    return needs(plan, to, from) ? std::vector<int>{at(objs.kv, from)} : std::vector<int>{};
-  });
+// emit: the ranks 0..emit-1 whose programs are built (all P, or an offset quotient's K).
+void add_kv_allgather(Plan& plan, CommGroups& groups, const AttentionObjects& objs, int emit) {
+  add_pairwise_exchange(
+      plan, groups, all_ranks(plan.ranks),
+      [&](int from, int to) {
+        return needs(plan, to, from) ? std::vector<int>{at(objs.kv, from)} : std::vector<int>{};
+      },
+      emit);
 }
 
 void free_gathered(const Plan& plan, FusingBuilder& build, const AttentionObjects& objs, int r) {
@@ -37,11 +43,11 @@ void free_gathered(const Plan& plan, FusingBuilder& build, const AttentionObject
   }
 }
 
-void add_forward(Plan& plan, CommGroups& groups, const AttentionObjects& objs) {
+void add_forward(Plan& plan, CommGroups& groups, const AttentionObjects& objs, int emit) {
   const int ranks = plan.ranks;
-  add_kv_allgather(plan, groups, objs);
+  add_kv_allgather(plan, groups, objs, emit);
   FusingScratch scratch;
-  for (int r = 0; r < ranks; ++r) {
+  for (int r = 0; r < emit; ++r) {
     // One attention call of the local Q against the gathered KV (pairs in
     // arrival order), then the gathered chunks are dropped.
     FusingBuilder build(plan, scratch, r, true);
@@ -74,15 +80,15 @@ std::vector<int> add_dkv_partials(Plan& plan) {
   return partial;
 }
 
-void add_backward(Plan& plan, CommGroups& groups, const AttentionObjects& objs) {
+void add_backward(Plan& plan, CommGroups& groups, const AttentionObjects& objs, int emit) {
   const int ranks = plan.ranks;
   const std::vector<int> partial = add_dkv_partials(plan);
   auto dkv_part = [&](int chunk, int rank) {
     return chunk == rank ? at(objs.dkv, chunk) : at(partial, chunk * ranks + rank);
   };
-  add_kv_allgather(plan, groups, objs);
+  add_kv_allgather(plan, groups, objs, emit);
   FusingScratch scratch;
-  for (int r = 0; r < ranks; ++r) {
+  for (int r = 0; r < emit; ++r) {
     // One backward call of the local Q, dO against the gathered KV: dQ[r] and a
     // dKV contribution to every chunk, in the gathered (global) coordinates.
     FusingBuilder build(plan, scratch, r, true);
@@ -99,11 +105,14 @@ void add_backward(Plan& plan, CommGroups& groups, const AttentionObjects& objs) 
   }
   // Reduce-scatter of dKV as grouped send/recv: rank `from` sends its partial of
   // chunk `to` to `to`, which sums the P-1 partials into its own dKV.
-  add_pairwise_exchange(plan, groups, all_ranks(ranks), [&](int from, int to) {
-    const int obj = dkv_part(to, from);
-    return obj < 0 ? std::vector<int>{} : std::vector<int>{obj};
-  });
-  for (int r = 0; r < ranks; ++r) {
+  add_pairwise_exchange(
+      plan, groups, all_ranks(ranks),
+      [&](int from, int to) {
+        const int obj = dkv_part(to, from);
+        return obj < 0 ? std::vector<int>{} : std::vector<int>{obj};
+      },
+      emit);
+  for (int r = 0; r < emit; ++r) {
     FusingBuilder build(plan, scratch, r, true);
     std::vector<int> received;
     for (int x = 0; x < ranks; ++x) {
@@ -120,9 +129,8 @@ void add_backward(Plan& plan, CommGroups& groups, const AttentionObjects& objs) 
   }
 }
 
-}  // namespace
-
-Plan make_allgather_kv_plan(const AttentionShape& shape, int ranks, bool by_work) {
+// The programs of ranks 0..emit-1 of the P-rank plan.
+Plan build_allgather_kv(const AttentionShape& shape, int ranks, bool by_work, int emit) {
   const ChunkOwnership ownership = by_work        ? ChunkOwnership::work
                                    : shape.causal ? ChunkOwnership::zigzag
                                                   : ChunkOwnership::contiguous;
@@ -131,8 +139,24 @@ Plan make_allgather_kv_plan(const AttentionShape& shape, int ranks, bool by_work
   plan.tile_b = ranks;
   const AttentionObjects objs = add_attention_objects(plan);
   CommGroups groups(ranks);
-  if (shape.has_forward()) add_forward(plan, groups, objs);
-  if (shape.has_backward()) add_backward(plan, groups, objs);
+  if (shape.has_forward()) add_forward(plan, groups, objs, emit);
+  if (shape.has_backward()) add_backward(plan, groups, objs, emit);
+  return plan;
+}
+
+}  // namespace
+
+Plan make_allgather_kv_plan(const AttentionShape& shape, int ranks, bool by_work) {
+  return build_allgather_kv(shape, ranks, by_work, ranks);
+}
+
+Plan make_allgather_kv_classes_plan(const AttentionShape& shape, int ranks, int classes) {
+  if (classes < 1 || classes >= ranks || ranks % classes != 0) {
+    throw std::invalid_argument(
+        fmt::format("an all-gather KV quotient plan takes classes dividing {}, below it", ranks));
+  }
+  Plan plan = build_allgather_kv(shape, ranks, false, classes);
+  keep_class_programs(plan, classes);
   return plan;
 }
 

@@ -36,4 +36,12 @@ namespace tilesim {
 // by_work: ownership by attention work (work_balance.hpp) instead of contiguous/zigzag.
 Plan make_allgather_kv_plan(const AttentionShape& shape, int ranks, bool by_work = false);
 
+// The offset quotient (class_plan.hpp keep_class_programs) of the layout-owned plan: the
+// programs of ranks 0..classes-1, peers named as full ranks. Rank r + K runs rank r's program
+// shifted by K (the exchange lists its peers by offset r + t, its call reads KV[r - t] in
+// that order), every K; the all-gather and reduce-scatter of all P ranks are then each
+// representative's one comm group of P - 1 sends and P - 1 recvs, matched by offset.
+// std::invalid_argument for classes not dividing `ranks` or not below it.
+Plan make_allgather_kv_classes_plan(const AttentionShape& shape, int ranks, int classes);
+
 }  // namespace tilesim

@@ -18,4 +18,13 @@ void fold_onto_classes(Plan& plan, int classes) {
   }
 }
 
+void keep_class_programs(Plan& plan, int classes) {
+  if (classes < 1 || static_cast<int>(plan.programs.size()) < classes ||
+      plan.ranks % classes != 0) {
+    throw std::invalid_argument("an offset quotient keeps the programs of classes dividing P");
+  }
+  plan.programs.resize(static_cast<std::size_t>(classes));
+  plan.ranks = classes;
+}
+
 }  // namespace tilesim

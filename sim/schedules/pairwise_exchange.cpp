@@ -1,5 +1,7 @@
 #include "sim/schedules/pairwise_exchange.hpp"
 
+#include <algorithm>
+
 #include "sim/plan/program_builder.hpp"
 
 namespace tilesim {
@@ -31,8 +33,10 @@ void add_pairwise_exchange_member(Plan& plan, CommGroups& groups, const std::vec
 }
 
 void add_pairwise_exchange(Plan& plan, CommGroups& groups, const std::vector<int>& members,
-                           const ExchangeObjects& objects) {
-  for (int i = 0; i < static_cast<int>(members.size()); ++i) {
+                           const ExchangeObjects& objects, int emit_members) {
+  const int n = static_cast<int>(members.size());
+  const int emit = emit_members < 0 ? n : std::min(n, emit_members);
+  for (int i = 0; i < emit; ++i) {
     add_pairwise_exchange_member(plan, groups, members, i, objects);
   }
 }

@@ -25,8 +25,10 @@ namespace tilesim {
 
 using ExchangeObjects = std::function<std::vector<int>(int from_member, int to_member)>;
 
+// emit_members >= 0: the programs of members 0..emit_members-1 only (an offset quotient's,
+// class_plan.hpp: the exchange of all P ranks seen from its representatives).
 void add_pairwise_exchange(Plan& plan, CommGroups& groups, const std::vector<int>& members,
-                           const ExchangeObjects& objects);
+                           const ExchangeObjects& objects, int emit_members = -1);
 
 // Member i's part of the exchange alone (add_pairwise_exchange runs it for every member in
 // order): a generator that emits one rank's program at a time (usp_classes_source.hpp). Its

@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <numeric>
+#include <stdexcept>
 #include <vector>
 
 #include "sim/plan/comm_groups.hpp"
 #include "sim/plan/program_builder.hpp"
 #include "sim/schedules/attention_objects.hpp"
 #include "sim/schedules/chunk_layouts.hpp"
+#include "sim/schedules/class_plan.hpp"
 
 namespace tilesim {
 namespace {
@@ -75,9 +77,8 @@ QRoute route_q(const Plan& plan) {
   return forward;
 }
 
-}  // namespace
-
-Plan make_pass_q_plan(const AttentionShape& shape, int ranks) {
+// The programs of ranks 0..emit-1 of the P-rank plan.
+Plan build_pass_q(const AttentionShape& shape, int ranks, int emit) {
   // Zigzag ownership balances a causal mask; under a window or documents contiguous chunks let
   // a Q chunk stop at its farthest reader (a zigzag chunk is read on both sides of its rank).
   const bool zigzag = shape.causal && !shape.mask.may_leave_pairs_empty();
@@ -99,7 +100,7 @@ Plan make_pass_q_plan(const AttentionShape& shape, int ranks) {
   };
   ProgramBuilder build(plan);
   CommGroups groups(ranks);
-  for (int r = 0; r < p; ++r) {
+  for (int r = 0; r < emit; ++r) {
     const int next = wrap(r + dir);
     const int prev = wrap(r - dir);
     std::vector<int> last_free;
@@ -158,6 +159,22 @@ Plan make_pass_q_plan(const AttentionShape& shape, int ranks) {
     }
     merge_pending();
   }
+  return plan;
+}
+
+}  // namespace
+
+Plan make_pass_q_plan(const AttentionShape& shape, int ranks) {
+  return build_pass_q(shape, ranks, ranks);
+}
+
+Plan make_pass_q_classes_plan(const AttentionShape& shape, int ranks, int classes) {
+  if (classes < 1 || classes >= ranks || ranks % classes != 0) {
+    throw std::invalid_argument(
+        fmt::format("a pass-Q quotient plan takes classes dividing {}, below it", ranks));
+  }
+  Plan plan = build_pass_q(shape, ranks, classes);
+  keep_class_programs(plan, classes);
   return plan;
 }
 

@@ -26,4 +26,11 @@ namespace tilesim {
 
 Plan make_pass_q_plan(const AttentionShape& shape, int ranks);
 
+// The offset quotient (class_plan.hpp keep_class_programs): the programs of ranks
+// 0..classes-1, peers named as full ranks. Rank r + K runs rank r's program shifted by K (Q to
+// r + 1, step s's partial to r - s and from r + s) for every K; the compute costs are equal
+// across ranks only under the full mask (symmetric_plan.hpp says why not causal).
+// std::invalid_argument for classes not dividing `ranks` or not below it.
+Plan make_pass_q_classes_plan(const AttentionShape& shape, int ranks, int classes);
+
 }  // namespace tilesim

@@ -106,16 +106,17 @@ std::string UspClassesSource::whole_plan_digest() const {
   PlanDigestBuilder digest(plan_);
   for (int r = 0; r < plan_.ranks; ++r) {
     const std::size_t ops = plan_.programs[static_cast<std::size_t>(r)].size();
-    digest.begin_program(ops);
     RankProgram& program = fresh.plan_.programs[static_cast<std::size_t>(r)];
+    ProgramDigest program_digest;
     int next = 0;
     while (fresh.extend(r)) {
-      for (; next < static_cast<int>(program.size()); ++next) digest.add_op(program, next);
+      for (; next < static_cast<int>(program.size()); ++next) program_digest.add_op(program, next);
       program.discard_before(next);
     }
     if (static_cast<std::size_t>(next) != ops) {
       throw std::logic_error("UspClassesSource::whole_plan_digest: a program changed length");
     }
+    digest.add_program(program_digest);
   }
   // The header hashed this plan's objects; the regeneration, rank after rank as the whole
   // quotient is built, must have made the same block partials.
