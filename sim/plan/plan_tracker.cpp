@@ -7,7 +7,16 @@
 #include <utility>
 
 namespace tilesim {
+
 namespace {
+
+// A send or recv that the matching found no partner for.
+PlanError unmatched_comm_error(const Plan& plan, OpId id) {
+  const bool send =
+      plan.programs[static_cast<std::size_t>(id.rank)].op(id.index).kind == OpKind::send;
+  return PlanError(id,
+                   fmt::format("{} has no matching {}", plan.describe(id), send ? "recv" : "send"));
+}
 
 bool on_comm_stream(OpKind kind) { return stream_of(kind) == Stream::comm; }
 
@@ -120,14 +129,7 @@ void PlanTracker::match_comm_by_offset(int peer_ranks) {
   auto by_key = [](const Side& a, const Side& b) { return a.key < b.key; };
   std::stable_sort(sends.begin(), sends.end(), by_key);
   std::stable_sort(recvs.begin(), recvs.end(), by_key);
-  auto unmatched = [&](OpId id) {
-    return PlanError(
-        id, fmt::format(
-                "{} has no matching {}", plan_->describe(id),
-                plan_->programs[static_cast<std::size_t>(id.rank)].op(id.index).kind == OpKind::send
-                    ? "recv"
-                    : "send"));
-  };
+  auto unmatched = [&](OpId id) { return unmatched_comm_error(*plan_, id); };
   std::size_t a = 0, b = 0;
   while (a < sends.size() || b < recvs.size()) {
     if (b == recvs.size() || (a < sends.size() && sends[a].key < recvs[b].key)) {
@@ -176,14 +178,7 @@ void PlanTracker::match_comm(int peer_ranks) {
       }
     }
   }
-  auto unmatched = [&](OpId id) {
-    return PlanError(
-        id, fmt::format(
-                "{} has no matching {}", plan_->describe(id),
-                plan_->programs[static_cast<std::size_t>(id.rank)].op(id.index).kind == OpKind::send
-                    ? "recv"
-                    : "send"));
-  };
+  auto unmatched = [&](OpId id) { return unmatched_comm_error(*plan_, id); };
   for (const auto& [pair, send_ops] : sends) {
     auto it = recvs.find(pair);
     const std::size_t matched = it == recvs.end() ? 0 : it->second.size();
