@@ -23,9 +23,9 @@ using namespace tilesim::test;
 
 namespace {
 
-const std::string kScenario = shipped_scenario("ring-256k.yaml");
+const std::string kDoubleRingScenario = shipped_scenario("ring-256k.yaml");
 
-int expected_classes(int gpus, int inner) {
+int expected_double_ring_classes(int gpus, int inner) {
   const int step = gpus > 8 ? std::lcm(inner, 8) : inner;
   const bool outer_peer = gpus > inner;
   for (int k = step; k < gpus; k += step) {
@@ -37,12 +37,12 @@ int expected_classes(int gpus, int inner) {
 }  // namespace
 
 TEST_CASE("the rule for double-ring classes on the H100 cluster, by hand") {
-  CHECK(expected_classes(8, 8) == 8);    // one inner ring, and no K < 8 moves a whole one
-  CHECK(expected_classes(8, 4) == 8);    // K = 4 folds the outer peer r + 4 onto r
-  CHECK(expected_classes(16, 8) == 16);  // K = 8 folds the outer peer likewise
-  CHECK(expected_classes(16, 4) == 8);
+  CHECK(expected_double_ring_classes(8, 8) == 8);  // one inner ring, and no K < 8 moves a whole one
+  CHECK(expected_double_ring_classes(8, 4) == 8);  // K = 4 folds the outer peer r + 4 onto r
+  CHECK(expected_double_ring_classes(16, 8) == 16);  // K = 8 folds the outer peer likewise
+  CHECK(expected_double_ring_classes(16, 4) == 8);
   // K = 8 (one node) would fold the outer successor, on the next node, onto r: two nodes.
-  CHECK(expected_classes(256, 8) == 16);
+  CHECK(expected_double_ring_classes(256, 8) == 16);
 }
 
 TEST_CASE("symmetric double-ring simulation equals the full simulation byte for byte") {
@@ -51,12 +51,12 @@ TEST_CASE("symmetric double-ring simulation equals the full simulation byte for 
     for (int inner : {8, 4}) {
       for (const std::string pass : {"forward", "backward", "both"}) {
         INFO("double_ring inner " << inner << " on " << gpus << " GPUs, pass " << pass);
-        const SymmetryCase c =
-            symmetry_case(kScenario, scale_overrides(gpus, pass,
-                                                     {"schedule.kind=double_ring",
-                                                      "schedule.inner=" + std::to_string(inner)}));
+        const SymmetryCase c = symmetry_case(
+            kDoubleRingScenario, scale_overrides(gpus, pass,
+                                                 {"schedule.kind=double_ring",
+                                                  "schedule.inner=" + std::to_string(inner)}));
         REQUIRE(c.symmetry.has_value());
-        CHECK(c.symmetry->classes == expected_classes(gpus, inner));
+        CHECK(c.symmetry->classes == expected_double_ring_classes(gpus, inner));
         if (!c.symmetry->exact()) continue;
         ++exact_runs;
         check_symmetric_equals_full(c);

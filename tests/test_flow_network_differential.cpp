@@ -22,8 +22,10 @@
 #include <vector>
 
 #include "sim/network/flow_network.hpp"
+#include "tests/random_pick.hpp"
 
 using namespace tilesim;
+using tilesim::test::pick;
 
 namespace {
 
@@ -124,10 +126,6 @@ std::vector<Picoseconds> oracle_completions(const std::vector<long double>& capa
     active = still;
   }
   return done;
-}
-
-int pick(std::mt19937_64& rng, int lo, int hi) {
-  return lo + static_cast<int>(rng() % static_cast<std::uint64_t>(hi - lo + 1));
 }
 
 struct FlowSet {

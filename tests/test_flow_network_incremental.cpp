@@ -13,14 +13,12 @@
 
 #include "sim/network/flow_network.hpp"
 #include "sim/network/max_min_fair.hpp"
+#include "tests/random_pick.hpp"
 
 using namespace tilesim;
+using tilesim::test::pick;
 
 namespace {
-
-int pick(std::mt19937_64& rng, int lo, int hi) {
-  return lo + static_cast<int>(rng() % static_cast<std::uint64_t>(hi - lo + 1));
-}
 
 class ReferenceNetwork {
  public:

@@ -10,15 +10,12 @@
 #include <vector>
 
 #include "sim/network/max_min_fair.hpp"
+#include "tests/random_pick.hpp"
 
 using namespace tilesim;
+using tilesim::test::pick;
 
 namespace {
-
-// Uniform integer in [lo, hi] from the raw engine (whose output the standard fixes).
-int pick(std::mt19937_64& rng, int lo, int hi) {
-  return lo + static_cast<int>(rng() % static_cast<std::uint64_t>(hi - lo + 1));
-}
 
 struct RandomProblem {
   std::vector<double> capacity;

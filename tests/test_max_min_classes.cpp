@@ -14,14 +14,12 @@
 
 #include "sim/network/flow_network.hpp"
 #include "sim/network/max_min_fair.hpp"
+#include "tests/random_pick.hpp"
 
 using namespace tilesim;
+using tilesim::test::pick;
 
 namespace {
-
-int pick(std::mt19937_64& rng, int lo, int hi) {
-  return lo + static_cast<int>(rng() % static_cast<std::uint64_t>(hi - lo + 1));
-}
 
 // Rates at time 0 of flow classes (route, multiplicity per link, cap), in the order given.
 std::vector<double> quotient_rates(const std::vector<double>& capacity_bytes_per_s,

@@ -27,10 +27,10 @@ using namespace tilesim::test;
 
 namespace {
 
-const std::string kScenario = shipped_scenario("mesh-1m-256.yaml");
+const std::string kMeshScenario = shipped_scenario("mesh-1m-256.yaml");
 
 // The rule of the header, for node-major placement on the H100 cluster up to 256 GPUs.
-int expected_classes(int gpus, MeshTile tile) {
+int expected_mesh_classes(int gpus, MeshTile tile) {
   const int step = gpus > 8 ? std::lcm(tile.a, 8) : tile.a;
   for (int k = step; k < gpus; k += step) {
     if (gpus % k == 0 && k >= 2 * tile.a) return k;
@@ -49,12 +49,12 @@ std::vector<std::string> mesh_sets(int gpus, MeshTile tile, const std::string& p
 }  // namespace
 
 TEST_CASE("the rule for mesh classes on the H100 cluster, by hand") {
-  CHECK(expected_classes(8, {1, 8}) == 2);  // the ring's shift by 2 on one node
-  CHECK(expected_classes(8, {2, 4}) == 4);  // K = 2 = a would fold the KV peer onto itself
-  CHECK(expected_classes(8, {4, 2}) == 8);  // K = 4 = a folds; no symmetry
-  CHECK(expected_classes(256, {16, 16}) == 32);
-  CHECK(expected_classes(256, {2, 128}) == 8);
-  CHECK(expected_classes(256, {256, 1}) == 256);
+  CHECK(expected_mesh_classes(8, {1, 8}) == 2);  // the ring's shift by 2 on one node
+  CHECK(expected_mesh_classes(8, {2, 4}) == 4);  // K = 2 = a would fold the KV peer onto itself
+  CHECK(expected_mesh_classes(8, {4, 2}) == 8);  // K = 4 = a folds; no symmetry
+  CHECK(expected_mesh_classes(256, {16, 16}) == 32);
+  CHECK(expected_mesh_classes(256, {2, 128}) == 8);
+  CHECK(expected_mesh_classes(256, {256, 1}) == 256);
 }
 
 TEST_CASE("symmetric mesh simulation equals the full simulation byte for byte") {
@@ -66,10 +66,11 @@ TEST_CASE("symmetric mesh simulation equals the full simulation byte for byte") 
           if (pass == "both" && placement != "node-major") continue;
           INFO("mesh " << tile.a << "x" << tile.b << " on " << gpus << " GPUs, " << placement
                        << ", pass " << pass);
-          const SymmetryCase c = symmetry_case(kScenario, mesh_sets(gpus, tile, placement, pass));
+          const SymmetryCase c =
+              symmetry_case(kMeshScenario, mesh_sets(gpus, tile, placement, pass));
           REQUIRE(c.symmetry.has_value());
           if (placement == "node-major") {
-            CHECK(c.symmetry->classes == expected_classes(gpus, tile));
+            CHECK(c.symmetry->classes == expected_mesh_classes(gpus, tile));
           }
           CHECK(gpus % c.symmetry->classes == 0);
           if (!c.symmetry->exact()) continue;
@@ -86,21 +87,21 @@ TEST_CASE("symmetric mesh simulation equals the full simulation byte for byte") 
 TEST_CASE("a mesh the shift does not map onto itself simulates every rank") {
   // 4x2 on one node: K must be a multiple of a = 4 below 8, and K = 4 folds the KV peer onto
   // the representative itself.
-  const PreparedScenario p = prepare_scenario(kScenario, mesh_sets(8, {4, 2}, "node-major"));
+  const PreparedScenario p = prepare_scenario(kMeshScenario, mesh_sets(8, {4, 2}, "node-major"));
   const auto sym = scenario_symmetry(p.scenario, p.topology, p.profile);
   REQUIRE(sym.has_value());
   CHECK(sym->classes == 8);
   CHECK_FALSE(sym->exact());
   // A causal mesh is not offered a symmetry (its ranks' tiles hold different work).
   const PreparedScenario causal =
-      prepare_scenario(kScenario, {"schedule.gpus=16", "attention.seq_len=16384",
-                                   "schedule.tile=[2,8]", "attention.causal=true"});
+      prepare_scenario(kMeshScenario, {"schedule.gpus=16", "attention.seq_len=16384",
+                                       "schedule.tile=[2,8]", "attention.causal=true"});
   CHECK_FALSE(scenario_symmetry(causal.scenario, causal.topology, causal.profile).has_value());
   // A backward mesh is, by the forward's rule.
   const PreparedScenario backward =
-      prepare_scenario(kScenario, mesh_sets(16, {2, 8}, "node-major", "backward"));
+      prepare_scenario(kMeshScenario, mesh_sets(16, {2, 8}, "node-major", "backward"));
   const auto backward_sym =
       scenario_symmetry(backward.scenario, backward.topology, backward.profile);
   REQUIRE(backward_sym.has_value());
-  CHECK(backward_sym->classes == expected_classes(16, {2, 8}));
+  CHECK(backward_sym->classes == expected_mesh_classes(16, {2, 8}));
 }

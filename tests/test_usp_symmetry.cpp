@@ -25,10 +25,10 @@ using namespace tilesim::test;
 
 namespace {
 
-const std::string kScenario = shipped_scenario("ring-256k.yaml");
+const std::string kUspScenario = shipped_scenario("ring-256k.yaml");
 
 // nullopt where no symmetry is offered (a single Ulysses group).
-std::optional<int> expected_classes(int gpus, int u) {
+std::optional<int> expected_usp_classes(int gpus, int u) {
   if (gpus / u < 2) return std::nullopt;
   const int step = gpus > 8 ? std::lcm(u, 8) : u;
   for (int k = step; k < gpus; k += step) {
@@ -40,13 +40,13 @@ std::optional<int> expected_classes(int gpus, int u) {
 }  // namespace
 
 TEST_CASE("the rule for USP classes on the H100 cluster, by hand") {
-  CHECK(expected_classes(8, 2) == 4);    // one node: K = 2 = u folds the ring peer
-  CHECK(expected_classes(8, 4) == 8);    // K = 4 = u folds; K = 8 is P
-  CHECK(expected_classes(16, 2) == 8);   // whole nodes
-  CHECK(expected_classes(16, 8) == 16);  // two groups: K = 16 is P
-  CHECK(expected_classes(64, 8) == 16);
-  CHECK(expected_classes(256, 16) == 32);
-  CHECK_FALSE(expected_classes(8, 8).has_value());
+  CHECK(expected_usp_classes(8, 2) == 4);    // one node: K = 2 = u folds the ring peer
+  CHECK(expected_usp_classes(8, 4) == 8);    // K = 4 = u folds; K = 8 is P
+  CHECK(expected_usp_classes(16, 2) == 8);   // whole nodes
+  CHECK(expected_usp_classes(16, 8) == 16);  // two groups: K = 16 is P
+  CHECK(expected_usp_classes(64, 8) == 16);
+  CHECK(expected_usp_classes(256, 16) == 32);
+  CHECK_FALSE(expected_usp_classes(8, 8).has_value());
 }
 
 TEST_CASE("symmetric USP simulation equals the full simulation byte for byte") {
@@ -59,10 +59,10 @@ TEST_CASE("symmetric USP simulation equals the full simulation byte for byte") {
         if (pass == "backward" && u != 8) continue;
         INFO("usp u = " << u << " on " << gpus << " GPUs, pass " << pass);
         const SymmetryCase c = symmetry_case(
-            kScenario,
+            kUspScenario,
             scale_overrides(gpus, pass,
                             {"schedule.kind=usp", "schedule.ulysses=" + std::to_string(u)}));
-        const std::optional<int> expected = expected_classes(gpus, u);
+        const std::optional<int> expected = expected_usp_classes(gpus, u);
         REQUIRE(c.symmetry.has_value() == expected.has_value());
         if (!expected) continue;
         CHECK(c.symmetry->classes == *expected);
@@ -81,7 +81,7 @@ TEST_CASE("USP with KV heads replicated across its Ulysses group is symmetric to
   // kv_heads 4 < u = 8: each KV head is held by two ranks of the group, whose dKV copies the
   // owner sums (one merge op per rank); the peers are unchanged.
   const SymmetryCase c = symmetry_case(
-      kScenario,
+      kUspScenario,
       scale_overrides(64, "both",
                       {"schedule.kind=usp", "schedule.ulysses=8", "attention.kv_heads=4"}));
   REQUIRE(c.symmetry.has_value());

@@ -9,7 +9,7 @@
 set -euo pipefail
 
 packages=(
-  cmake g++ make
+  cmake g++ make ccache  # ccache: the sanitizer trees reuse the Release build's sim/ objects
   libboost-graph-dev libyaml-cpp-dev catch2 libfmt-dev libcli11-dev nlohmann-json3-dev
   libopenmpi-dev openmpi-bin libbenchmark-dev
   clang libclang-rt-14-dev procps  # tools/sanitize.sh fuzz (libFuzzer); pgrep in fault tests

@@ -6,6 +6,7 @@
 
 #include "kernels/cpu/attention_cpu.hpp"
 #include "kernels/cpu/kv_packing.hpp"
+#include "kernels/cpu/minus_infinity.hpp"
 #include "kernels/cpu/parallel_tasks.hpp"
 #include "kernels/cpu/span_checks.hpp"
 
@@ -13,7 +14,6 @@ namespace tilesim::kernels {
 namespace {
 
 using Index = std::int64_t;
-constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
 
 // Scratch of one (batch, kv_head) task.
 struct BackwardScratch {
@@ -116,7 +116,7 @@ void attention_backward_cpu(const BlockShape& s, const PositionMask& mask, std::
     for (Index h = g * s.group_size(); h < (g + 1) * s.group_size(); ++h) {
       for (Index i = 0; i < s.q_tokens; ++i) {
         const float row_lse = lse[detail::row_offset(s, b, h) + i];
-        if (visible[i].count() <= 0 || row_lse == kMinusInf) continue;
+        if (visible[i].count() <= 0 || row_lse == kMinusInfinity<float>) continue;
         const Index at = detail::q_offset(s, b, i, h, s.head_dim);
         const Index at_v = detail::q_offset(s, b, i, h, v_dim);
         backward_row(

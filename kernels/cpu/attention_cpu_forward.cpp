@@ -6,6 +6,7 @@
 
 #include "kernels/cpu/attention_cpu.hpp"
 #include "kernels/cpu/kv_packing.hpp"
+#include "kernels/cpu/minus_infinity.hpp"
 #include "kernels/cpu/parallel_tasks.hpp"
 #include "kernels/cpu/span_checks.hpp"
 
@@ -14,7 +15,6 @@ namespace {
 
 using Index = std::int64_t;
 constexpr Index kKeyBlock = 64;
-constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
 
 // Scratch of one (batch, head) task.
 struct ForwardScratch {
@@ -33,7 +33,7 @@ void forward_row(const BlockShape& s, KeyRange keys, ForwardScratch& w, float* o
   float* acc = w.acc.data();
   float* scores = w.scores.data();
   std::fill(w.acc.begin(), w.acc.end(), 0.0F);
-  float running_max = kMinusInf;
+  float running_max = kMinusInfinity<float>;
   float running_sum = 0.0F;
   for (Index j0 = keys.first; j0 < keys.end; j0 += kKeyBlock) {
     const Index n = std::min(kKeyBlock, keys.end - j0);
@@ -43,7 +43,7 @@ void forward_row(const BlockShape& s, KeyRange keys, ForwardScratch& w, float* o
       const float* kt = w.k_transposed.data() + d * s.kv_tokens + j0;
       for (Index j = 0; j < n; ++j) scores[j] += qd * kt[j];
     }
-    float block_max = kMinusInf;
+    float block_max = kMinusInfinity<float>;
     for (Index j = 0; j < n; ++j) block_max = std::max(block_max, scores[j]);
     const float new_max = std::max(running_max, block_max);
     const float correction = std::exp(running_max - new_max);  // exp(-inf) = 0 on first block
@@ -59,7 +59,7 @@ void forward_row(const BlockShape& s, KeyRange keys, ForwardScratch& w, float* o
   }
   if (keys.count() <= 0) {
     std::fill(o_row, o_row + v_dim, 0.0F);
-    *lse_out = kMinusInf;
+    *lse_out = kMinusInfinity<float>;
     return;
   }
   const float inv_sum = 1.0F / running_sum;

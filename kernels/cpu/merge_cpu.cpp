@@ -4,13 +4,13 @@
 #include <limits>
 
 #include "kernels/cpu/attention_cpu.hpp"
+#include "kernels/cpu/minus_infinity.hpp"
 #include "kernels/cpu/span_checks.hpp"
 
 namespace tilesim::kernels {
 namespace {
 
 using Index = std::int64_t;
-constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
 
 Index o_row_offset(const RowsShape& r, Index b, Index t, Index h) {
   return ((b * r.tokens + t) * r.heads + h) * r.head_dim;
@@ -32,11 +32,11 @@ void merge_partials_cpu(const RowsShape& rows, std::span<const PartialOutput> pa
       for (Index t = 0; t < rows.tokens; ++t) {
         const Index row = (b * rows.heads + h) * rows.tokens + t;
         float* out = o.data() + o_row_offset(rows, b, t, h);
-        float max_lse = kMinusInf;
+        float max_lse = kMinusInfinity<float>;
         for (const PartialOutput& part : partials) max_lse = std::max(max_lse, part.lse[row]);
         std::fill(out, out + rows.head_dim, 0.0F);
-        if (max_lse == kMinusInf) {
-          lse[row] = kMinusInf;
+        if (max_lse == kMinusInfinity<float>) {
+          lse[row] = kMinusInfinity<float>;
           continue;
         }
         float sum = 0.0F;
@@ -67,7 +67,7 @@ void accumulate_partial_cpu(const RowsShape& rows, std::span<const float> o_bloc
       for (Index t = 0; t < rows.tokens; ++t) {
         const Index row = (b * rows.heads + h) * rows.tokens + t;
         const float lse_new = lse_block[row];
-        if (lse_new == kMinusInf) continue;  // the block adds nothing to this row
+        if (lse_new == kMinusInfinity<float>) continue;  // the block adds nothing to this row
         const float lse_old = lse_acc[row];
         const float max_lse = std::max(lse_old, lse_new);
         const float merged =

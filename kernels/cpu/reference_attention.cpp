@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "kernels/cpu/minus_infinity.hpp"
 #include "kernels/cpu/span_checks.hpp"
 
 namespace tilesim::kernels {
@@ -11,8 +12,6 @@ namespace {
 
 using detail::require_size;
 using Index = std::int64_t;
-
-constexpr double kMinusInf = -std::numeric_limits<double>::infinity();
 
 // Flat indices into the documented layouts.
 struct Indexer {
@@ -56,7 +55,7 @@ void reference_forward(const BlockShape& s, const PositionMask& mask, std::span<
     for (Index h = 0; h < s.heads; ++h) {
       const Index g = h / s.group_size();
       for (Index i = 0; i < s.q_tokens; ++i) {
-        double max_score = kMinusInf;
+        double max_score = kMinusInfinity<double>;
         for (Index j = 0; j < s.kv_tokens; ++j) {
           if (mask.visible(i, j)) {
             const double sc = score(s, at, q, k, b, i, h, j);
@@ -64,8 +63,8 @@ void reference_forward(const BlockShape& s, const PositionMask& mask, std::span<
           }
         }
         for (Index d = 0; d < s.v_dim(); ++d) o[at.o(b, i, h, d)] = 0.0;
-        if (max_score == kMinusInf) {
-          lse[at.row(b, h, i)] = kMinusInf;
+        if (max_score == kMinusInfinity<double>) {
+          lse[at.row(b, h, i)] = kMinusInfinity<double>;
           continue;
         }
         double sum = 0.0;
@@ -104,7 +103,8 @@ void reference_backward(const BlockShape& s, const PositionMask& mask, std::span
       const Index g = h / s.group_size();
       for (Index i = 0; i < s.q_tokens; ++i) {
         const double row_lse = lse[at.row(b, h, i)];
-        if (row_lse == kMinusInf) continue;  // the row sees no key anywhere: no gradient
+        if (row_lse == kMinusInfinity<double>)
+          continue;  // the row sees no key anywhere: no gradient
         double d_row = 0.0;
         for (Index d = 0; d < s.v_dim(); ++d) d_row += d_o[at.o(b, i, h, d)] * o[at.o(b, i, h, d)];
         for (Index j = 0; j < s.kv_tokens; ++j) {
@@ -138,13 +138,13 @@ void reference_merge(const RowsShape& rows, std::span<const ReferencePartial> pa
       for (Index h = 0; h < rows.heads; ++h) {
         const Index row = (b * rows.heads + h) * rows.tokens + t;
         const Index o_base = ((b * rows.tokens + t) * rows.heads + h) * rows.head_dim;
-        double max_lse = kMinusInf;
+        double max_lse = kMinusInfinity<double>;
         for (const ReferencePartial& part : partials) {
           if (part.lse[row] > max_lse) max_lse = part.lse[row];
         }
         for (Index d = 0; d < rows.head_dim; ++d) o[o_base + d] = 0.0;
-        if (max_lse == kMinusInf) {
-          lse[row] = kMinusInf;
+        if (max_lse == kMinusInfinity<double>) {
+          lse[row] = kMinusInfinity<double>;
           continue;
         }
         double sum = 0.0;
