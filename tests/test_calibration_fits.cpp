@@ -24,6 +24,24 @@ TEST_CASE("calibration: a line through exact points is recovered exactly") {
   CHECK_THROWS_AS(fit_line({{1.0, 1.0}, {1.0, 2.0}}), std::invalid_argument);
 }
 
+TEST_CASE("calibration: a robust scale is the median ratio, whatever the outliers") {
+  // Ratios y / x: 1.2, 1.1, 1.0, 10 (a descheduled op), 1.05; x = 0 has no ratio.
+  const std::vector<Sample> samples = {{1.0, 1.2},  {2.0, 2.2},   {4.0, 4.0},
+                                       {5.0, 50.0}, {10.0, 10.5}, {0.0, 3.0}};
+  const LineFit fit = fit_scale_robust(samples);
+  CHECK(fit.slope == Approx(1.1));  // sorted 1.0 1.05 1.1 1.2 10: the middle one
+  CHECK(fit.intercept == 0.0);
+  REQUIRE(fit.residuals.size() == samples.size());
+  CHECK(fit.residuals[2] == Approx(4.0 - 4.4));
+  CHECK(fit.relative_residuals[3] == Approx((50.0 - 5.5) / 50.0));
+  // An even count: the mean of the middle two (1.0 1.1 1.2 1.3 -> 1.15).
+  CHECK(fit_scale_robust({{1.0, 1.0}, {1.0, 1.1}, {2.0, 2.4}, {1.0, 1.3}}).slope == Approx(1.15));
+  // Least squares through the same points follows the outlier.
+  CHECK(fit_line(samples).slope > 1.5);
+  CHECK_THROWS_AS(fit_scale_robust({{0.0, 1.0}}), std::invalid_argument);
+  CHECK_THROWS_AS(fit_scale_robust({}), std::invalid_argument);
+}
+
 TEST_CASE("calibration: alpha and beta of t = alpha + B / beta are recovered within 2%") {
   const double alpha_s = 25e-6, beta = 6.5e9;
   std::vector<MessageTiming> timings;

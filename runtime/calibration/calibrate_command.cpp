@@ -136,12 +136,23 @@ std::vector<std::int64_t> cuda_probe_chunks(bool quick, int ranks) {
 }
 #endif
 
-void print_run_fit(const calibration::RunFit& fit, const CalibrationProfile& profile) {
+void print_run_fit(const calibration::RunFit& fit, const CalibrationProfile& profile,
+                   const std::vector<calibration::MeasuredRun>& probes) {
   fmt::print(
       "runs through the executor: compute op = {:.3f} x kernel + {:.1f} us (peak {:.3f} GFLOP/s, "
       "max |residual| {:.2f}%)\n",
       fit.compute.slope, profile.launch_overhead_s * 1e6, profile.peak_flops / 1e9,
       100.0 * fit.compute.max_abs_relative_residual());
+  fmt::print("  {:>6} {:>4} {:>3} {:>12} {:>8} {:>12} {:>7}\n", "tokens", "rank", "op",
+             "model kernel", "stretch", "measured", "scale");
+  for (std::size_t i = 0; i < fit.compute_samples.size(); ++i) {
+    const calibration::ComputeSample& c = fit.compute_samples[i];
+    const double x = c.stretch * c.kernel_s;
+    const double scale = x > 0.0 ? (c.seconds - c.stretch * profile.launch_overhead_s) / x : 0.0;
+    fmt::print("  {:>6} {:>4} {:>3} {:>10.1f}us {:>8.3f} {:>10.1f}us {:>7.3f}\n",
+               probes[c.run].plan.shape.seq_len / probes[c.run].plan.ranks, c.rank, c.op,
+               c.kernel_s * 1e6, c.stretch, c.seconds * 1e6, scale);
+  }
   for (const calibration::Sample& s : fit.transfer_samples) {
     fmt::print("  transfer {:>10.0f} B in {:>9.1f} us\n", s.x, s.y * 1e6);
   }
@@ -351,7 +362,7 @@ int calibrate_command(const CalibrateOptions& options) {
   try {
     const calibration::RunFit run_fit = calibration::fit_runs(m.probes, profile, LinkClass::nvlink);
     profile = calibration::apply_run_fit(profile, run_fit, LinkClass::nvlink);
-    print_run_fit(run_fit, profile);
+    print_run_fit(run_fit, profile, m.probes);
   } catch (const std::invalid_argument& e) {
     fmt::print(stderr, "tilesim calibrate: the probe runs cannot be fitted: {}\n", e.what());
     return mpi.broadcast(1);
@@ -373,11 +384,11 @@ int calibrate_command(const CalibrateOptions& options) {
           "{}{}",
           options.backend, cuda ? " --kernels " + options.kernels : std::string(),
           options.quick ? " --quick" : "", mpi.size(), one_rank ? "" : "s", where,
-          one_rank ? "peak and launch_overhead are refitted from probe runs through the\n"
-                     "executor (compute op times)."
-                   : "peak, launch_overhead and alpha are refitted from probe runs "
-                     "through the\nexecutor (compute op times; the median in-run "
-                     "message latency)."),
+          one_rank ? "peak is refitted from probe runs through the executor (compute op\n"
+                     "times); launch_overhead is an empty task's round trip."
+                   : "peak and alpha are refitted from probe runs through the executor\n"
+                     "(compute op times over their measured core sharing; the median in-run\n"
+                     "message latency); launch_overhead is an empty task's round trip."),
       LinkClass::nvlink);
   // Whole or not at all (sim/core/atomic_file.hpp): an interrupted or failed write keeps the
   // previous profile.

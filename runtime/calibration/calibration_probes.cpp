@@ -1,7 +1,9 @@
 #include "runtime/calibration/calibration_probes.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
+#include <string>
 
 #include "runtime/calibration/timing_gather.hpp"
 #include "runtime/executor/executor.hpp"
@@ -32,6 +34,24 @@ Picoseconds makespan_ps(const std::vector<std::vector<OpTiming>>& ops) {
   return end;
 }
 
+// Whether every rank runs on this host (then steady_clock is one clock for all of them).
+bool one_host(const MpiSession& mpi) {
+  char name[MPI_MAX_PROCESSOR_NAME];
+  int length = 0;
+  mpi_check(MPI_Get_processor_name(name, &length), "MPI_Get_processor_name");
+  const auto names = mpi.gather(std::string(name, static_cast<std::size_t>(length)));
+  int same = 1;
+  for (const std::string& n : names) same = same != 0 && n == names.front() ? 1 : 0;
+  mpi_check(MPI_Bcast(&same, 1, MPI_INT, 0, mpi.world()), "MPI_Bcast");
+  return same != 0;
+}
+
+std::int64_t steady_now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 }  // namespace
 
 std::vector<calibration::MeasuredRun> run_probes(const MpiSession& mpi,
@@ -40,6 +60,7 @@ std::vector<calibration::MeasuredRun> run_probes(const MpiSession& mpi,
                                                  int repeats, InputPrecision precision,
                                                  const ProbeBackendFactory& backend) {
   std::vector<calibration::MeasuredRun> out;
+  const bool same_clock = one_host(mpi);
   for (std::int64_t chunk : chunk_tokens) {
     calibration::MeasuredRun best;
     best.plan = make_ring_plan(probe_shape(options, chunk, mpi.size()), mpi.size());
@@ -47,16 +68,25 @@ std::vector<calibration::MeasuredRun> run_probes(const MpiSession& mpi,
     for (int k = 0; k < repeats; ++k) {
       const InputData inputs(best.plan, 1, precision);
       std::vector<OpTiming> mine;
+      std::int64_t clock_start_ns = 0;
       {
         const std::unique_ptr<Backend> b = backend(best.plan, inputs);
         Executor executor(best.plan, mpi.rank(), *b, ExecutorOptions{});
         executor.prepare();
         mpi.barrier();
+        clock_start_ns = steady_now_ns();  // the executor starts its clock first thing in run()
         mine = executor.run().timings;
       }
       mine.resize(best.plan.programs[static_cast<std::size_t>(mpi.rank())].size());
       auto all = gather_timings(mpi, mine);
-      if (mpi.rank() == 0 && makespan_ps(all) < best_ps) {
+      const auto starts = mpi.gather(std::vector<std::int64_t>{clock_start_ns});
+      if (mpi.rank() != 0) continue;
+      if (same_clock) {
+        std::vector<Picoseconds> start_ps;  // after rank 0's start (ns since boot overflow ps)
+        for (const auto& s : starts) start_ps.push_back((s.at(0) - starts[0].at(0)) * 1000);
+        calibration::shift_to_one_clock(all, start_ps);
+      }
+      if (makespan_ps(all) < best_ps) {
         best_ps = makespan_ps(all);
         best.ops = std::move(all);
       }

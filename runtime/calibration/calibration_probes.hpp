@@ -6,6 +6,12 @@
 // dimension, fp32, non-causal); it runs `repeats` times and the run with the shortest makespan
 // is kept (load from other processes only adds time, as the validation loop keeps the fastest
 // of its repeats). Collective; the runs are valid on rank 0.
+//
+// Each rank's executor times its ops from its own start, after a barrier that ranks sharing
+// cores leave milliseconds apart; when all ranks run on one host, the runs are put on one
+// clock (the host's steady clock at each rank's start, sim/calibration/run_fit.hpp
+// shift_to_one_clock), so that a transfer's send and recv, and the computes of different
+// ranks, are compared on the same clock. Ranks on several hosts keep their own starts.
 #pragma once
 
 #include <cstdint>

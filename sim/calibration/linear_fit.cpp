@@ -59,6 +59,30 @@ double median(std::vector<double> values) {
   return 0.5 * (lower + upper);
 }
 
+namespace {
+
+void set_residuals(const std::vector<Sample>& samples, LineFit& fit) {
+  for (const Sample& s : samples) {
+    const double r = s.y - fit.at(s.x);
+    fit.residuals.push_back(r);
+    fit.relative_residuals.push_back(s.y != 0.0 ? r / s.y : 0.0);
+  }
+}
+
+}  // namespace
+
+LineFit fit_scale_robust(const std::vector<Sample>& samples) {
+  std::vector<double> ratios;
+  for (const Sample& s : samples) {
+    if (s.x > 0.0) ratios.push_back(s.y / s.x);
+  }
+  if (ratios.empty()) throw std::invalid_argument("fit_scale_robust: no sample with x > 0");
+  LineFit fit;
+  fit.slope = median(ratios);
+  set_residuals(samples, fit);
+  return fit;
+}
+
 LineFit fit_line_robust(const std::vector<Sample>& samples) {
   std::vector<double> slopes;
   for (std::size_t i = 0; i < samples.size(); ++i) {
@@ -75,11 +99,7 @@ LineFit fit_line_robust(const std::vector<Sample>& samples) {
   std::vector<double> intercepts;
   for (const Sample& s : samples) intercepts.push_back(s.y - fit.slope * s.x);
   fit.intercept = median(intercepts);
-  for (const Sample& s : samples) {
-    const double r = s.y - fit.at(s.x);
-    fit.residuals.push_back(r);
-    fit.relative_residuals.push_back(s.y != 0.0 ? r / s.y : 0.0);
-  }
+  set_residuals(samples, fit);
   return fit;
 }
 

@@ -37,6 +37,13 @@ LineFit fit_line(const std::vector<Sample>& samples, FitWeights weights = FitWei
 // not noise). Throws std::invalid_argument with fewer than two distinct x values.
 LineFit fit_line_robust(const std::vector<Sample>& samples);
 
+// A line through the origin, y = slope * x, fitted robustly: slope = the median of y_i / x_i
+// over the samples with x_i > 0 (intercept 0). Used where the intercept is known from
+// elsewhere and the samples cannot pin it (see run_fit.hpp); up to half of the ratios can be
+// arbitrarily wrong without moving the slope past the good ones. Throws std::invalid_argument
+// without a sample with x > 0.
+LineFit fit_scale_robust(const std::vector<Sample>& samples);
+
 // The median of the values (the mean of the middle two for an even count); throws
 // std::invalid_argument when empty.
 double median(std::vector<double> values);
