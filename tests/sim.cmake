@@ -1,6 +1,6 @@
 tilesim_test(test_sim SOURCES test_simulator_ring.cpp test_simulator_determinism.cpp test_flow_transfer_model.cpp
              test_simulator_schedules.cpp test_calibration_profile.cpp test_compute_efficiency.cpp
-             test_simulator_streaming.cpp
+             test_simulator_streaming.cpp test_gpu_counts.cpp
              LIBS tilesim_model tilesim_scenario)
 
 # Symmetric simulation: one rank per class equals every rank simulated (issue 13 item 4).

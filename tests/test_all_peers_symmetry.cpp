@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "sim/scenario/prepared_scenario.hpp"
+#include "tests/gpu_counts.hpp"
 #include "tests/symmetry_fixture.hpp"
 
 using namespace tilesim;
@@ -68,7 +69,7 @@ TEST_CASE("the rule for all-peers classes on the H100 cluster, by hand") {
 }
 
 TEST_CASE("symmetric pass-Q simulation equals the full simulation byte for byte") {
-  for (int gpus : {8, 16, 32, 64, 128, 256}) {
+  for (int gpus : tilesim::test::gpu_counts({8, 16, 32, 64, 128, 256})) {
     INFO("pass_q on " << gpus << " GPUs");
     check_case(scale_overrides(gpus, "forward", {"schedule.kind=pass_q"}),
                expected_classes(gpus, 1));
@@ -76,7 +77,7 @@ TEST_CASE("symmetric pass-Q simulation equals the full simulation byte for byte"
 }
 
 TEST_CASE("symmetric all-gather KV simulation equals the full simulation byte for byte") {
-  for (int gpus : {8, 16, 32, 64, 128, 256}) {
+  for (int gpus : tilesim::test::gpu_counts({8, 16, 32, 64, 128, 256})) {
     for (const std::string pass : {"forward", "backward", "both"}) {
       INFO("allgather_kv on " << gpus << " GPUs, pass " << pass);
       check_case(scale_overrides(gpus, pass, {"schedule.kind=allgather_kv"}),

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/gpu_counts.hpp"
 #include "tests/symmetry_fixture.hpp"
 
 using namespace tilesim;
@@ -47,7 +48,7 @@ TEST_CASE("the rule for double-ring classes on the H100 cluster, by hand") {
 
 TEST_CASE("symmetric double-ring simulation equals the full simulation byte for byte") {
   int exact_runs = 0;
-  for (int gpus : {8, 16, 32, 64, 128, 256}) {
+  for (int gpus : tilesim::test::gpu_counts({8, 16, 32, 64, 128, 256})) {
     for (int inner : {8, 4}) {
       for (const std::string pass : {"forward", "backward", "both"}) {
         INFO("double_ring inner " << inner << " on " << gpus << " GPUs, pass " << pass);

@@ -20,6 +20,7 @@
 
 #include "sim/scenario/symmetric_plan.hpp"
 #include "sim/schedules/mesh_tile.hpp"
+#include "tests/gpu_counts.hpp"
 #include "tests/symmetry_fixture.hpp"
 
 using namespace tilesim;
@@ -59,7 +60,7 @@ TEST_CASE("the rule for mesh classes on the H100 cluster, by hand") {
 
 TEST_CASE("symmetric mesh simulation equals the full simulation byte for byte") {
   int exact_runs = 0;
-  for (int gpus : {8, 16, 32, 64, 128, 256}) {
+  for (int gpus : tilesim::test::gpu_counts({8, 16, 32, 64, 128, 256})) {
     for (const MeshTile tile : mesh_tiles(gpus)) {
       for (const std::string placement : {"node-major", "kv-group-major"}) {
         for (const std::string pass : {"forward", "both"}) {

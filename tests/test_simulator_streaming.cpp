@@ -16,6 +16,7 @@
 #include "sim/model/result_json.hpp"
 #include "sim/model/simulator.hpp"
 #include "sim/scenario/prepared_scenario.hpp"
+#include "tests/gpu_counts.hpp"
 
 using namespace tilesim;
 
@@ -64,7 +65,7 @@ std::string joined(const std::vector<std::string>& sets) {
 
 TEST_CASE("streaming totals equal the per-op records and give byte-identical result JSON") {
   const std::string scenario = std::string(TILESIM_SOURCE_DIR) + "/scenarios/ring-256k.yaml";
-  for (int gpus : {8, 64, 256}) {
+  for (int gpus : tilesim::test::gpu_counts({8, 64, 256})) {
     for (const Case& c : cases_at(gpus)) {
       INFO(joined(c.sets));
       const PreparedScenario p = prepare_scenario(scenario, c.sets);

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/gpu_counts.hpp"
 #include "tests/symmetry_fixture.hpp"
 
 using namespace tilesim;
@@ -51,7 +52,7 @@ TEST_CASE("the rule for USP classes on the H100 cluster, by hand") {
 
 TEST_CASE("symmetric USP simulation equals the full simulation byte for byte") {
   int exact_runs = 0;
-  for (int gpus : {8, 16, 32, 64, 128, 256}) {
+  for (int gpus : tilesim::test::gpu_counts({8, 16, 32, 64, 128, 256})) {
     for (int u : {2, 4, 8, 16}) {
       if (u > gpus) continue;
       for (const std::string pass : {"forward", "backward", "both"}) {

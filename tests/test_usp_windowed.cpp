@@ -24,6 +24,7 @@
 #include "sim/plan/windowed_tracker.hpp"
 #include "sim/scenario/prepared_scenario.hpp"
 #include "sim/scenario/symmetric_plan.hpp"
+#include "tests/gpu_counts.hpp"
 
 using namespace tilesim;
 
@@ -104,7 +105,7 @@ TEST_CASE("the windowed USP quotient has the whole quotient's ops") {
 
 TEST_CASE("windowed symmetric USP simulation equals the whole quotient's byte for byte") {
   int runs = 0;
-  for (int gpus : {8, 16, 32, 64, 128, 256}) {
+  for (int gpus : tilesim::test::gpu_counts({8, 16, 32, 64, 128, 256})) {
     for (int u : {2, 4, 8}) {
       for (const std::string correction : {"separate", "fused", "eager"}) {
         INFO("usp u = " << u << " on " << gpus << " GPUs, correction " << correction);
@@ -127,7 +128,7 @@ TEST_CASE("windowed USP with KV heads replicated equals the whole quotient") {
 
 TEST_CASE("the USP window does not grow with the ring and keeps PlanTracker's memory figures") {
   std::vector<std::size_t> windows, programs;
-  for (int gpus : {64, 256}) {
+  for (int gpus : tilesim::test::gpu_counts({64, 256})) {
     INFO(gpus << " GPUs");
     const PreparedScenario p = prepared(gpus, 8, "separate");
     REQUIRE(p.symmetry.has_value());

@@ -22,6 +22,7 @@
 #include "sim/plan/windowed_tracker.hpp"
 #include "sim/scenario/prepared_scenario.hpp"
 #include "sim/scenario/symmetric_plan.hpp"
+#include "tests/gpu_counts.hpp"
 
 using namespace tilesim;
 
@@ -77,7 +78,7 @@ TEST_CASE("the windowed quotient has the whole quotient's ops") {
 }
 
 TEST_CASE("windowed symmetric simulation equals the whole quotient's byte for byte") {
-  for (int gpus : {8, 16, 64, 256}) {
+  for (int gpus : tilesim::test::gpu_counts({8, 16, 64, 256})) {
     for (const std::string kind : {"ring", "zigzag", "striped"}) {
       // The other correction forms change the programs; each is run once.
       const std::string correction =
@@ -107,7 +108,7 @@ TEST_CASE("windowed symmetric simulation equals the whole quotient's byte for by
 
 TEST_CASE("the window does not grow with the ring and keeps PlanTracker's memory figures") {
   std::vector<std::size_t> windows;
-  for (int gpus : {64, 256}) {
+  for (int gpus : tilesim::test::gpu_counts({64, 256})) {
     INFO(gpus << " GPUs");
     const PreparedScenario p = prepared("ring", gpus, "separate");
     REQUIRE(p.symmetry.has_value());

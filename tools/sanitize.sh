@@ -40,8 +40,10 @@ sanitizer_flags=("-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG")
 tsan_runs="runtime: (ring 4 ranks causal=true matches|mesh 2x2 causal=true matches"
 tsan_runs+="|ring 4 ranks both causal=true with 2 kernel threads|a failing rank|a hanging rank)"
 tsan_runs+="|runtime fault"
-# The tests that launch ranks with mpirun (tests/runtime.cmake, reliability.cmake, ecosystem.cmake).
-mpirun_tests="^runtime|^cli_mpi_split$"
+# The tests whose processes initialise MPI: those that launch ranks with mpirun
+# (tests/runtime.cmake, reliability.cmake, ecosystem.cmake) and the one-rank `calibrate` runs,
+# an MPI singleton (tests/calibration.cmake), whose OpenMPI components leak alike.
+mpi_tests="^runtime|^cli_mpi_split$|^cli_calibrate_one_rank_needs_links$|^cli_calibrate_links_from_missing$"
 launcher=()
 if command -v ccache > /dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 
@@ -52,15 +54,16 @@ install_clang_deps() {
   [ -f "$runtime" ] || bash tools/install-deps.sh
 }
 
-# The asan and fuzz stages share one tree: clang with ASan + UBSan and libFuzzer's coverage
-# instrumentation (-fsanitize=fuzzer-no-link) on every library, at -O1 -g1, as a unity build
+# The asan and fuzz stages share one tree: clang with ASan + UBSan and libFuzzer's edge
+# counters (TILESIM_FUZZ_COVERAGE=counters: without comparison tracing, which slowed the
+# suite's simulation tests 2.5-2.8x) on every library, at -O1 -g1, as a unity build
 # (CMake's batches of 8 TUs: 0.64 of the plain build's CPU time under ASan,
 # docs/reliability.md). The unit tests and CLI runs run in it as in any ASan tree; the fuzz
 # targets link libFuzzer's driver on top.
 configure_asan_tree() {
   install_clang_deps
   CC=clang CXX=clang++ cmake -S . -B build-asan "${common[@]}" "${sanitizer_flags[@]}" \
-    "${launcher[@]}" -DTILESIM_FUZZ=ON -DCMAKE_UNITY_BUILD=ON
+    "${launcher[@]}" -DTILESIM_FUZZ=ON -DTILESIM_FUZZ_COVERAGE=counters -DCMAKE_UNITY_BUILD=ON
 }
 
 # CPU seconds (user + sys) of this script's finished children, from /proc: CI time is estimated
@@ -79,19 +82,22 @@ for stage in "${stages[@]}"; do
       configure_asan_tree
       cmake --build build-asan -j"$jobs"
       export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+      # The simulation-equality tests stop at 64 GPUs here (tests/gpu_counts.hpp: the same
+      # code paths as at 256, which cost 20-50x their Release time under the sanitizers).
+      export TILESIM_TEST_MAX_GPUS=64
       ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
       LSAN_OPTIONS=suppressions=$supp/lsan.supp:print_suppressions=0 \
         ctest --test-dir build-asan --output-on-failure --no-tests=error -j"$jobs" \
-          -LE "timing|repeats_covered_path" -E "$mpirun_tests"
-      # The runs under mpirun with leak detection off: OpenMPI unloads its dlopen'ed components
+          -LE "timing|repeats_covered_path" -E "$mpi_tests"
+      # The MPI runs with leak detection off: OpenMPI unloads its dlopen'ed components
       # at MPI_Finalize, before LeakSanitizer's exit-time scan, so their allocations show as
       # "<unknown module>" and no suppression by library name matches them (every mpirun run
       # failed so in the first full asan run). Memory errors and UB are still fatal there;
       # tilesim's own leaks are checked by the unit tests and the CLI runs above.
       ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
         ctest --test-dir build-asan --output-on-failure --no-tests=error -j"$jobs" \
-          -LE "timing|repeats_covered_path" -R "$mpirun_tests"
-      unset UBSAN_OPTIONS
+          -LE "timing|repeats_covered_path" -R "$mpi_tests"
+      unset UBSAN_OPTIONS TILESIM_TEST_MAX_GPUS
       stage_end asan
       ;;
     tsan)

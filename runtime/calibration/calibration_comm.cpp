@@ -7,16 +7,13 @@
 #include <optional>
 #include <thread>
 
+#include "runtime/calibration/probe_clock.hpp"
 #include "runtime/executor/compute_worker.hpp"
 
 namespace tilesim::runtime {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
+using Clock = ProbeClock;
 
 void wait_polling(MPI_Request& request) {
   int flag = 0;

@@ -10,16 +10,13 @@
 #include <thread>
 
 #include "kernels/cpu/attention_cpu.hpp"
+#include "runtime/calibration/probe_clock.hpp"
 #include "runtime/executor/compute_worker.hpp"
 
 namespace tilesim::runtime {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
+using Clock = ProbeClock;
 
 // The fastest of the repeats: the host is shared, and interference only ever adds time.
 double best_time_s(const std::function<void()>& body, int repeats, double min_seconds) {
