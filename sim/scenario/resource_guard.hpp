@@ -24,11 +24,10 @@
 // Memory = kSimBaseBytes + kSimBytesPerOp x ops + kSimBytesPerObject x objects +
 // kSimBytesPerFlow x flows + kSimBytesPerRoute x routes + kSimBytesPerPair x pairs (plan_size:
 // the objects of all P ranks' chunks, the transfers in flight at once, the sender-receiver
-// pairs routed and the computes' chunk pairs); time = 5.6 us
-// per op. The per-op cost is the RSS slope of `simulate` ring 1M tokens at 64..1024 GPUs (16K..4.2M
-// ops, O(P) of everything else); the others matter where they grow faster than the ops held:
-// the O(P^2) objects, flows and routes of pass-Q, all-gather KV and Ulysses, Ulysses' P^3
-// chunk pairs, and in a
+// pairs routed and the computes' chunk pairs); time = 5.6 us per op. The per-op cost is the
+// RSS slope of `simulate` ring 1M tokens at 64..1024 GPUs (16K..4.2M ops, O(P) of everything
+// else); the others matter where they grow faster than the ops held: the O(P^2) objects,
+// flows and routes of pass-Q, all-gather KV and Ulysses, Ulysses' P^3 chunk pairs, and a
 // symmetric run (estimate_symmetric_plan), which holds K of the P programs but every object
 // and routes every pair in its search. Measured with /usr/bin/time -v on a 2-core host
 // (docs/reliability.md, Plan-size guard). A mesh with an automatic tile is estimated with the
@@ -59,7 +58,8 @@ inline constexpr double kSimBytesPerRoute = 300.0;
 // x P chunk pairs of its head group (Ulysses on 256 GPUs: 134 MB of its 382 MB).
 inline constexpr double kSimBytesPerPair = 12.0;
 // A rank pair the symmetry search routes (its router's cache, route pointers and peer lists):
-// 101-109 bytes measured at 256 and 512 GPUs (a run stopped by --max-ops right after it).
+// 101-109 bytes measured at 256 and 512 GPUs (all-gather KV stopped by --max-ops 1 right after
+// the search, at d51a7c0: the guard now checks before it).
 inline constexpr double kSearchBytesPerPair = 128.0;
 inline constexpr double kSimSecondsPerOp = 5.6e-6;
 // The ring family's and USP's forward quotients run windowed (symmetric_plan.hpp): a window of
