@@ -64,6 +64,9 @@ PreparedScenario prepare_scenario(Scenario scenario, const ResourceLimits& limit
   p.scenario.calibration_path = calibration;
   p.profile = load_calibration(calibration);
   if (maybe_symmetric) {
+    // What any symmetric run needs, before the search routes every rank's peers (P (P - 1)
+    // pairs for pass-Q and all-gather KV): the search alone could outgrow the machine.
+    check_symmetric_plan_resources(s, 0);
     p.symmetry = scenario_symmetry(s, p.topology, p.profile);
     if (p.symmetry && p.symmetry->exact()) {
       check_symmetric_plan_resources(s, p.symmetry->classes);
@@ -83,11 +86,12 @@ void check_plan_resources(const Scenario& scenario) {
   if (!too_big.empty()) throw scenario.error_at("schedule.gpus", too_big);
   const std::optional<JobSpec>& job = scenario.job;
   if (!job || job->gpus % scenario.schedule.gpus != 0) return;  // resolve_job names the key
-  // The job plan holds every group's ops (sim/job/job_plan.hpp): the group's estimate times
-  // the groups, at the guard's per-op costs.
+  // The job plan holds every group's plan (sim/job/job_plan.hpp): the group's estimate (but
+  // the process's base) times the groups.
   const double groups = static_cast<double>(job->gpus / scenario.schedule.gpus);
-  const double ops = estimate_plan(scenario.attention, scenario.schedule).ops * groups;
-  const double memory_bytes = kSimBaseBytes + kSimBytesPerOp * ops;
+  const PlanEstimate group = estimate_plan(scenario.attention, scenario.schedule);
+  const double ops = group.ops * groups;
+  const double memory_bytes = kSimBaseBytes + (group.memory_bytes - kSimBaseBytes) * groups;
   const double max_memory = scenario.limits.max_memory_bytes > 0 ? scenario.limits.max_memory_bytes
                                                                  : default_max_memory_bytes();
   const double max_ops = scenario.limits.max_ops;

@@ -3,9 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <limits>
+#include <numeric>
 #include <sstream>
+#include <utility>
 
 #include "sim/core/units.hpp"
 #include "sim/schedules/schedule_kinds.hpp"
@@ -16,58 +19,163 @@ namespace {
 // The squarest factorisations are not always cheapest (a costs more than b); try them all.
 double mesh_ops(double p, int a, int b, bool forward, bool backward) {
   const double fa = a, fb = b;
-  if (forward && backward) return p * std::max(1.0, 36 * fa + 17 * fb - 54);
-  if (backward) return p * std::max(1.0, 19 * fa + 11 * fb - 29);
-  return p * std::max(1.0, 18 * fa + 7 * fb - 27);
+  if (forward && backward) return p * std::max(1.0, 36 * fa + 18 * fb - 53);
+  if (backward) return p * std::max(1.0, 20 * fa + 11 * fb - 30);
+  return p * std::max(1.0, 17 * fa + 8 * fb - 26);
 }
 
-double estimate_ops(const AttentionShape& shape, const ScheduleSpec& spec) {
+// The mesh tile estimated: the one given, else the one with the fewest ops.
+std::pair<int, int> mesh_tile(const ScheduleSpec& spec, bool forward, bool backward) {
+  if (spec.tile_a > 0 && spec.tile_b > 0) return {spec.tile_a, spec.tile_b};
+  std::pair<int, int> best{1, std::max(1, spec.gpus)};
+  double fewest = std::numeric_limits<double>::infinity();
+  for (int a = 1; a <= spec.gpus; ++a) {
+    if (spec.gpus % a != 0) continue;
+    const double ops = mesh_ops(std::max(1, spec.gpus), a, spec.gpus / a, forward, backward);
+    if (ops < fewest) {
+      fewest = ops;
+      best = {a, spec.gpus / a};
+    }
+  }
+  return best;
+}
+
+int usp_degree(const AttentionShape& shape, const ScheduleSpec& spec) {
+  if (spec.kind == "ulysses") return std::max(1, spec.gpus);
+  int u = spec.ulysses_degree;
+  if (u < 1) {
+    try {
+      u = usp_ulysses_degree(shape, spec);
+    } catch (const std::exception&) {
+      u = 1;  // the generator reports the bad shape
+    }
+  }
+  return std::max(1, u);
+}
+
+}  // namespace
+
+// Per rank (P ranks, every program alike but the mesh's), u = Ulysses degree, r = P / u:
+//   ring, zigzag, striped  ops 6P - 5 / 9P - 5 / 15P - 10 (forward / backward / both);
+//                          objects 4P + 2R / 7P + RP / 7P + RP + 2R (Q, KV, O, LSE (dO, dQ,
+//                          dKV) per chunk; the correction's O and LSE partials per rank, dKV
+//                          partials per rank and chunk); flows 1, routes 1
+//   double_ring (n = P / inner rings)  the ring's, backward + 3n ops when n >= 2; flows and
+//                          routes 2 when n >= 2
+//   allgather_kv           ops 3P - 2 / 7P - 5 / 10P - 7; objects 4P, with a backward
+//                          7P + P (P - 1) (dKV[j]@r); flows and routes P - 1
+//   pass_q                 ops 13P - 12; objects 4P + 2P (P - 1) (O[i]@x, LSE[i]@x); flows 2
+//                          (O and LSE), routes P - 1
+//   usp, r >= 2            ops (3u + 3) r + 6u - 11 / (6u + 3) r + 9u - 14 / (9u + 6) r + 12u
+//                          - 22; objects 4Pu + 2uR / 7Pu + RP / 7Pu + RP + 2uR (chunks split in
+//                          u head groups); flows 2 (u - 1) (Q and KV to every member), routes u
+//   ulysses (u = P, r = 1) ops 9P - 8 / 12P - 11 / 18P - 16, + 3 (ceil(P^2 / 65535) - 1) a
+//                          pass (calls split at 65535 pairs); objects 4P^2 / 7P^2; flows
+//                          2 (P - 1), routes P - 1
+//   mesh a x b             ops (bound) as mesh_ops / P; objects (bound) 4P + 2R (2a - 1)
+//                          forward, 7P + P (a + b - 2) + R (a + b) backward (dQ and dKV
+//                          partials of every rank), both the sum less 4P; flows 2 forward, 5
+//                          with a backward; routes 2
+// with R = `programs` (P for the full plan); pairs R P per pass, R P u for usp and ulysses.
+PlanSize plan_size(const AttentionShape& shape, const ScheduleSpec& spec, int programs) {
   const double p = std::max(1, spec.gpus);
-  const bool forward = shape.has_forward();
-  const bool backward = shape.has_backward();
-  if (spec.kind == "mesh") {
-    if (spec.tile_a > 0 && spec.tile_b > 0) {
-      return mesh_ops(p, spec.tile_a, spec.tile_b, forward, backward);
+  const double k = programs > 0 ? std::min<double>(programs, p) : p;
+  const bool fwd = shape.has_forward();
+  const bool bwd = shape.has_backward();
+  const bool both = fwd && bwd;
+  const std::string& kind = spec.kind;
+  PlanSize s;
+  double rank_ops = 0.0, flows = 1.0, routes = 1.0;
+  if (kind == "mesh") {
+    const auto [a, b] = mesh_tile(spec, fwd, bwd);
+    const double fa = a, fb = b;
+    rank_ops = mesh_ops(p, a, b, fwd, bwd) / p;
+    s.objects = 0.0;
+    if (fwd) s.objects += 4 * p + 2 * k * (2 * fa - 1);
+    if (bwd) s.objects += 7 * p + p * (fa + fb - 2) + k * (fa + fb) - (both ? 4 * p : 0.0);
+    flows = bwd ? 5 : 2;
+    routes = 2;
+  } else if (kind == "allgather_kv") {
+    rank_ops = both ? 10 * p - 7 : bwd ? 7 * p - 5 : 3 * p - 2;
+    s.objects = bwd ? 7 * p + p * (p - 1) : 4 * p;
+    flows = routes = p - 1;
+  } else if (kind == "pass_q") {
+    rank_ops = 13 * p - 12;
+    s.objects = 4 * p + 2 * p * (p - 1);
+    flows = 2;
+    routes = p - 1;
+  } else if (kind == "ulysses") {
+    rank_ops = both ? 18 * p - 16 : bwd ? 12 * p - 11 : 9 * p - 8;
+    // A rank's one call per pass covers P^2 chunk pairs; an op holds at most 65535
+    // (Op::pair_count), so from 256 GPUs on it splits, 3 more ops (call, merge, free) a part.
+    rank_ops += (both ? 2 : 1) * 3 * (std::ceil(p * p / 65535.0) - 1);
+    s.objects = (bwd ? 7 : 4) * p * p;
+    flows = 2 * (p - 1);
+    routes = p - 1;
+  } else if (kind == "usp") {
+    const double u = usp_degree(shape, spec);
+    const double r = p / u;
+    // r = 1 is Ulysses, whose counts these bound.
+    rank_ops = both  ? (9 * u + 6) * r + 12 * u - 22
+               : bwd ? (6 * u + 3) * r + 9 * u - 14
+                     : (3 * u + 3) * r + 6 * u - 11;
+    s.objects = (bwd ? 7 : 4) * p * u + (bwd ? k * p : 0.0) + (fwd ? 2 * u * k : 0.0);
+    flows = std::max(1.0, 2 * (u - 1));
+    routes = u;
+  } else {  // the ring family, double_ring and any other: the ring's
+    rank_ops = both ? 15 * p - 10 : bwd ? 9 * p - 5 : 6 * p - 5;
+    s.objects = (bwd ? 7 * p + k * p : 4 * p) + (fwd ? 2 * k : 0.0);
+    if (kind == "double_ring") {
+      const int inner = spec.inner_ring > 0 ? spec.inner_ring
+                                            : std::gcd(spec.gpus, std::max(1, spec.gpus_per_node));
+      const double n = p / std::max(1, inner);
+      if (bwd && n >= 2) rank_ops += 3 * n;
+      flows = routes = n >= 2 ? 2 : 1;  // one inner ring is a ring
     }
-    double best = std::numeric_limits<double>::infinity();
-    for (int a = 1; a <= spec.gpus; ++a) {
-      if (spec.gpus % a == 0)
-        best = std::min(best, mesh_ops(p, a, spec.gpus / a, forward, backward));
-    }
-    return best;
   }
-  const bool ring_family = spec.kind == "ring" || spec.kind == "zigzag" ||
-                           spec.kind == "striped" || spec.kind == "double_ring";
-  if (ring_family && forward && backward) return 15 * p * p - 10 * p;
-  if (ring_family && backward) return 9 * p * p - 5 * p;
-  double f = 6 * p * p - 5 * p;
-  if (spec.kind == "allgather_kv") f = 3 * p * p - 2 * p;
-  if (spec.kind == "pass_q") f = 13 * p * p - 12 * p;
-  if (spec.kind == "ulysses") f = 9 * p * p - 8 * p;
-  if (spec.kind == "usp") {
-    int u = spec.ulysses_degree;
-    if (u < 1) {
-      try {
-        u = usp_ulysses_degree(shape, spec);
-      } catch (const std::exception&) {
-        u = 1;  // the generator reports the bad shape; u = 1 bounds every degree from above
-      }
-    }
-    const double fu = std::max(1, u);
-    f = p * ((3 * fu + 3) * p / fu + 6 * fu - 11);
-  }
-  if (forward && backward) return 2.5 * f;  // the ring family's both / forward
-  if (backward) return 1.5 * f;             // and backward / forward
-  return f;
+  // Every (query chunk, key chunk) pair of a head group is computed once per pass, by one
+  // rank; chunks split in u head groups (Ulysses, USP) give u P^2 pairs.
+  const double head_groups = kind == "ulysses" || kind == "usp" ? usp_degree(shape, spec) : 1.0;
+  s.pairs = (both ? 2.0 : 1.0) * head_groups * p * p * k / p;
+  s.ops = k * std::max(1.0, rank_ops);
+  s.flows = k * flows;
+  s.routes = k * routes;
+  return s;
+}
+
+namespace {
+
+double memory_of(const PlanSize& s) {
+  return kSimBaseBytes + kSimBytesPerOp * s.ops + kSimBytesPerObject * s.objects +
+         kSimBytesPerFlow * s.flows + kSimBytesPerRoute * s.routes + kSimBytesPerPair * s.pairs;
 }
 
 }  // namespace
 
 PlanEstimate estimate_plan(const AttentionShape& shape, const ScheduleSpec& spec) {
+  const PlanSize s = plan_size(shape, spec);
   PlanEstimate e;
-  e.ops = estimate_ops(shape, spec);
-  e.memory_bytes = kSimBaseBytes + kSimBytesPerOp * e.ops;
+  e.ops = s.ops;
+  e.memory_bytes = memory_of(s);
   e.sim_s = kSimSecondsPerOp * e.ops;
+  return e;
+}
+
+PlanEstimate estimate_symmetric_plan(const AttentionShape& shape, const ScheduleSpec& spec,
+                                     int classes, double window_ops_per_class) {
+  const PlanSize q = plan_size(shape, spec, std::max(1, classes));
+  // The search routed every rank's peers: the full plan's routes.
+  const double searched = plan_size(shape, spec).routes;
+  PlanEstimate e;
+  e.ops = q.ops;
+  e.sim_s = kSimSecondsPerOp * e.ops;
+  PlanSize held = q;
+  if (window_ops_per_class > 0) {
+    held.ops = window_ops_per_class * std::max(1, classes);
+    held.pairs = q.pairs * std::min(1.0, held.ops / q.ops);  // the window's share
+  }
+  e.memory_bytes = memory_of(held) + kSearchBytesPerPair * searched +
+                   (window_ops_per_class > 0 ? kWindowedBytesPerGpu * std::max(1, spec.gpus) : 0.0);
   return e;
 }
 

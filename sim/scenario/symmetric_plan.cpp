@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <numeric>
 #include <string>
 #include <utility>
@@ -208,31 +209,37 @@ bool windowed_usp_quotient(const Scenario& scenario) {
 }  // namespace
 
 void check_symmetric_plan_resources(const Scenario& scenario, int classes) {
-  const PlanEstimate full = estimate_plan(scenario.attention, scenario.schedule);
-  const double ops = full.ops * classes / scenario.schedule.gpus;
   // The ring family's and USP's forward quotients run windowed (ring_classes_source.hpp,
-  // usp_classes_source.hpp): they hold a window of ops per class and O(1) objects and topology
-  // per GPU (O(u) for USP's head-split objects), not their ops; the others hold them all.
-  // A USP piece is about u ring steps' ops (a step moves u head-split bundles; the first piece
-  // holds the all-to-all and two steps), so its window per class is u times the ring's.
-  const bool windowed = windowed_ring_quotient(scenario) || windowed_usp_quotient(scenario);
-  const double window_ops =
-      kWindowedOpsPerClass * (windowed_usp_quotient(scenario) ? usp_shift_degree(scenario) : 1);
-  const double memory_bytes = windowed
-                                  ? kSimBaseBytes + kWindowedBytesPerGpu * scenario.schedule.gpus +
-                                        kSimBytesPerOp * window_ops * classes
-                                  : kSimBaseBytes + kSimBytesPerOp * ops;
+  // usp_classes_source.hpp): a window of ops per class, u times the ring's for USP (a piece is
+  // about u ring steps: a step moves u head-split bundles); the others are held whole.
+  const double window = windowed_usp_quotient(scenario)
+                            ? kWindowedOpsPerClass * usp_shift_degree(scenario)
+                        : windowed_ring_quotient(scenario) ? kWindowedOpsPerClass
+                                                           : 0.0;
+  const PlanEstimate e =
+      estimate_symmetric_plan(scenario.attention, scenario.schedule, std::max(1, classes), window);
   const ResourceLimits& limits = scenario.limits;
   const double max_memory =
       limits.max_memory_bytes > 0 ? limits.max_memory_bytes : default_max_memory_bytes();
-  if (memory_bytes <= max_memory && (limits.max_ops <= 0 || ops <= limits.max_ops)) return;
+  const auto fits = [&](const PlanEstimate& x) {
+    return x.memory_bytes <= max_memory && (limits.max_ops <= 0 || x.ops <= limits.max_ops);
+  };
+  if (fits(e)) return;
+  // Before the search: where no symmetry is found the full plan runs, its own guard's to judge
+  // (its estimate holds every route the search makes).
+  if (classes < 1 && fits(estimate_plan(scenario.attention, scenario.schedule))) return;
+  const std::string how = classes > 0
+                              ? fmt::format("simulated as {} rank classes", classes)
+                              : std::string(
+                                    "simulated symmetrically with any number of rank classes (its "
+                                    "symmetry search alone routes every rank's peers)");
   throw scenario.error_at(
       "schedule.gpus",
-      fmt::format("a plan this machine can hold: {} on {} GPUs simulated as {} rank classes is "
-                  "about {:.3g} ops, {} of memory (sim/scenario/symmetric_plan.hpp), beyond the "
-                  "limits ({}{}); raise --max-memory or --max-ops",
-                  scenario.schedule.kind, scenario.schedule.gpus, classes, ops,
-                  format_bytes(memory_bytes), format_bytes(max_memory),
+      fmt::format("a plan this machine can hold: {} on {} GPUs {} is about {:.3g} ops, {} of "
+                  "memory (sim/scenario/symmetric_plan.hpp), beyond the limits ({}{}); raise "
+                  "--max-memory or --max-ops, or use fewer GPUs",
+                  scenario.schedule.kind, scenario.schedule.gpus, how, e.ops,
+                  format_bytes(e.memory_bytes), format_bytes(max_memory),
                   limits.max_ops > 0 ? fmt::format(", {:.3g} ops", limits.max_ops) : ""));
 }
 

@@ -53,16 +53,13 @@ bool symmetry_applies(const Scenario& scenario);
 std::optional<RingSymmetry> scenario_symmetry(const Scenario& scenario, const Topology& topology,
                                               const CalibrationProfile& profile);
 
-// The resource guard (resource_guard.hpp) for the quotient plan of `classes` classes: its
-// ops are classes / gpus of the full plan's (the work, against --max-ops). Its memory: the
-// mesh's and double ring's quotients are held whole (113 bytes per op); the ring family's runs
-// windowed, kWindowedOpsPerClass ops per class (the tracker's lookahead, a step and the
-// compaction's slack) plus kWindowedBytesPerGpu for the objects, topology and per-rank state:
-// measured RSS of `simulate` ring 1M tokens at 1024-4096 GPUs (docs/reliability.md); USP's
-// forward runs windowed with u times the ops per class (its pieces are u times larger). InputError
-// at schedule.gpus when it passes the scenario's limits.
-inline constexpr double kWindowedOpsPerClass = 256.0;
-inline constexpr double kWindowedBytesPerGpu = 40e3;
+// The resource guard (resource_guard.hpp estimate_symmetric_plan) for the quotient plan of
+// `classes` classes: its ops (against --max-ops) and memory: the ring family's and USP's
+// forward quotients run windowed (kWindowedOpsPerClass per class, u times that for USP, whose
+// pieces are u ring steps), the others are held whole; either holds the objects of all P
+// ranks, and the symmetry search has routed every rank's peers (P (P - 1) pairs for pass-Q and
+// all-gather KV). classes = 0: before the search, the least any symmetric run of the shape
+// needs (one class). InputError at schedule.gpus when it passes the scenario's limits.
 void check_symmetric_plan_resources(const Scenario& scenario, int classes);
 
 // The quotient plan of an exact symmetry, with the scenario's output correction.
