@@ -3,6 +3,10 @@
 // transfers alpha + bytes / beta (beta = the profile's flow cap, which the fit keeps); the
 // fit must recover scale and alpha within 2%, keep the launch overhead, ignore outliers, and
 // write them into the profile. Stretches and clock shifts are checked on hand-made timelines.
+// Tolerance: the 2% was set when the run fit was first written, before any result, and is
+// unchanged here. The synthetic times are exact up to integer-picosecond rounding (relative
+// error below 1e-9 at these durations), so the bound is loose on purpose: it fails a wrong
+// estimator or a wrong stretch (off by 15% or a factor of 2 here), not rounding.
 #include <catch2/catch.hpp>
 
 #include "sim/calibration/run_fit.hpp"
