@@ -147,8 +147,8 @@ void print_run_fit(const calibration::RunFit& fit, const CalibrationProfile& pro
              "model kernel", "stretch", "measured", "scale");
   for (std::size_t i = 0; i < fit.compute_samples.size(); ++i) {
     const calibration::ComputeSample& c = fit.compute_samples[i];
-    const double x = c.stretch * c.kernel_s;
-    const double scale = x > 0.0 ? (c.seconds - c.stretch * profile.launch_overhead_s) / x : 0.0;
+    const calibration::Sample point = calibration::compute_point(c, profile.launch_overhead_s);
+    const double scale = point.x > 0.0 ? point.y / point.x : 0.0;
     fmt::print("  {:>6} {:>4} {:>3} {:>10.1f}us {:>8.3f} {:>10.1f}us {:>7.3f}\n",
                probes[c.run].plan.shape.seq_len / probes[c.run].plan.ranks, c.rank, c.op,
                c.kernel_s * 1e6, c.stretch, c.seconds * 1e6, scale);

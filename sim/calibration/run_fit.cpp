@@ -103,6 +103,10 @@ double measured_stretch(const MeasuredRun& run, int rank, int index, double core
   return weighted / static_cast<double>(self.end_ps - self.start_ps);
 }
 
+Sample compute_point(const ComputeSample& sample, double launch_overhead_s) {
+  return {sample.stretch * sample.kernel_s, sample.seconds - sample.stretch * launch_overhead_s};
+}
+
 RunFit fit_runs(const std::vector<MeasuredRun>& runs, const CalibrationProfile& profile,
                 LinkClass link) {
   RunFit fit;
@@ -113,7 +117,7 @@ RunFit fit_runs(const std::vector<MeasuredRun>& runs, const CalibrationProfile& 
   }
   std::vector<Sample> compute;
   for (const ComputeSample& s : fit.compute_samples) {
-    compute.push_back({s.stretch * s.kernel_s, s.seconds - s.stretch * profile.launch_overhead_s});
+    compute.push_back(compute_point(s, profile.launch_overhead_s));
   }
   if (compute.empty()) throw std::invalid_argument("the runs hold no timed compute op");
   fit.compute = fit_scale_robust(compute);

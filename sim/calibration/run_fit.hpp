@@ -64,6 +64,10 @@ struct ComputeSample {
   double seconds = 0.0;   // measured duration
 };
 
+// The fit's point of one compute op: x = stretch x kernel, y = measured - stretch x launch
+// (the op's scale is y / x).
+Sample compute_point(const ComputeSample& sample, double launch_overhead_s);
+
 struct RunFit {
   // x = stretch x kernel, y = measured - stretch x launch, per compute op (in
   // compute_samples' order); slope = scale, intercept 0.
