@@ -8,6 +8,7 @@
 #include "runtime/calibration/timing_gather.hpp"
 #include "runtime/executor/executor.hpp"
 #include "runtime/executor/input_data.hpp"
+#include "runtime/mpi/start_gate.hpp"
 #include "sim/schedules/ring_schedule.hpp"
 
 namespace tilesim::runtime {
@@ -34,18 +35,6 @@ Picoseconds makespan_ps(const std::vector<std::vector<OpTiming>>& ops) {
   return end;
 }
 
-// Whether every rank runs on this host (then steady_clock is one clock for all of them).
-bool one_host(const MpiSession& mpi) {
-  char name[MPI_MAX_PROCESSOR_NAME];
-  int length = 0;
-  mpi_check(MPI_Get_processor_name(name, &length), "MPI_Get_processor_name");
-  const auto names = mpi.gather(std::string(name, static_cast<std::size_t>(length)));
-  int same = 1;
-  for (const std::string& n : names) same = same != 0 && n == names.front() ? 1 : 0;
-  mpi_check(MPI_Bcast(&same, 1, MPI_INT, 0, mpi.world()), "MPI_Bcast");
-  return same != 0;
-}
-
 std::int64_t steady_now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
@@ -60,7 +49,7 @@ std::vector<calibration::MeasuredRun> run_probes(const MpiSession& mpi,
                                                  int repeats, InputPrecision precision,
                                                  const ProbeBackendFactory& backend) {
   std::vector<calibration::MeasuredRun> out;
-  const bool same_clock = one_host(mpi);
+  const StartGate gate(mpi);
   for (std::int64_t chunk : chunk_tokens) {
     calibration::MeasuredRun best;
     best.plan = make_ring_plan(probe_shape(options, chunk, mpi.size()), mpi.size());
@@ -73,7 +62,7 @@ std::vector<calibration::MeasuredRun> run_probes(const MpiSession& mpi,
         const std::unique_ptr<Backend> b = backend(best.plan, inputs);
         Executor executor(best.plan, mpi.rank(), *b, ExecutorOptions{});
         executor.prepare();
-        mpi.barrier();
+        gate.pass();
         clock_start_ns = steady_now_ns();  // the executor starts its clock first thing in run()
         mine = executor.run().timings;
       }
@@ -81,7 +70,7 @@ std::vector<calibration::MeasuredRun> run_probes(const MpiSession& mpi,
       auto all = gather_timings(mpi, mine);
       const auto starts = mpi.gather(std::vector<std::int64_t>{clock_start_ns});
       if (mpi.rank() != 0) continue;
-      if (same_clock) {
+      if (gate.one_host()) {
         std::vector<Picoseconds> start_ps;  // after rank 0's start (ns since boot overflow ps)
         for (const auto& s : starts) start_ps.push_back((s.at(0) - starts[0].at(0)) * 1000);
         calibration::shift_to_one_clock(all, start_ps);

@@ -16,6 +16,7 @@
 #include "runtime/mpi/backend_factory.hpp"
 #include "runtime/mpi/check_report.hpp"
 #include "runtime/mpi/mpi_session.hpp"
+#include "runtime/mpi/start_gate.hpp"
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/input_error.hpp"
 #include "sim/model/chrome_trace.hpp"
@@ -110,10 +111,11 @@ int run_on_ranks(const MpiSession& mpi, const RunOptions& options) {
   }
   ExecutorOptions exec_options{options.timeout, options.fail};
   Executor executor(plan, mpi.rank(), *backend, exec_options);
+  const StartGate gate(mpi);
   RankRun run;
   try {
     executor.prepare();
-    mpi.barrier();
+    gate.pass();
     run = executor.run();
   } catch (const RankFailure& e) {
     fail_rank(mpi, plan, e);
