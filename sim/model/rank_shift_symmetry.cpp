@@ -7,6 +7,8 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "sim/core/interrupt.hpp"
+
 namespace tilesim {
 namespace {
 
@@ -169,6 +171,9 @@ RankShiftSymmetry find_rank_shift_symmetry(const Topology& topology, ShiftSearch
   Router router(topology);
   PeerRoutes routes(at(ranks));
   for (int r = 0; r < ranks; ++r) {
+    // All-peer schedules route P (P - 1) pairs here: minutes at 4096 GPUs, so a signal is
+    // honoured rank by rank, not only once the simulation runs.
+    throw_if_interrupted();
     for (int d : search.peers[at(r)]) {
       if (d == r) {
         routes[at(r)].push_back(nullptr);
@@ -184,6 +189,7 @@ RankShiftSymmetry find_rank_shift_symmetry(const Topology& topology, ShiftSearch
     if (search.shift_allowed && !search.shift_allowed(k)) continue;
     if (search.node_cores_shared && !nodes_closed(topology, placement, k)) continue;
     if (!peers_equivariant(search.peers, k, search.peers_by_offset)) continue;
+    throw_if_interrupted();  // each candidate maps every route once
     const std::vector<int> image = shift_map(topology, routes, placement, rank_of_gpu, k);
     if (image.empty()) continue;
     sym.classes = k;

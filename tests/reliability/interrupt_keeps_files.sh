@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# SIGINT part way through two writers; every previous file must stay byte-identical.
+# SIGINT part way through two writers and a symmetry search; every previous file must stay
+# byte-identical.
 #   interrupt_keeps_files.sh TILESIM SOURCE_DIR
 # The slow cases (ring on 1024 GPUs, 4.2M ops: ~20 s here) are interrupted after 1 s, while
 # they build, validate or simulate; the verb must exit 130 with its message.
@@ -29,7 +30,17 @@ expect_interrupted "$rc" "$work/simulate.log"
 [ "$(cat "$work/result.json")" = previous-result ] || { echo "result.json changed"; exit 1; }
 [ "$(cat "$work/trace.json")" = previous-trace ] || { echo "trace.json changed"; exit 1; }
 
-# 2. regress --update: a fast case (sorted first, simulated and ready to rewrite) and a slow
+# 2. The symmetry search of an all-peer schedule (pass-Q on 4096 GPUs routes 16.8M rank pairs,
+#    minutes) honours the signal too: SIGINT after 3 s, then SIGKILL if it has not ended 30 s
+#    later (exit 137, a failure: the search used to check no signal).
+rc=0
+timeout --preserve-status -k 30 -s INT 3 "$tilesim" simulate "$src/scenarios/ring-256k.yaml" \
+  --set schedule.kind=pass_q --set schedule.gpus=4096 --set attention.seq_len=1M \
+  --out "$work/result.json" > "$work/search.log" 2>&1 || rc=$?
+expect_interrupted "$rc" "$work/search.log"
+[ "$(cat "$work/result.json")" = previous-result ] || { echo "result.json changed"; exit 1; }
+
+# 3. regress --update: a fast case (sorted first, simulated and ready to rewrite) and a slow
 #    one; the interrupt in the slow one must leave both as they were.
 #    Their tolerance and expected figures are arbitrary inputs for --update to rewrite, not
 #    checks of the model: the test asserts only that both files are byte-identical after the
