@@ -9,6 +9,7 @@
 
 #include "runtime/calibration/probe_clock.hpp"
 #include "runtime/executor/compute_worker.hpp"
+#include "runtime/mpi/start_gate.hpp"
 
 namespace tilesim::runtime {
 namespace {
@@ -121,9 +122,13 @@ double measure_shared_cores(const MpiSession& mpi, const KernelBenchOptions& opt
       if (mpi.rank() == r) alone = std::min(alone, time_one_forward_block_s(options, tokens));
     }
   }
+  // The concurrent samples start at one instant (StartGate): after a barrier ranks sharing
+  // cores start up to a scheduler slice apart, and a rank that runs alone for part of its
+  // sample makes the host look like more cores than it has.
+  const StartGate gate(mpi);
   std::vector<double> together;
   for (int i = 0; i < kTogetherSamples; ++i) {
-    quiet_barrier(mpi);
+    gate.pass();
     together.push_back(time_one_forward_block_s(options, tokens));
   }
   // The median, not the best, of the concurrent samples: runs compute side by side
@@ -137,7 +142,14 @@ double measure_shared_cores(const MpiSession& mpi, const KernelBenchOptions& opt
   // At least one core: a host runs one rank at its own speed. Below 1 means other processes
   // held the cores during the concurrent samples (seen at load 13-18 on a 2-core host, 0.69),
   // and the profile describes the unloaded machine; the loader rejects cores < 1.
-  return std::clamp(ranks * median(ratios), 1.0, ranks);
+  // At most the rank count, and on one host at most its hardware threads: a measurement above
+  // is noise (2.03 on this 2-core host, once, before the samples started at one instant).
+  double most = ranks;
+  if (const unsigned threads = std::thread::hardware_concurrency();
+      gate.one_host() && threads > 0) {
+    most = std::min(most, static_cast<double>(threads));
+  }
+  return std::clamp(ranks * median(ratios), 1.0, most);
 }
 
 double measure_comm_slowdown(const MpiSession& mpi, const KernelBenchOptions& options,
