@@ -4,8 +4,8 @@
 // MPI_Barrier does not give that when ranks share cores: a rank leaves it only when the
 // scheduler runs it, and 4 ranks on 2 cores left it 0-18 ms apart (OpenMPI's yield_when_idle
 // spins waiting ranks with sched_yield). A rank that started early then times the wait for a
-// late peer as part of its first transfer: 10-15 ms on every 4-rank run, a fixed cost that was a
-// quarter of the 1K-token runs and a few percent of the 4K ones.
+// late peer as part of its first transfer (ring, 4 ranks, 1K tokens: first receives of 15-23 ms
+// where 1.2-2.5 ms were predicted; 0.3-7 ms with the gate).
 //
 // On one host (every rank's MPI processor name equal) the ranks share steady_clock: rank 0
 // names an instant kLead ahead, every rank sleeps until it and starts. A sleeping rank takes no
