@@ -124,6 +124,33 @@ TEST_CASE("topology: routes are deterministic and independent of query order",
   }
 }
 
+TEST_CASE("topology: routes prefetched by destination equal the pairwise searches",
+          "[topology][routes]") {
+  // Two pods (a core tier), so that sources reach each destination inside its node, its leaf
+  // group, across leaf groups and across pods, where the spines and cores tie (d-mod-k).
+  const Topology t = load_topology(shipped("h100-cluster.yaml"), 2048);
+  const int gpus = t.gpu_count();
+  std::vector<int> sources(static_cast<std::size_t>(gpus));
+  for (int s = 0; s < gpus; ++s) sources[static_cast<std::size_t>(s)] = s;
+  Router prefetched(t);
+  Router pairwise(t);
+  int compared = 0;
+  for (int dst : {0, 7, 255, 256, 1023, 1024, 1531, 2047}) {
+    prefetched.prefetch_to(dst, sources);
+    for (int src = 0; src < gpus; ++src) {
+      const Route& cached = prefetched.route(src, dst);  // from the prefetch: no search
+      const Route& searched = pairwise.route(src, dst);
+      CHECK(cached.links == searched.links);
+      CHECK(cached.latency_ps == searched.latency_ps);
+      compared += src != dst && cached.links == searched.links ? 1 : 0;
+    }
+  }
+  CHECK(compared == 8 * (gpus - 1));
+  CHECK(prefetched.cached_routes() == static_cast<std::size_t>(8 * gpus));
+  CHECK_THROWS_AS(prefetched.prefetch_to(gpus, {0}), std::out_of_range);
+  CHECK_THROWS_AS(prefetched.prefetch_to(0, {-1}), std::out_of_range);
+}
+
 TEST_CASE("topology: one 1024-GPU pod loads and routes ring neighbours", "[topology][routes]") {
   const Topology t = load_topology(shipped("h100-cluster.yaml"), 1024);
   // 128 nodes of 8 GPUs = one pod (pod_nodes 128): 8 rails x 4 leaf groups = 32 leaves,

@@ -142,6 +142,19 @@ void Router::settle_source(std::uint32_t src, Key cheapest) {
   }
 }
 
+// The walk below reads only vertices on a cheapest path to dst (b.dist[v] + link == b.dist[u]
+// with u on one), whose costs the pruned search settles exactly too, so a walk over the whole
+// backward search takes the same links as route()'s.
+void Router::settle_all() {
+  Search& b = backward_;
+  while (!b.heap.empty()) {
+    const auto [key, v] = pop_min(b.heap);
+    if (b.settled[v] == generation_ || key != b.dist[v]) continue;  // stale
+    b.settled[v] = generation_;
+    expand(b, /*forward=*/false, v, key, forward_);
+  }
+}
+
 std::uint32_t Router::order(std::uint32_t v, int node) const {
   const VertexGroup place = vertex_group_[v];
   if (place.group < 0) return v;
@@ -192,13 +205,7 @@ const Route& Router::route(int src_gpu, int dst_gpu) {
   const auto src = static_cast<std::uint32_t>(topology_->gpu_vertex(src_gpu));
   const auto dst = static_cast<std::uint32_t>(topology_->gpu_vertex(dst_gpu));
   if (src == dst) return cache_.emplace(key, Route{}).first->second;
-  if (++generation_ == 0) {  // wrapped: clear the stamps once every 2^32 queries
-    for (Search* s : {&forward_, &backward_}) {
-      std::fill(s->seen.begin(), s->seen.end(), 0);
-      std::fill(s->settled.begin(), s->settled.end(), 0);
-    }
-    generation_ = 1;
-  }
+  next_generation();
   reset(forward_, src);
   reset(backward_, dst);
   const Key cheapest = shortest();
@@ -208,6 +215,48 @@ const Route& Router::route(int src_gpu, int dst_gpu) {
   }
   settle_source(src, cheapest);
   return cache_.emplace(key, walk(src, dst, topology_->device(dst).node)).first->second;
+}
+
+void Router::next_generation() {
+  if (++generation_ == 0) {  // wrapped: clear the stamps once every 2^32 queries
+    for (Search* s : {&forward_, &backward_}) {
+      std::fill(s->seen.begin(), s->seen.end(), 0);
+      std::fill(s->settled.begin(), s->settled.end(), 0);
+    }
+    generation_ = 1;
+  }
+}
+
+void Router::prefetch_to(int dst_gpu, const std::vector<int>& src_gpus) {
+  const int gpus = topology_->gpu_count();
+  if (dst_gpu < 0 || dst_gpu >= gpus)
+    throw std::out_of_range("Router::route: GPU index out of range");
+  const auto dst = static_cast<std::uint32_t>(topology_->gpu_vertex(dst_gpu));
+  bool searched = false;
+  for (int src_gpu : src_gpus) {
+    if (src_gpu < 0 || src_gpu >= gpus) {
+      throw std::out_of_range("Router::route: GPU index out of range");
+    }
+    const std::uint64_t key =
+        (static_cast<std::uint64_t>(src_gpu) << 32) | static_cast<std::uint32_t>(dst_gpu);
+    if (cache_.contains(key)) continue;
+    const auto src = static_cast<std::uint32_t>(topology_->gpu_vertex(src_gpu));
+    if (src == dst) {
+      cache_.emplace(key, Route{});
+      continue;
+    }
+    if (!searched) {
+      next_generation();
+      reset(backward_, dst);
+      settle_all();
+      searched = true;
+    }
+    if (backward_.settled[src] != generation_) {
+      throw std::runtime_error("Router: no path from GPU " + std::to_string(src_gpu) + " to GPU " +
+                               std::to_string(dst_gpu));
+    }
+    cache_.emplace(key, walk(src, dst, topology_->device(dst).node));
+  }
 }
 
 }  // namespace tilesim

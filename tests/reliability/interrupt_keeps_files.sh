@@ -31,7 +31,7 @@ expect_interrupted "$rc" "$work/simulate.log"
 [ "$(cat "$work/trace.json")" = previous-trace ] || { echo "trace.json changed"; exit 1; }
 
 # 2. The symmetry search of an all-peer schedule (pass-Q on 4096 GPUs routes 16.8M rank pairs,
-#    minutes) honours the signal too: SIGINT after 3 s, then SIGKILL if it has not ended 30 s
+#    about 30 s) honours the signal too: SIGINT after 3 s, then SIGKILL if it has not ended 30 s
 #    later (exit 137, a failure: the search used to check no signal).
 rc=0
 timeout --preserve-status -k 30 -s INT 3 "$tilesim" simulate "$src/scenarios/ring-256k.yaml" \
