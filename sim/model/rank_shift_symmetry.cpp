@@ -186,8 +186,7 @@ RankShiftSymmetry find_rank_shift_symmetry(const Topology& topology, ShiftSearch
   }
   PeerRoutes routes(at(ranks));
   for (int r = 0; r < ranks; ++r) {
-    // All-peer schedules route P (P - 1) pairs here: minutes at 4096 GPUs, so a signal is
-    // honoured rank by rank, not only once the simulation runs.
+    // Per-pair searches for the other schedules: a signal is honoured rank by rank here too.
     throw_if_interrupted();
     for (int d : search.peers[at(r)]) {
       if (d == r) {

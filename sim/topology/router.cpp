@@ -31,6 +31,14 @@ std::int64_t top_cost(const std::vector<Entry>& heap) {
   return heap.empty() ? kInfinity : heap.front().first;
 }
 
+// The route cache's key of a GPU pair; throws std::out_of_range for an index outside the GPUs.
+std::uint64_t pair_key(int src_gpu, int dst_gpu, int gpus) {
+  if (src_gpu < 0 || src_gpu >= gpus || dst_gpu < 0 || dst_gpu >= gpus) {
+    throw std::out_of_range("Router::route: GPU index out of range");
+  }
+  return (static_cast<std::uint64_t>(src_gpu) << 32) | static_cast<std::uint32_t>(dst_gpu);
+}
+
 // Pops the smallest (cost, vertex) entry of a min-heap.
 template <typename Entry>
 Entry pop_min(std::vector<Entry>& heap) {
@@ -194,12 +202,7 @@ Route Router::walk(std::uint32_t src, std::uint32_t dst, int node) const {
 }
 
 const Route& Router::route(int src_gpu, int dst_gpu) {
-  const int gpus = topology_->gpu_count();
-  if (src_gpu < 0 || src_gpu >= gpus || dst_gpu < 0 || dst_gpu >= gpus) {
-    throw std::out_of_range("Router::route: GPU index out of range");
-  }
-  const std::uint64_t key =
-      (static_cast<std::uint64_t>(src_gpu) << 32) | static_cast<std::uint32_t>(dst_gpu);
+  const std::uint64_t key = pair_key(src_gpu, dst_gpu, topology_->gpu_count());
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
 
   const auto src = static_cast<std::uint32_t>(topology_->gpu_vertex(src_gpu));
@@ -229,16 +232,11 @@ void Router::next_generation() {
 
 void Router::prefetch_to(int dst_gpu, const std::vector<int>& src_gpus) {
   const int gpus = topology_->gpu_count();
-  if (dst_gpu < 0 || dst_gpu >= gpus)
-    throw std::out_of_range("Router::route: GPU index out of range");
+  pair_key(dst_gpu, dst_gpu, gpus);  // checks dst_gpu even when src_gpus is empty
   const auto dst = static_cast<std::uint32_t>(topology_->gpu_vertex(dst_gpu));
   bool searched = false;
   for (int src_gpu : src_gpus) {
-    if (src_gpu < 0 || src_gpu >= gpus) {
-      throw std::out_of_range("Router::route: GPU index out of range");
-    }
-    const std::uint64_t key =
-        (static_cast<std::uint64_t>(src_gpu) << 32) | static_cast<std::uint32_t>(dst_gpu);
+    const std::uint64_t key = pair_key(src_gpu, dst_gpu, gpus);
     if (cache_.contains(key)) continue;
     const auto src = static_cast<std::uint32_t>(topology_->gpu_vertex(src_gpu));
     if (src == dst) {
