@@ -423,6 +423,14 @@ SimulationResult simulate(const Plan& plan, const Topology& topology,
   return Simulation<PlanTracker>(plan, PlanTracker(plan), topology, profile, options).run();
 }
 
+SimulationResult simulate_windowed(ProgramSource& source, const Topology& topology,
+                                   const CalibrationProfile& profile) {
+  const SimulationOptions options;
+  return Simulation<WindowedTracker>(source.plan(), WindowedTracker(source, kWindowLookaheadOps),
+                                     topology, profile, options)
+      .run();
+}
+
 SimulationResult simulate_classes(const Plan& quotient, const RingSymmetry& symmetry,
                                   const Topology& topology, const CalibrationProfile& profile,
                                   bool record_route_busy, Picoseconds stop_after_ps) {

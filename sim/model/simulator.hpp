@@ -25,6 +25,7 @@
 #include "sim/model/calibration_profile.hpp"
 #include "sim/model/simulation_result.hpp"
 #include "sim/plan/plan.hpp"
+#include "sim/plan/windowed_tracker.hpp"
 #include "sim/topology/topology.hpp"
 
 namespace tilesim {
@@ -51,5 +52,11 @@ struct SimulationOptions {
 // that first), std::invalid_argument for a placement outside the topology.
 SimulationResult simulate(const Plan& plan, const Topology& topology,
                           const CalibrationProfile& profile, const SimulationOptions& options = {});
+
+// The same over a plan of every rank generated as it runs (windowed_tracker.hpp; the ring
+// family's lazy source, sim/scenario/lazy_ring.hpp): the result of simulate() over the whole
+// plan, with no per-op or per-transfer records (options' defaults).
+SimulationResult simulate_windowed(ProgramSource& source, const Topology& topology,
+                                   const CalibrationProfile& profile);
 
 }  // namespace tilesim

@@ -36,7 +36,6 @@ SimulationResult simulate_classes(const Plan& quotient, const RingSymmetry& symm
 // The same over a quotient generated as it runs (sim/plan/windowed_tracker.hpp; the ring
 // family's source is ring_classes_source.hpp): the same result, with the quotient's programs
 // held kWindowLookaheadOps ops ahead of each representative's first unfinished op.
-inline constexpr int kWindowLookaheadOps = 64;
 SimulationResult simulate_classes_windowed(ProgramSource& source, const RingSymmetry& symmetry,
                                            const Topology& topology,
                                            const CalibrationProfile& profile,

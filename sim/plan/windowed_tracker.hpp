@@ -43,6 +43,9 @@ class ProgramSource {
   virtual void discard_before(int rank, int index) = 0;
 };
 
+// The lookahead the simulator runs it with (simulate_windowed, simulate_classes_windowed).
+inline constexpr int kWindowLookaheadOps = 64;
+
 class WindowedTracker {
  public:
   WindowedTracker(ProgramSource& source, int lookahead_ops);

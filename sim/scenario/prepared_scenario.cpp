@@ -10,6 +10,7 @@
 #include "sim/core/units.hpp"
 #include "sim/plan/plan_structure.hpp"
 #include "sim/scenario/job_scenario.hpp"
+#include "sim/scenario/lazy_ring.hpp"
 #include "sim/scenario/schedule_tuner.hpp"
 #include "sim/scenario/symmetric_plan.hpp"
 #include "sim/schedules/schedule.hpp"
@@ -29,7 +30,16 @@ PreparedScenario prepare_scenario(Scenario scenario, const ResourceLimits& limit
   p.scenario.limits = limits;
   // A run that may be symmetric is guarded once its classes are known, on the topology.
   const bool maybe_symmetric = symmetry_applies(p.scenario);
-  if (!maybe_symmetric) check_plan_resources(p.scenario);
+  // The plan of every rank: whole, or generated as it runs where `simulate` does that (a verb
+  // that builds it whole is guarded again by build_plan).
+  const auto check_every_rank_plan = [](const Scenario& s) {
+    if (lazy_ring_runs(s)) {
+      check_lazy_ring_resources(s);
+    } else {
+      check_plan_resources(s);
+    }
+  };
+  if (!maybe_symmetric) check_every_rank_plan(p.scenario);
   const Scenario& s = p.scenario;
   const std::string& path = s.file;
   if (!std::filesystem::exists(s.topology_path)) {
@@ -71,7 +81,7 @@ PreparedScenario prepare_scenario(Scenario scenario, const ResourceLimits& limit
     if (p.symmetry && p.symmetry->exact()) {
       check_symmetric_plan_resources(s, p.symmetry->classes);
     } else {
-      check_plan_resources(s);
+      check_every_rank_plan(s);
     }
   }
   resolve_mesh_tile(p);

@@ -7,6 +7,7 @@
 #include "sim/model/simulator.hpp"
 #include "sim/model/symmetric_simulation.hpp"
 #include "sim/scenario/job_scenario.hpp"
+#include "sim/scenario/lazy_ring.hpp"
 #include "sim/scenario/symmetric_plan.hpp"
 #include "sim/validation/op_times_json.hpp"
 
@@ -22,6 +23,10 @@ const Plan& SimulationRun::full_plan() const {
     throw std::logic_error(
         "SimulationRun::full_plan: the symmetric path builds only the quotient plan of one rank "
         "per class (quotient_plan())");
+  }
+  if (lazy) {
+    throw std::logic_error(
+        "SimulationRun::full_plan: a lazy run dropped every op once it finished (lazy_ring.hpp)");
   }
   return simulated_group_plan;
 }
@@ -57,7 +62,7 @@ SimulationRun run_simulation(const ScenarioSource& source, const SimulateRequest
     // ops held); the mesh's, the double ring's and the backwards are built whole.
     const auto run_windowed = [&](auto& program_source) {
       run.result = simulate_classes_windowed(program_source, *run.symmetry, p.topology, p.profile);
-      run.quotient_digest = program_source.whole_plan_digest();
+      run.windowed_digest = program_source.whole_plan_digest();
       run.simulated_group_plan = std::move(program_source.plan());
       check_memory_budget(p.scenario, summarize(run.result).peak_memory_bytes_max);
     };
@@ -71,6 +76,17 @@ SimulationRun run_simulation(const ScenarioSource& source, const SimulateRequest
     }
     run.simulated_group_plan = build_symmetric_plan(p.scenario, *run.symmetry);
     run.result = simulate_classes(run.simulated_group_plan, *run.symmetry, p.topology, p.profile);
+    check_memory_budget(p.scenario, summarize(run.result).peak_memory_bytes_max);
+    return run;
+  }
+  // The ring family's forward beyond kFullCheckMaxRanks: every rank's program generated as it
+  // runs, O(P x window) ops held (the whole plan would get only the structural check there).
+  if (!every_rank && lazy_ring_runs(p.scenario)) {
+    const std::unique_ptr<RingClassesSource> lazy_source = make_lazy_ring_source(p.scenario);
+    run.result = simulate_windowed(*lazy_source, p.topology, p.profile);
+    run.windowed_digest = lazy_source->whole_plan_digest();
+    run.simulated_group_plan = std::move(lazy_source->plan());
+    run.lazy = true;
     check_memory_budget(p.scenario, summarize(run.result).peak_memory_bytes_max);
     return run;
   }
@@ -95,7 +111,7 @@ SimulationRun run_simulation(const ScenarioSource& source, const SimulateRequest
 nlohmann::ordered_json simulation_document(const SimulationRun& run, bool include_wall_clock) {
   const Scenario& s = run.prepared.scenario;
   const ResultContext context{s.name, s.topology_path, s.calibration_path, include_wall_clock,
-                              run.quotient_digest};
+                              run.windowed_digest};
   nlohmann::ordered_json doc = result_to_json(run.simulated_group_plan, run.result, context);
   if (run.per_op) doc["op_times"] = validation::op_times_to_json(run.simulated_plan(), run.result);
   if (run.job) add_job_json(doc, *run.prepared.job_layout, *run.job);

@@ -30,20 +30,25 @@ struct SimulationRun {
   PreparedScenario prepared;
   // The plan the simulator ran for one CP group. On the symmetric path it is the quotient
   // plan of one rank per class (ranks = classes < schedule.gpus; the full plan is never
-  // built); elsewhere the full plan of every rank. Read it through the accessors below, which
-  // say which one they mean.
+  // built); elsewhere the full plan of every rank, whose programs a lazy run
+  // (sim/scenario/lazy_ring.hpp) generated as it ran and dropped as they finished. Read it
+  // through the accessors below, which say which one they mean.
   Plan simulated_group_plan;
   SimulationResult result;    // the group alone, or the whole job
   std::optional<JobRun> job;  // set for a `job:` scenario (job->plan holds every group)
   bool per_op = false;
-  // The quotient's plan_digest where it ran windowed (its programs are no longer whole).
-  std::optional<std::string> quotient_digest;
+  // The plan_digest of a plan that ran windowed, symmetric or lazy (its programs are no
+  // longer whole).
+  std::optional<std::string> windowed_digest;
   // The shift symmetry (prepared.symmetry) where the run used it: unset when the
   // request needs every rank's ops (a trace, op records, the validator's dry run).
   std::optional<RingSymmetry> symmetry;
+  // The programs of every rank were generated as they ran (lazy_ring.hpp).
+  bool lazy = false;
 
   bool symmetric() const { return symmetry && symmetry->exact(); }
-  // One CP group's plan of all P ranks; std::logic_error on the symmetric path.
+  // One CP group's plan of all P ranks, whole; std::logic_error on the symmetric path and
+  // after a lazy run.
   const Plan& full_plan() const;
   // The quotient plan; std::logic_error unless symmetric().
   const Plan& quotient_plan() const;

@@ -1,8 +1,9 @@
-# Runs `simulate` of ring on 65536 GPUs, every rank simulated (--no-symmetry), and checks: exit 2, the estimate in the message, and a
-# wall time under LIMIT_S seconds.
+# Runs `simulate` of ring on 65536 GPUs, every rank simulated (--no-symmetry) and every op recorded
+# (--per-op, so the whole plan), and checks: exit 2, the estimate in the message, and a wall time
+# under LIMIT_S seconds.
 string(TIMESTAMP t0 "%s%f")
 execute_process(COMMAND ${TILESIM} simulate scenarios/ring-256k.yaml --set schedule.gpus=65536 --no-symmetry
-                        --max-memory 12GB
+                        --per-op --max-memory 12GB
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 60)
 string(TIMESTAMP t1 "%s%f")
 math(EXPR elapsed_us "${t1} - ${t0}")

@@ -1,0 +1,173 @@
+// The ring family's forward plan of every rank generated as it runs (sim/scenario/lazy_ring.hpp)
+// against the whole plan of make_plan, for the masks no shift symmetry covers:
+//   - the same ops: whole_plan_digest() equals plan_digest of the whole plan, and so do the op
+//     and object counts, for every mask, correction form and schedule it generates;
+//   - the same simulation: byte-identical result JSON (plan_digest included) of
+//     simulate_windowed and simulate, on the H100 cluster at 8 to 256 GPUs;
+//   - `simulate` takes the lazy path beyond kFullCheckMaxRanks only, with the result of the
+//     whole plan (--full-check builds and validates it), and its guard sizes the window, not
+//     the whole plan.
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "sim/model/result_json.hpp"
+#include "sim/model/simulator.hpp"
+#include "sim/plan/plan_digest.hpp"
+#include "sim/plan/windowed_tracker.hpp"
+#include "sim/scenario/lazy_ring.hpp"
+#include "sim/scenario/prepared_scenario.hpp"
+#include "sim/schedules/schedule.hpp"
+#include "sim/verbs/simulate_verb.hpp"
+#include "tests/gpu_counts.hpp"
+
+using namespace tilesim;
+
+namespace {
+
+const std::string kScenario = std::string(TILESIM_SOURCE_DIR) + "/scenarios/ring-256k.yaml";
+
+struct Case {
+  std::string kind;
+  std::vector<std::string> mask;  // overrides
+};
+
+// Every mask the lazy source generates for the kind (zigzag's window and documents take its
+// two-direction ring, which it does not).
+std::vector<Case> cases() {
+  // ring-256k.yaml says causal: false; a mask that hides future keys needs causal: true.
+  const std::vector<std::string> causal = {"attention.causal=true"};
+  const std::vector<std::string> window = {"attention.causal=true", "attention.mask=sliding_window",
+                                           "attention.window=4096"};
+  const std::vector<std::string> documents = {
+      "attention.causal=true", "attention.mask=documents",
+      "attention.documents={distribution: document-lengths-pile.csv, seed: 1}"};
+  const std::vector<std::string> full = {"attention.causal=false"};
+  return {{"ring", causal},   {"ring", window},      {"ring", documents}, {"ring", full},
+          {"zigzag", causal}, {"zigzag", full},      {"striped", causal}, {"striped", window},
+          {"striped", full},  {"striped", documents}};
+}
+
+std::vector<std::string> overrides(const Case& c, int gpus, const std::string& correction) {
+  std::vector<std::string> o = {"schedule.gpus=" + std::to_string(gpus),
+                                "attention.seq_len=" + std::to_string(1024 * gpus),
+                                "schedule.kind=" + c.kind, "schedule.correction=" + correction};
+  o.insert(o.end(), c.mask.begin(), c.mask.end());
+  return o;
+}
+
+std::string mask_name(const Case& c) { return c.mask.back(); }
+
+// Finishes every op as soon as it is handed out.
+void dry_run(WindowedTracker& tracker) {
+  std::vector<OpId> computes;
+  std::vector<Transfer> transfers;
+  for (;;) {
+    computes.clear();
+    transfers.clear();
+    tracker.poll(computes, transfers);
+    if (computes.empty() && transfers.empty()) return;
+    for (const Transfer& t : transfers) tracker.finish_transfer(t);
+    for (OpId id : computes) tracker.finish(id);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("the lazy ring generates make_plan's plan for every mask") {
+  for (const std::string correction : {"separate", "fused", "eager"}) {
+    for (const Case& c : cases()) {
+      INFO(c.kind << ", " << mask_name(c) << ", correction " << correction);
+      const Scenario s = load_scenario(kScenario, overrides(c, 16, correction));
+      REQUIRE(lazy_ring_generates(s));
+      const Plan whole = make_plan(s.attention, s.schedule);
+      const auto source = make_lazy_ring_source(s);
+      WindowedTracker tracker(*source, kWindowLookaheadOps);
+      dry_run(tracker);
+      REQUIRE(tracker.all_done());
+      CHECK(source->plan().op_count() == whole.op_count());
+      CHECK(source->plan().objects.size() == whole.objects.size());
+      CHECK(source->plan().merge_form == whole.merge_form);
+      CHECK(source->whole_plan_digest() == plan_digest(whole));
+    }
+  }
+}
+
+TEST_CASE("the lazy ring leaves out what it does not generate") {
+  const auto generates = [](const std::vector<std::string>& o) {
+    return lazy_ring_generates(load_scenario(kScenario, o));
+  };
+  CHECK_FALSE(generates({"schedule.kind=zigzag", "attention.causal=true",
+                         "attention.mask=sliding_window", "attention.window=4096"}));
+  CHECK_FALSE(generates({"schedule.kind=ring", "schedule.balance=work", "attention.causal=true"}));
+  CHECK_FALSE(generates({"attention.pass=both"}));
+  CHECK_FALSE(generates({"schedule.kind=mesh"}));
+  CHECK_THROWS_AS(make_lazy_ring_source(load_scenario(kScenario, {"attention.pass=both"})),
+                  std::invalid_argument);
+}
+
+TEST_CASE("lazy simulation equals the whole plan's byte for byte") {
+  for (int gpus : tilesim::test::gpu_counts({8, 64, 256})) {
+    for (const Case& c : cases()) {
+      // The other correction forms change the programs (checked above); each runs at 8 GPUs.
+      const std::string correction =
+          gpus == 8 ? (c.kind == "striped" ? "fused" : "eager") : std::string("separate");
+      INFO(c.kind << ", " << mask_name(c) << " on " << gpus << " GPUs, correction " << correction);
+      const PreparedScenario p = prepare_scenario(kScenario, overrides(c, gpus, correction));
+      const Plan whole = make_plan(p.scenario.attention, p.scenario.schedule);
+      const SimulationResult expected = simulate(whole, p.topology, p.profile);
+      const auto source = make_lazy_ring_source(p.scenario);
+      const SimulationResult got = simulate_windowed(*source, p.topology, p.profile);
+      CHECK(got.makespan_ps == expected.makespan_ps);
+      CHECK(got.events == expected.events);
+      ResultContext context{p.scenario.name, p.scenario.topology_path, p.scenario.calibration_path,
+                            false};
+      const std::string want = result_to_json(whole, expected, context).dump(2);
+      context.plan_digest = source->whole_plan_digest();
+      CHECK(result_to_json(source->plan(), got, context).dump(2) == want);
+    }
+  }
+}
+
+TEST_CASE("simulate runs the ring lazily beyond the full check's ranks, with the same result") {
+  // 512 GPUs: 1.57M ops each way, seconds in Release; the sanitizer suites keep 8 only.
+  for (int gpus : tilesim::test::gpu_counts({8, 512})) {
+    INFO(gpus << " GPUs");
+    ScenarioSource source;
+    source.path = kScenario;
+    source.overrides = {"schedule.gpus=" + std::to_string(gpus),
+                        "attention.seq_len=" + std::to_string(256 * gpus), "schedule.kind=zigzag",
+                        "attention.causal=true"};
+    const SimulationRun lazy = run_simulation(source);
+    CHECK(lazy.lazy == (gpus > kFullCheckMaxRanks));
+    if (lazy.lazy) CHECK_THROWS_AS(lazy.full_plan(), std::logic_error);
+    SimulateRequest whole_request;
+    whole_request.full_check = true;  // builds and validates the whole plan
+    const SimulationRun whole = run_simulation(source, whole_request);
+    CHECK_FALSE(whole.lazy);
+    CHECK(simulation_document(lazy, false).dump(2) == simulation_document(whole, false).dump(2));
+  }
+}
+
+TEST_CASE("the guard sizes a lazy run by its window, a whole plan by its ops") {
+  // Zigzag, causal, on 16384 GPUs: the whole plan ~1.6e9 ops (~173 GiB); lazily the objects of
+  // 16384 ranks and a window each.
+  ResourceLimits limits;
+  limits.max_memory_bytes = 4.0 * (1ULL << 30);
+  const std::vector<std::string> big = {"schedule.gpus=16384", "attention.seq_len=16M",
+                                        "schedule.kind=zigzag", "attention.causal=true"};
+  Scenario s = load_scenario(kScenario, big);
+  s.limits = limits;
+  REQUIRE(lazy_ring_runs(s));
+  CHECK_NOTHROW(check_lazy_ring_resources(s));
+  CHECK_THROWS_AS(check_plan_resources(s), InputError);
+  CHECK_NOTHROW(prepare_scenario(kScenario, big, limits));
+  // A run that needs every op builds the whole plan, and its guard refuses it.
+  std::vector<std::string> with_both = big;
+  with_both.push_back("attention.pass=both");
+  CHECK_THROWS_AS(prepare_scenario(kScenario, with_both, limits), InputError);
+  // --max-ops counts every op the lazy run simulates.
+  limits.max_ops = 1e9;
+  s.limits = limits;
+  CHECK_THROWS_AS(check_lazy_ring_resources(s), InputError);
+}
