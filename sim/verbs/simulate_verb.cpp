@@ -9,6 +9,7 @@
 #include "sim/scenario/job_scenario.hpp"
 #include "sim/scenario/lazy_ring.hpp"
 #include "sim/scenario/symmetric_plan.hpp"
+#include "sim/schedules/schedule.hpp"
 #include "sim/validation/op_times_json.hpp"
 
 namespace tilesim {
@@ -41,11 +42,10 @@ std::size_t SimulationRun::full_plan_ops() const {
   return full_ring_ops(simulated_group_plan, *symmetry);
 }
 
-SimulationRun run_simulation(const ScenarioSource& source, const SimulateRequest& request) {
-  ScenarioSource chosen = source;
-  if (request.no_symmetry) chosen.overrides.push_back("schedule.symmetry=off");
-  SimulationRun run{prepare_scenario(chosen), {},           {},          std::nullopt,
-                    request.per_op,           std::nullopt, std::nullopt};
+namespace {
+
+// The simulation of run.prepared's CP group (or job) into run; see run_simulation.
+void simulate_prepared(SimulationRun& run, const SimulateRequest& request) {
   const PreparedScenario& p = run.prepared;
   if (request.job_refused_by != nullptr) reject_job(p.scenario, request.job_refused_by);
   // One rank per class where that is exact; a trace, op records or the validator's dry run
@@ -68,16 +68,16 @@ SimulationRun run_simulation(const ScenarioSource& source, const SimulateRequest
     };
     if (auto ring_source = symmetric_ring_source(p.scenario, *run.symmetry)) {
       run_windowed(*ring_source);
-      return run;
+      return;
     }
     if (auto usp_source = symmetric_usp_source(p.scenario, *run.symmetry)) {
       run_windowed(*usp_source);
-      return run;
+      return;
     }
     run.simulated_group_plan = build_symmetric_plan(p.scenario, *run.symmetry);
     run.result = simulate_classes(run.simulated_group_plan, *run.symmetry, p.topology, p.profile);
     check_memory_budget(p.scenario, summarize(run.result).peak_memory_bytes_max);
-    return run;
+    return;
   }
   // The ring family's forward beyond kFullCheckMaxRanks: every rank's program generated as it
   // runs, O(P x window) ops held (the whole plan would get only the structural check there).
@@ -88,7 +88,7 @@ SimulationRun run_simulation(const ScenarioSource& source, const SimulateRequest
     run.simulated_group_plan = std::move(lazy_source->plan());
     run.lazy = true;
     check_memory_budget(p.scenario, summarize(run.result).peak_memory_bytes_max);
-    return run;
+    return;
   }
   // With a job: one CP group, validated once (beyond 256 ranks: the structural check).
   run.simulated_group_plan = build_plan_to_simulate(p.scenario, request.full_check);
@@ -105,6 +105,22 @@ SimulationRun run_simulation(const ScenarioSource& source, const SimulateRequest
     run.result = simulate(plan, p.topology, p.profile, options);
   }
   check_memory_budget(p.scenario, summarize(run.result).peak_memory_bytes_max);
+}
+
+}  // namespace
+
+SimulationRun run_simulation(const ScenarioSource& source, const SimulateRequest& request) {
+  ScenarioSource chosen = source;
+  if (request.no_symmetry) chosen.overrides.push_back("schedule.symmetry=off");
+  SimulationRun run{prepare_scenario(chosen), {},           {},          std::nullopt,
+                    request.per_op,           std::nullopt, std::nullopt};
+  try {
+    simulate_prepared(run, request);
+  } catch (const ScheduleError& e) {
+    // A shape the generator cannot lay out, met while a windowed source builds its chunks
+    // (build_plan names the key the same way for a whole plan).
+    throw run.prepared.scenario.error_at(e.key(), e.what());
+  }
   return run;
 }
 
