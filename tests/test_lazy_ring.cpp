@@ -6,17 +6,22 @@
 //     simulate_windowed and simulate, on the H100 cluster at 8 to 256 GPUs;
 //   - `simulate` takes the lazy path beyond kFullCheckMaxRanks only, with the result of the
 //     whole plan (--full-check builds and validates it), and its guard sizes the window, not
-//     the whole plan.
+//     the whole plan; so do `compare` and `tune` for such a candidate (evaluate_candidate).
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <string>
 #include <vector>
 
+#include "sim/model/makespan_bound.hpp"
 #include "sim/model/result_json.hpp"
 #include "sim/model/simulator.hpp"
 #include "sim/plan/plan_digest.hpp"
 #include "sim/plan/windowed_tracker.hpp"
 #include "sim/scenario/lazy_ring.hpp"
 #include "sim/scenario/prepared_scenario.hpp"
+#include "sim/scenario/resource_guard.hpp"
+#include "sim/scenario/schedule_tuner.hpp"
+#include "sim/scenario/tune_search.hpp"
 #include "sim/schedules/schedule.hpp"
 #include "sim/verbs/simulate_verb.hpp"
 #include "tests/gpu_counts.hpp"
@@ -170,4 +175,48 @@ TEST_CASE("the guard sizes a lazy run by its window, a whole plan by its ops") {
   limits.max_ops = 1e9;
   s.limits = limits;
   CHECK_THROWS_AS(check_lazy_ring_resources(s), InputError);
+}
+
+TEST_CASE("compare and tune run a lazy candidate, with the whole plan's figures") {
+  // Zigzag, causal, 512 GPUs: under a memory limit between the lazy and the whole plan's
+  // estimates, the candidate still runs (it can only have run lazily) and its figures are those
+  // of the whole plan simulated.
+  for (int gpus : tilesim::test::gpu_counts({8, 512})) {
+    INFO(gpus << " GPUs");
+    PreparedScenario p =
+        prepare_scenario(kScenario, {"schedule.gpus=" + std::to_string(gpus),
+                                     "attention.seq_len=" + std::to_string(256 * gpus),
+                                     "schedule.kind=zigzag", "attention.causal=true"});
+    const double whole_bytes =
+        estimate_plan(p.scenario.attention, p.scenario.schedule).memory_bytes;
+    const double lazy_bytes = estimate_symmetric_plan(p.scenario.attention, p.scenario.schedule,
+                                                      gpus, kWindowedOpsPerClass)
+                                  .memory_bytes;
+    const Plan whole = make_plan(p.scenario.attention, p.scenario.schedule);
+    const Figures expected = summarize(simulate(whole, p.topology, p.profile));
+    if (gpus > kFullCheckMaxRanks) {
+      REQUIRE(whole_bytes > 2 * lazy_bytes);
+      p.scenario.limits.max_memory_bytes = std::sqrt(whole_bytes * lazy_bytes);
+    }
+    const ScheduleCandidate candidate{"zigzag", p.scenario.schedule};
+    MakespanBound bound(p.topology, p.profile);
+    const CandidateResult bounded = bound_candidate(p, candidate, bound);  // tune's first pass
+    REQUIRE(bounded.ok);
+    CHECK(bounded.lower_bound_s > 0.0);
+    CHECK(bounded.lower_bound_s <= expected.makespan_s);
+    const CandidateResult r = evaluate_candidate(p, candidate);
+    REQUIRE(r.ok);
+    CHECK(r.figures.makespan_s == expected.makespan_s);
+    CHECK(r.figures.peak_memory_bytes_max == expected.peak_memory_bytes_max);
+    CHECK(r.figures.exposed_comm_s_max == expected.exposed_comm_s_max);
+  }
+  // Up to 256 GPUs the whole plan runs, so the same limit refuses it.
+  PreparedScenario small =
+      prepare_scenario(kScenario, {"schedule.gpus=64", "attention.seq_len=16384",
+                                   "schedule.kind=zigzag", "attention.causal=true"});
+  small.scenario.limits.max_memory_bytes =
+      0.5 * estimate_plan(small.scenario.attention, small.scenario.schedule).memory_bytes;
+  const CandidateResult refused = evaluate_candidate(small, {"zigzag", small.scenario.schedule});
+  CHECK_FALSE(refused.ok);
+  CHECK(refused.reason.rfind("schedule.gpus: ", 0) == 0);
 }

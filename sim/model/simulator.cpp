@@ -424,8 +424,12 @@ SimulationResult simulate(const Plan& plan, const Topology& topology,
 }
 
 SimulationResult simulate_windowed(ProgramSource& source, const Topology& topology,
-                                   const CalibrationProfile& profile) {
-  const SimulationOptions options;
+                                   const CalibrationProfile& profile,
+                                   const SimulationOptions& options) {
+  if (options.record_ops || options.record_transfers || options.record_link_samples) {
+    throw std::invalid_argument(
+        "simulate_windowed: op, transfer and link records need the whole plan (simulate())");
+  }
   return Simulation<WindowedTracker>(source.plan(), WindowedTracker(source, kWindowLookaheadOps),
                                      topology, profile, options)
       .run();

@@ -51,22 +51,25 @@ std::unique_ptr<RingClassesSource> make_lazy_ring_source(const Scenario& scenari
       spec.kind, scenario.attention, spec.gpus, *ownership, spec.gpus, spec.correction});
 }
 
-void check_lazy_ring_resources(const Scenario& scenario) {
+std::string lazy_ring_violation(const Scenario& scenario) {
   const ScheduleSpec& spec = scenario.schedule;
   const PlanEstimate e =
       estimate_symmetric_plan(scenario.attention, spec, spec.gpus, kWindowedOpsPerClass);
   const ResourceLimits& limits = scenario.limits;
   const double max_memory =
       limits.max_memory_bytes > 0 ? limits.max_memory_bytes : default_max_memory_bytes();
-  if (e.memory_bytes <= max_memory && (limits.max_ops <= 0 || e.ops <= limits.max_ops)) return;
-  throw scenario.error_at(
-      "schedule.gpus",
-      fmt::format("a plan this machine can hold: {} on {} GPUs generated as it runs is about "
-                  "{:.3g} ops, {} of memory (sim/scenario/lazy_ring.hpp), beyond the limits "
-                  "({}{}); raise --max-memory or --max-ops, or use fewer GPUs",
-                  spec.kind, spec.gpus, e.ops, format_bytes(e.memory_bytes),
-                  format_bytes(max_memory),
-                  limits.max_ops > 0 ? fmt::format(", {:.3g} ops", limits.max_ops) : ""));
+  if (e.memory_bytes <= max_memory && (limits.max_ops <= 0 || e.ops <= limits.max_ops)) return {};
+  return fmt::format(
+      "a plan this machine can hold: {} on {} GPUs generated as it runs is about {:.3g} ops, {} "
+      "of memory (sim/scenario/lazy_ring.hpp), beyond the limits ({}{}); raise --max-memory or "
+      "--max-ops, or use fewer GPUs",
+      spec.kind, spec.gpus, e.ops, format_bytes(e.memory_bytes), format_bytes(max_memory),
+      limits.max_ops > 0 ? fmt::format(", {:.3g} ops", limits.max_ops) : "");
+}
+
+void check_lazy_ring_resources(const Scenario& scenario) {
+  const std::string violation = lazy_ring_violation(scenario);
+  if (!violation.empty()) throw scenario.error_at("schedule.gpus", violation);
 }
 
 }  // namespace tilesim

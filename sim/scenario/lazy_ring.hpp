@@ -16,6 +16,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "sim/scenario/scenario.hpp"
 #include "sim/schedules/ring_classes_source.hpp"
@@ -32,8 +33,10 @@ bool lazy_ring_runs(const Scenario& scenario);
 std::unique_ptr<RingClassesSource> make_lazy_ring_source(const Scenario& scenario);
 
 // The resource guard for a lazy run: the full plan's ops (against --max-ops; they are all
-// simulated) and the memory of all P ranks' objects and a window of ops per rank. Throws the
-// scenario's InputError at schedule.gpus beyond the limits.
+// simulated) and the memory of all P ranks' objects and a window of ops per rank. Empty when
+// it fits scenario.limits, else what it needs and which limit it passes.
+std::string lazy_ring_violation(const Scenario& scenario);
+// The same as the scenario's InputError at schedule.gpus.
 void check_lazy_ring_resources(const Scenario& scenario);
 
 }  // namespace tilesim
