@@ -25,6 +25,7 @@
 #include "sim/schedules/schedule.hpp"
 #include "sim/verbs/simulate_verb.hpp"
 #include "tests/gpu_counts.hpp"
+#include "tests/windowed_checks.hpp"
 
 using namespace tilesim;
 
@@ -63,20 +64,6 @@ std::vector<std::string> overrides(const Case& c, int gpus, const std::string& c
 
 std::string mask_name(const Case& c) { return c.mask.back(); }
 
-// Finishes every op as soon as it is handed out.
-void dry_run(WindowedTracker& tracker) {
-  std::vector<OpId> computes;
-  std::vector<Transfer> transfers;
-  for (;;) {
-    computes.clear();
-    transfers.clear();
-    tracker.poll(computes, transfers);
-    if (computes.empty() && transfers.empty()) return;
-    for (const Transfer& t : transfers) tracker.finish_transfer(t);
-    for (OpId id : computes) tracker.finish(id);
-  }
-}
-
 }  // namespace
 
 TEST_CASE("the lazy ring generates make_plan's plan for every mask") {
@@ -86,14 +73,7 @@ TEST_CASE("the lazy ring generates make_plan's plan for every mask") {
       const Scenario s = load_scenario(kScenario, overrides(c, 16, correction));
       REQUIRE(lazy_ring_generates(s));
       const Plan whole = make_plan(s.attention, s.schedule);
-      const auto source = make_lazy_ring_source(s);
-      WindowedTracker tracker(*source, kWindowLookaheadOps);
-      dry_run(tracker);
-      REQUIRE(tracker.all_done());
-      CHECK(source->plan().op_count() == whole.op_count());
-      CHECK(source->plan().objects.size() == whole.objects.size());
-      CHECK(source->plan().merge_form == whole.merge_form);
-      CHECK(source->whole_plan_digest() == plan_digest(whole));
+      tilesim::test::require_whole_plans_ops(*make_lazy_ring_source(s), whole);
     }
   }
 }

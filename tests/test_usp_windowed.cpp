@@ -25,8 +25,10 @@
 #include "sim/scenario/prepared_scenario.hpp"
 #include "sim/scenario/symmetric_plan.hpp"
 #include "tests/gpu_counts.hpp"
+#include "tests/windowed_checks.hpp"
 
 using namespace tilesim;
+using tilesim::test::dry_run;
 
 namespace {
 
@@ -40,21 +42,6 @@ PreparedScenario prepared(int gpus, int u, const std::string& correction,
       "schedule.correction=" + correction};
   overrides.insert(overrides.end(), extra.begin(), extra.end());
   return prepare_scenario(kScenario, overrides);
-}
-
-// Finishes every op as soon as it is handed out.
-template <class Tracker>
-void dry_run(Tracker& tracker) {
-  std::vector<OpId> computes;
-  std::vector<Transfer> transfers;
-  for (;;) {
-    computes.clear();
-    transfers.clear();
-    tracker.poll(computes, transfers);
-    if (computes.empty() && transfers.empty()) break;
-    for (const Transfer& t : transfers) tracker.finish_transfer(t);
-    for (OpId id : computes) tracker.finish(id);
-  }
 }
 
 // Runs both paths and requires the same result JSON, byte for byte.
@@ -91,14 +78,7 @@ TEST_CASE("the windowed USP quotient has the whole quotient's ops") {
       const Plan whole = build_symmetric_plan(p.scenario, *p.symmetry);
       const auto source = symmetric_usp_source(p.scenario, *p.symmetry);
       REQUIRE(source != nullptr);
-      WindowedTracker tracker(*source, kWindowLookaheadOps);
-      dry_run(tracker);
-      REQUIRE(tracker.all_done());
-      CHECK(tracker.done_ops() == whole.op_count());
-      CHECK(source->plan().op_count() == whole.op_count());
-      CHECK(source->plan().objects.size() == whole.objects.size());
-      CHECK(source->plan().merge_form == whole.merge_form);
-      CHECK(source->whole_plan_digest() == plan_digest(whole));
+      tilesim::test::require_whole_plans_ops(*source, whole);
     }
   }
 }

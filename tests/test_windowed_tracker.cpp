@@ -23,8 +23,10 @@
 #include "sim/scenario/prepared_scenario.hpp"
 #include "sim/scenario/symmetric_plan.hpp"
 #include "tests/gpu_counts.hpp"
+#include "tests/windowed_checks.hpp"
 
 using namespace tilesim;
+using tilesim::test::dry_run;
 
 namespace {
 
@@ -35,23 +37,6 @@ PreparedScenario prepared(const std::string& kind, int gpus, const std::string& 
       kScenario,
       {"schedule.gpus=" + std::to_string(gpus), "attention.seq_len=" + std::to_string(1024 * gpus),
        "schedule.kind=" + kind, "schedule.correction=" + correction});
-}
-
-// Finishes every op as soon as it is handed out; returns the number of polls.
-template <class Tracker>
-int dry_run(Tracker& tracker) {
-  std::vector<OpId> computes;
-  std::vector<Transfer> transfers;
-  int polls = 0;
-  for (;; ++polls) {
-    computes.clear();
-    transfers.clear();
-    tracker.poll(computes, transfers);
-    if (computes.empty() && transfers.empty()) break;
-    for (const Transfer& t : transfers) tracker.finish_transfer(t);
-    for (OpId id : computes) tracker.finish(id);
-  }
-  return polls;
 }
 
 }  // namespace
@@ -66,13 +51,7 @@ TEST_CASE("the windowed quotient has the whole quotient's ops") {
       const Plan whole = build_symmetric_plan(p.scenario, *p.symmetry);
       const auto source = symmetric_ring_source(p.scenario, *p.symmetry);
       REQUIRE(source != nullptr);
-      WindowedTracker tracker(*source, kWindowLookaheadOps);
-      dry_run(tracker);
-      REQUIRE(tracker.all_done());
-      CHECK(source->plan().op_count() == whole.op_count());
-      CHECK(source->plan().objects.size() == whole.objects.size());
-      CHECK(source->plan().merge_form == whole.merge_form);
-      CHECK(source->whole_plan_digest() == plan_digest(whole));
+      tilesim::test::require_whole_plans_ops(*source, whole);
     }
   }
 }

@@ -161,9 +161,7 @@ CandidateResult evaluate_candidate(const PreparedScenario& p, const ScheduleCand
     }
     if (!r.reason.empty()) return r;
     if (symmetric) {  // one rank per class, exact to the picosecond
-      Scenario s = p.scenario;
-      s.schedule = c.spec;
-      const Plan quotient = build_symmetric_plan(s, *symmetry);
+      const Plan quotient = build_symmetric_plan(candidate_scenario, *symmetry);
       const SimulationResult result =
           simulate_classes(quotient, *symmetry, p.topology, p.profile, true, stop_after_ps);
       if (cut_off(result)) return r;

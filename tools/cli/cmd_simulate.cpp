@@ -54,6 +54,8 @@ void print_summary(const SimulationRun& run) {
   if (run.symmetric()) {
     fmt::print(" (symmetric: {} ops simulated, one rank of each of {} classes of {} ranks)",
                plan.op_count(), plan.ranks, p.scenario.schedule.gpus / plan.ranks);
+  } else if (run.lazy) {
+    fmt::print(" (every rank's program generated as it ran, a window of ops held)");
   }
   fmt::print("\n");
 }
