@@ -133,8 +133,8 @@ tilesim_cli_test(mask_bad_length_bins 2
   "bad-lengths\\.csv:3: key 'max_tokens': expected max_tokens >= min_tokens"
   plan ${mask_scn} --set attention.causal=true --set attention.mask=documents
   "--set" "attention.documents={distribution: ../tests/data/cli/bad-lengths.csv, seed: 1}")
-# A sequence the layout cannot split is the scenario's key on every path, exit 2: the lazy ring
-# (causal zigzag beyond 256 GPUs, sim/scenario/lazy_ring.hpp) and the windowed symmetric ring
+# A sequence the layout cannot split is the scenario's key on every path, exit 2: the lazy plan
+# (causal zigzag beyond 256 GPUs, sim/scenario/lazy_plan.hpp) and the windowed symmetric ring
 # (the full mask) build their chunks as they start, outside build_plan's naming of the key.
 tilesim_cli_test(simulate_lazy_bad_seq_len 2
   "key 'attention\\.seq_len': seq_len 1048576 is not divisible into 1536 zigzag blocks for 768 GPUs"

@@ -7,7 +7,7 @@ tilesim_test(test_reliability
 # The guard answers before anything is built: ring on 65536 GPUs with symmetry off and every op
 # recorded (--per-op: the whole plan), exit 2 with the estimate, in under 2 s of wall time
 # (measured by the script; without the guard it grows until killed). Without --per-op the run is
-# lazy (sim/scenario/lazy_ring.hpp): a window of ops per rank, which the guard accepts.
+# lazy (sim/scenario/lazy_plan.hpp): a window of ops per rank, which the guard accepts.
 add_test(NAME "cli guard: ring on 65536 GPUs is refused within 2 s"
   COMMAND ${CMAKE_COMMAND} -DTILESIM=$<TARGET_FILE:tilesim> -DLIMIT_S=2
           -P ${CMAKE_CURRENT_SOURCE_DIR}/reliability/guard_refuses_fast.cmake

@@ -10,8 +10,9 @@ tilesim_test(test_symmetry SOURCES test_symmetric_simulation.cpp symmetry_fixtur
 # The ring family's quotient generated step by step through the windowed tracker (issue 13 item 1).
 tilesim_test(test_windowed_tracker SOURCES test_windowed_tracker.cpp
              LIBS tilesim_model tilesim_scenario tilesim_schedules)
-# The ring family's forward of every rank generated as it runs (issue 13 item 1 without symmetry).
-tilesim_test(test_lazy_ring SOURCES test_lazy_ring.cpp
+# The ring family's and USP's forward of every rank generated as it runs (issue 13 item 1
+# without symmetry).
+tilesim_test(test_lazy_plan SOURCES test_lazy_plan.cpp
              LIBS tilesim_model tilesim_scenario tilesim_schedules tilesim_verbs)
 # USP's forward quotient generated a piece at a time, against the whole quotient.
 tilesim_test(test_usp_windowed SOURCES test_usp_windowed.cpp

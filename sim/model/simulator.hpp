@@ -54,7 +54,7 @@ SimulationResult simulate(const Plan& plan, const Topology& topology,
                           const CalibrationProfile& profile, const SimulationOptions& options = {});
 
 // The same over a plan of every rank generated as it runs (windowed_tracker.hpp; the ring
-// family's lazy source, sim/scenario/lazy_ring.hpp): the result of simulate() over the whole
+// family's lazy source, sim/scenario/lazy_plan.hpp): the result of simulate() over the whole
 // plan. Per-op and per-transfer records need every op's id kept: std::invalid_argument when
 // options ask for them (record_route_busy and stop_after_ps are fine).
 SimulationResult simulate_windowed(ProgramSource& source, const Topology& topology,

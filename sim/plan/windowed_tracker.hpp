@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -41,6 +42,8 @@ class ProgramSource {
   virtual bool extend(int rank) = 0;
   // The ops of `rank` before `index` have finished and will not be read again.
   virtual void discard_before(int rank, int index) = 0;
+  // plan_digest of the whole plan the pieces make, once every program is complete.
+  virtual std::string whole_plan_digest() const = 0;
 };
 
 // The lookahead the simulator runs it with (simulate_windowed, simulate_classes_windowed).

@@ -10,7 +10,7 @@
 #include "sim/core/units.hpp"
 #include "sim/plan/plan_structure.hpp"
 #include "sim/scenario/job_scenario.hpp"
-#include "sim/scenario/lazy_ring.hpp"
+#include "sim/scenario/lazy_plan.hpp"
 #include "sim/scenario/schedule_tuner.hpp"
 #include "sim/scenario/symmetric_plan.hpp"
 #include "sim/schedules/schedule.hpp"
@@ -33,8 +33,8 @@ PreparedScenario prepare_scenario(Scenario scenario, const ResourceLimits& limit
   // The plan of every rank: whole, or generated as it runs where `simulate` does that (a verb
   // that builds it whole is guarded again by build_plan).
   const auto check_every_rank_plan = [](const Scenario& s) {
-    if (lazy_ring_runs(s)) {
-      check_lazy_ring_resources(s);
+    if (lazy_runs(s)) {
+      check_lazy_resources(s);
     } else {
       check_plan_resources(s);
     }

@@ -10,7 +10,7 @@
 #include "sim/job/job_simulation.hpp"
 #include "sim/model/simulator.hpp"
 #include "sim/model/symmetric_simulation.hpp"
-#include "sim/scenario/lazy_ring.hpp"
+#include "sim/scenario/lazy_plan.hpp"
 #include "sim/scenario/symmetric_plan.hpp"
 #include "sim/scenario/tune_search.hpp"
 #include "sim/schedules/mesh_schedule.hpp"
@@ -143,18 +143,18 @@ CandidateResult evaluate_candidate(const PreparedScenario& p, const ScheduleCand
   try {
     Scenario candidate_scenario = p.scenario;
     candidate_scenario.schedule = c.spec;
-    // The ring family's forward beyond 256 GPUs that no symmetry covers runs as `simulate`
-    // runs it: generated as it goes (lazy_ring.hpp), guarded by its window. The others are
+    // A ring-family or USP forward beyond 256 GPUs that no symmetry covers runs as `simulate`
+    // runs it: generated as it goes (lazy_plan.hpp), guarded by its window. The others are
     // refused by the whole plan's size before the symmetry search (which may route every
     // rank pair) starts.
-    const bool lazy_shape = !p.job_layout && lazy_ring_runs(candidate_scenario);
+    const bool lazy_shape = !p.job_layout && lazy_runs(candidate_scenario);
     if (!lazy_shape) r.reason = candidate_refusal(p, c);
     if (!r.reason.empty()) return r;
     const std::optional<RingSymmetry> symmetry = candidate_symmetry(p, c);
     const bool symmetric = symmetry && symmetry->exact();
     const bool lazy = lazy_shape && !symmetric;
     if (lazy) {
-      const std::string violation = lazy_ring_violation(candidate_scenario);
+      const std::string violation = lazy_violation(candidate_scenario);
       if (!violation.empty()) r.reason = "schedule.gpus: " + violation;
     } else if (lazy_shape) {
       r.reason = candidate_refusal(p, c);
@@ -169,7 +169,7 @@ CandidateResult evaluate_candidate(const PreparedScenario& p, const ScheduleCand
       r.bound = bound_of(result.route_busy_ps, r.figures, p.topology);
       r.sim_wall_s = result.sim_wall_s;
     } else if (lazy) {
-      const std::unique_ptr<RingClassesSource> source = make_lazy_ring_source(candidate_scenario);
+      const std::unique_ptr<ProgramSource> source = make_lazy_source(candidate_scenario);
       SimulationOptions options;
       options.record_route_busy = true;  // bound_of finds the busiest route from them
       options.stop_after_ps = stop_after_ps;

@@ -86,20 +86,6 @@ RankShiftSymmetry double_ring_symmetry(int ranks, int inner, const Topology& top
   return find_rank_shift_symmetry(topology, std::move(search));
 }
 
-// USP's Ulysses degree where a shift by whole Ulysses groups can be a symmetry (at least two
-// groups, and a degree the generator accepts: else it names the error on the full path), 0
-// otherwise. Ulysses alone (one group of all P ranks) never shifts: every rank is a peer of
-// every other in its all-to-all, so some peer of a representative lies in its own class.
-int usp_shift_degree(const Scenario& scenario) {
-  const ScheduleSpec& spec = scenario.schedule;
-  if (spec.kind != "usp") return 0;
-  const AttentionShape& a = scenario.attention;
-  const int u = usp_ulysses_degree(a, spec);
-  const bool accepted = u >= 1 && spec.gpus % u == 0 && a.heads % u == 0 &&
-                        (a.kv_heads % u == 0 || u % a.kv_heads == 0);
-  return accepted && spec.gpus / u >= 2 ? u : 0;
-}
-
 // USP's peers: the other members of its Ulysses group (all-to-all, in the exchange's order)
 // and the same head group's member of the next group (ring, usp_schedule.hpp); its programs
 // are equivariant under shifts by whole Ulysses groups.
@@ -161,6 +147,16 @@ bool switched_off(const Scenario& scenario) {
 }
 
 }  // namespace
+
+int usp_shift_degree(const Scenario& scenario) {
+  const ScheduleSpec& spec = scenario.schedule;
+  if (spec.kind != "usp") return 0;
+  const AttentionShape& a = scenario.attention;
+  const int u = usp_ulysses_degree(a, spec);
+  const bool accepted = u >= 1 && spec.gpus % u == 0 && a.heads % u == 0 &&
+                        (a.kv_heads % u == 0 || u % a.kv_heads == 0);
+  return accepted && spec.gpus / u >= 2 ? u : 0;
+}
 
 bool symmetry_applies(const Scenario& scenario) {
   const AttentionShape& a = scenario.attention;

@@ -44,6 +44,12 @@
 
 namespace tilesim {
 
+// USP's Ulysses degree where a shift by whole Ulysses groups can be a symmetry (at least two
+// groups, and a degree the generator accepts: else it names the error on the full path), 0
+// otherwise. Ulysses alone (one group of all P ranks) never shifts: every rank is a peer of
+// every other in its all-to-all, so some peer of a representative lies in its own class.
+int usp_shift_degree(const Scenario& scenario);
+
 // The scenario allows a symmetric run (schedule, shape, no job, schedule.symmetry not off),
 // before the topology is known.
 bool symmetry_applies(const Scenario& scenario);

@@ -11,7 +11,7 @@
 #include "sim/core/interrupt.hpp"
 #include "sim/core/units.hpp"
 #include "sim/model/makespan_bound.hpp"
-#include "sim/scenario/lazy_ring.hpp"
+#include "sim/scenario/lazy_plan.hpp"
 #include "sim/scenario/resource_guard.hpp"
 #include "sim/scenario/shape_bound.hpp"
 #include "sim/scenario/symmetric_plan.hpp"
@@ -95,17 +95,17 @@ Picoseconds stop_ps(double ceiling_s, double guess_s, bool guess) {
 
 CandidateResult bound_candidate(const PreparedScenario& p, const ScheduleCandidate& c,
                                 MakespanBound& bound) {
-  // A ring-family forward that evaluate_candidate runs lazily (lazy_ring.hpp) is guarded by its
-  // window, and bounded in closed form where there is one (full and causal masks); without one
+  // A ring-family or USP forward that evaluate_candidate runs lazily (lazy_plan.hpp) is guarded by
+  // its window, and bounded in closed form where there is one (full and causal masks); without one
   // it is bounded on its whole plan below, as before.
   Scenario candidate_scenario = p.scenario;
   candidate_scenario.schedule = c.spec;
-  if (!p.job_layout && lazy_ring_runs(candidate_scenario)) {
+  if (!p.job_layout && lazy_runs(candidate_scenario)) {
     const std::optional<RingSymmetry> symmetry = candidate_symmetry(p, c);
     if (!symmetry || !symmetry->exact()) {
       CandidateResult r;
       r.candidate = c;
-      const std::string violation = lazy_ring_violation(candidate_scenario);
+      const std::string violation = lazy_violation(candidate_scenario);
       if (!violation.empty()) {
         r.reason = "schedule.gpus: " + violation;
         return r;

@@ -53,7 +53,7 @@ class RingClassesSource final : public ProgramSource {
 
   // plan_digest of the whole quotient plan. Call once every program is complete (after a run):
   // it takes the objects from this plan and the ops' hashes taken as they were generated.
-  std::string whole_plan_digest() const;
+  std::string whole_plan_digest() const override;
 
  private:
   void digest_new_ops(int rank);  // the ops extend() appended to rank's program

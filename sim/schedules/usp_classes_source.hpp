@@ -56,7 +56,7 @@ class UspClassesSource final : public ProgramSource {
 
   // plan_digest of the whole quotient plan. Call once every program is complete (after a run):
   // it takes the op counts and objects from this plan and regenerates the ops.
-  std::string whole_plan_digest() const;
+  std::string whole_plan_digest() const override;
 
  private:
   enum class Phase { prologue, ring, epilogue, done };

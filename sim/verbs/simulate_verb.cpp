@@ -7,7 +7,7 @@
 #include "sim/model/simulator.hpp"
 #include "sim/model/symmetric_simulation.hpp"
 #include "sim/scenario/job_scenario.hpp"
-#include "sim/scenario/lazy_ring.hpp"
+#include "sim/scenario/lazy_plan.hpp"
 #include "sim/scenario/symmetric_plan.hpp"
 #include "sim/schedules/schedule.hpp"
 #include "sim/validation/op_times_json.hpp"
@@ -27,7 +27,7 @@ const Plan& SimulationRun::full_plan() const {
   }
   if (lazy) {
     throw std::logic_error(
-        "SimulationRun::full_plan: a lazy run dropped every op once it finished (lazy_ring.hpp)");
+        "SimulationRun::full_plan: a lazy run dropped every op once it finished (lazy_plan.hpp)");
   }
   return simulated_group_plan;
 }
@@ -79,10 +79,11 @@ void simulate_prepared(SimulationRun& run, const SimulateRequest& request) {
     check_memory_budget(p.scenario, summarize(run.result).peak_memory_bytes_max);
     return;
   }
-  // The ring family's forward beyond kFullCheckMaxRanks: every rank's program generated as it
-  // runs, O(P x window) ops held (the whole plan would get only the structural check there).
-  if (!every_rank && lazy_ring_runs(p.scenario)) {
-    const std::unique_ptr<RingClassesSource> lazy_source = make_lazy_ring_source(p.scenario);
+  // A ring-family or USP forward beyond kFullCheckMaxRanks that no symmetry covers: every
+  // rank's program generated as it runs, O(P x window) ops held (the whole plan would get only the
+  // structural check there).
+  if (!every_rank && lazy_runs(p.scenario)) {
+    const std::unique_ptr<ProgramSource> lazy_source = make_lazy_source(p.scenario);
     run.result = simulate_windowed(*lazy_source, p.topology, p.profile);
     run.windowed_digest = lazy_source->whole_plan_digest();
     run.simulated_group_plan = std::move(lazy_source->plan());

@@ -31,7 +31,7 @@ struct SimulationRun {
   // The plan the simulator ran for one CP group. On the symmetric path it is the quotient
   // plan of one rank per class (ranks = classes < schedule.gpus; the full plan is never
   // built); elsewhere the full plan of every rank, whose programs a lazy run
-  // (sim/scenario/lazy_ring.hpp) generated as it ran and dropped as they finished. Read it
+  // (sim/scenario/lazy_plan.hpp) generated as it ran and dropped as they finished. Read it
   // through the accessors below, which say which one they mean.
   Plan simulated_group_plan;
   SimulationResult result;    // the group alone, or the whole job
@@ -43,7 +43,7 @@ struct SimulationRun {
   // The shift symmetry (prepared.symmetry) where the run used it: unset when the
   // request needs every rank's ops (a trace, op records, the validator's dry run).
   std::optional<RingSymmetry> symmetry;
-  // The programs of every rank were generated as they ran (lazy_ring.hpp).
+  // The programs of every rank were generated as they ran (lazy_plan.hpp).
   bool lazy = false;
 
   bool symmetric() const { return symmetry && symmetry->exact(); }

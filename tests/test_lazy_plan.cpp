@@ -1,5 +1,6 @@
-// The ring family's forward plan of every rank generated as it runs (sim/scenario/lazy_ring.hpp)
-// against the whole plan of make_plan, for the masks no shift symmetry covers:
+// Every rank's forward program generated as it runs (sim/scenario/lazy_plan.hpp: the ring
+// family's and USP's) against the whole plan of make_plan, for the masks no shift symmetry
+// covers and the full mask:
 //   - the same ops: whole_plan_digest() equals plan_digest of the whole plan, and so do the op
 //     and object counts, for every mask, correction form and schedule it generates;
 //   - the same simulation: byte-identical result JSON (plan_digest included) of
@@ -17,7 +18,7 @@
 #include "sim/model/simulator.hpp"
 #include "sim/plan/plan_digest.hpp"
 #include "sim/plan/windowed_tracker.hpp"
-#include "sim/scenario/lazy_ring.hpp"
+#include "sim/scenario/lazy_plan.hpp"
 #include "sim/scenario/prepared_scenario.hpp"
 #include "sim/scenario/resource_guard.hpp"
 #include "sim/scenario/schedule_tuner.hpp"
@@ -38,8 +39,8 @@ struct Case {
   std::vector<std::string> mask;  // overrides
 };
 
-// Every mask the lazy source generates for the kind (zigzag's window and documents take its
-// two-direction ring, which it does not).
+// Every mask a lazy source generates for the kind (zigzag's window and documents take its
+// two-direction ring, which it does not; USP's route keys by their readers).
 std::vector<Case> cases() {
   // ring-256k.yaml says causal: false; a mask that hides future keys needs causal: true.
   const std::vector<std::string> causal = {"attention.causal=true"};
@@ -49,9 +50,17 @@ std::vector<Case> cases() {
       "attention.causal=true", "attention.mask=documents",
       "attention.documents={distribution: document-lengths-pile.csv, seed: 1}"};
   const std::vector<std::string> full = {"attention.causal=false"};
-  return {{"ring", causal},   {"ring", window},      {"ring", documents}, {"ring", full},
-          {"zigzag", causal}, {"zigzag", full},      {"striped", causal}, {"striped", window},
-          {"striped", full},  {"striped", documents}};
+  // USP: two Ulysses groups at 8 GPUs with u = 4; KV heads replicated (2 KV heads, u = 4).
+  const auto usp = [](int u, std::vector<std::string> more) {
+    more.push_back("schedule.ulysses=" + std::to_string(u));
+    return Case{"usp", more};
+  };
+  std::vector<std::string> replicated = causal;
+  replicated.push_back("attention.kv_heads=2");
+  return {{"ring", causal},   {"ring", window},       {"ring", documents}, {"ring", full},
+          {"zigzag", causal}, {"zigzag", full},       {"striped", causal}, {"striped", window},
+          {"striped", full},  {"striped", documents}, usp(4, causal),      usp(2, full),
+          usp(4, replicated)};
 }
 
 std::vector<std::string> overrides(const Case& c, int gpus, const std::string& correction) {
@@ -62,32 +71,40 @@ std::vector<std::string> overrides(const Case& c, int gpus, const std::string& c
   return o;
 }
 
-std::string mask_name(const Case& c) { return c.mask.back(); }
+std::string mask_name(const Case& c) {
+  std::string name;
+  for (const std::string& o : c.mask) name += " " + o;
+  return name;
+}
 
 }  // namespace
 
-TEST_CASE("the lazy ring generates make_plan's plan for every mask") {
+TEST_CASE("the lazy sources generate make_plan's plan for every mask they take") {
   for (const std::string correction : {"separate", "fused", "eager"}) {
     for (const Case& c : cases()) {
       INFO(c.kind << ", " << mask_name(c) << ", correction " << correction);
       const Scenario s = load_scenario(kScenario, overrides(c, 16, correction));
-      REQUIRE(lazy_ring_generates(s));
+      REQUIRE(lazy_generates(s));
       const Plan whole = make_plan(s.attention, s.schedule);
-      tilesim::test::require_whole_plans_ops(*make_lazy_ring_source(s), whole);
+      tilesim::test::require_whole_plans_ops(*make_lazy_source(s), whole);
     }
   }
 }
 
-TEST_CASE("the lazy ring leaves out what it does not generate") {
+TEST_CASE("the lazy sources leave out what they do not generate") {
   const auto generates = [](const std::vector<std::string>& o) {
-    return lazy_ring_generates(load_scenario(kScenario, o));
+    return lazy_generates(load_scenario(kScenario, o));
   };
   CHECK_FALSE(generates({"schedule.kind=zigzag", "attention.causal=true",
                          "attention.mask=sliding_window", "attention.window=4096"}));
   CHECK_FALSE(generates({"schedule.kind=ring", "schedule.balance=work", "attention.causal=true"}));
   CHECK_FALSE(generates({"attention.pass=both"}));
   CHECK_FALSE(generates({"schedule.kind=mesh"}));
-  CHECK_THROWS_AS(make_lazy_ring_source(load_scenario(kScenario, {"attention.pass=both"})),
+  CHECK_FALSE(generates({"schedule.kind=usp", "schedule.ulysses=4", "attention.causal=true",
+                         "attention.mask=sliding_window", "attention.window=4096"}));
+  CHECK_FALSE(generates({"schedule.kind=ulysses", "attention.causal=true"}));
+  CHECK_FALSE(generates({"schedule.kind=usp", "schedule.ulysses=8", "schedule.gpus=8"}));
+  CHECK_THROWS_AS(make_lazy_source(load_scenario(kScenario, {"attention.pass=both"})),
                   std::invalid_argument);
 }
 
@@ -101,7 +118,7 @@ TEST_CASE("lazy simulation equals the whole plan's byte for byte") {
       const PreparedScenario p = prepare_scenario(kScenario, overrides(c, gpus, correction));
       const Plan whole = make_plan(p.scenario.attention, p.scenario.schedule);
       const SimulationResult expected = simulate(whole, p.topology, p.profile);
-      const auto source = make_lazy_ring_source(p.scenario);
+      const auto source = make_lazy_source(p.scenario);
       const SimulationResult got = simulate_windowed(*source, p.topology, p.profile);
       CHECK(got.makespan_ps == expected.makespan_ps);
       CHECK(got.events == expected.events);
@@ -114,24 +131,28 @@ TEST_CASE("lazy simulation equals the whole plan's byte for byte") {
   }
 }
 
-TEST_CASE("simulate runs the ring lazily beyond the full check's ranks, with the same result") {
-  // 512 GPUs: 1.57M ops each way, seconds in Release; the sanitizer suites keep 8 only.
-  for (int gpus : tilesim::test::gpu_counts({8, 512})) {
-    INFO(gpus << " GPUs");
-    ScenarioSource source;
-    source.path = kScenario;
-    source.overrides = {"schedule.gpus=" + std::to_string(gpus),
-                        "attention.seq_len=" + std::to_string(256 * gpus), "schedule.kind=zigzag",
-                        "attention.causal=true"};
-    const SimulationRun lazy = run_simulation(source);
-    CHECK(lazy.lazy == (gpus > kFullCheckMaxRanks));
-    if (lazy.lazy) CHECK_THROWS_AS(lazy.full_plan(), std::logic_error);
-    SimulateRequest whole_request;
-    whole_request.full_check = true;  // builds and validates the whole plan
-    const SimulationRun whole = run_simulation(source, whole_request);
-    CHECK_FALSE(whole.lazy);
-    CHECK(simulation_document(lazy, false).dump(2) == simulation_document(whole, false).dump(2));
-  }
+TEST_CASE("simulate runs lazily beyond the full check's ranks, with the same result") {
+  // 512 GPUs: 1.57M ops each way for zigzag, 0.9M for USP (u = 8), seconds in Release; the
+  // sanitizer suites keep 8 only.
+  for (int gpus : tilesim::test::gpu_counts({8, 512}))
+    for (const std::string kind : {"zigzag", "usp"}) {
+      INFO(kind << " on " << gpus << " GPUs");
+      ScenarioSource source;
+      source.path = kScenario;
+      source.overrides = {"schedule.gpus=" + std::to_string(gpus),
+                          "attention.seq_len=" + std::to_string(256 * gpus),
+                          "schedule.kind=" + kind, "attention.causal=true"};
+      if (kind == "usp")
+        source.overrides.push_back(gpus > 8 ? "schedule.ulysses=8" : "schedule.ulysses=4");
+      const SimulationRun lazy = run_simulation(source);
+      CHECK(lazy.lazy == (gpus > kFullCheckMaxRanks));
+      if (lazy.lazy) CHECK_THROWS_AS(lazy.full_plan(), std::logic_error);
+      SimulateRequest whole_request;
+      whole_request.full_check = true;  // builds and validates the whole plan
+      const SimulationRun whole = run_simulation(source, whole_request);
+      CHECK_FALSE(whole.lazy);
+      CHECK(simulation_document(lazy, false).dump(2) == simulation_document(whole, false).dump(2));
+    }
 }
 
 TEST_CASE("the guard sizes a lazy run by its window, a whole plan by its ops") {
@@ -143,8 +164,8 @@ TEST_CASE("the guard sizes a lazy run by its window, a whole plan by its ops") {
                                         "schedule.kind=zigzag", "attention.causal=true"};
   Scenario s = load_scenario(kScenario, big);
   s.limits = limits;
-  REQUIRE(lazy_ring_runs(s));
-  CHECK_NOTHROW(check_lazy_ring_resources(s));
+  REQUIRE(lazy_runs(s));
+  CHECK_NOTHROW(check_lazy_resources(s));
   CHECK_THROWS_AS(check_plan_resources(s), InputError);
   CHECK_NOTHROW(prepare_scenario(kScenario, big, limits));
   // A run that needs every op builds the whole plan, and its guard refuses it.
@@ -154,7 +175,7 @@ TEST_CASE("the guard sizes a lazy run by its window, a whole plan by its ops") {
   // --max-ops counts every op the lazy run simulates.
   limits.max_ops = 1e9;
   s.limits = limits;
-  CHECK_THROWS_AS(check_lazy_ring_resources(s), InputError);
+  CHECK_THROWS_AS(check_lazy_resources(s), InputError);
 }
 
 TEST_CASE("compare and tune run a lazy candidate, with the whole plan's figures") {
