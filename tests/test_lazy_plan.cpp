@@ -8,22 +8,25 @@
 //   - `simulate` takes the lazy path beyond kFullCheckMaxRanks only, with the result of the
 //     whole plan (--full-check builds and validates it), and its guard sizes the window, not
 //     the whole plan; so do `compare` and `tune` for such a candidate (evaluate_candidate).
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <string>
 #include <vector>
 
+#include "sim/core/input_error.hpp"
 #include "sim/model/makespan_bound.hpp"
 #include "sim/model/result_json.hpp"
 #include "sim/model/simulator.hpp"
-#include "sim/plan/plan_digest.hpp"
-#include "sim/plan/windowed_tracker.hpp"
 #include "sim/scenario/lazy_plan.hpp"
 #include "sim/scenario/prepared_scenario.hpp"
 #include "sim/scenario/resource_guard.hpp"
 #include "sim/scenario/schedule_tuner.hpp"
+#include "sim/scenario/shape_bound.hpp"
 #include "sim/scenario/tune_search.hpp"
 #include "sim/schedules/schedule.hpp"
+#include "sim/verbs/compare_verb.hpp"
+#include "sim/verbs/scenario_source.hpp"
 #include "sim/verbs/simulate_verb.hpp"
 #include "tests/gpu_counts.hpp"
 #include "tests/windowed_checks.hpp"
@@ -86,7 +89,7 @@ TEST_CASE("the lazy sources generate make_plan's plan for every mask they take")
       const Scenario s = load_scenario(kScenario, overrides(c, 16, correction));
       REQUIRE(lazy_generates(s));
       const Plan whole = make_plan(s.attention, s.schedule);
-      tilesim::test::require_whole_plans_ops(*make_lazy_source(s), whole);
+      tilesim::test::require_same_ops_as_whole(*make_lazy_source(s), whole);
     }
   }
 }
@@ -220,4 +223,92 @@ TEST_CASE("compare and tune run a lazy candidate, with the whole plan's figures"
   const CandidateResult refused = evaluate_candidate(small, {"zigzag", small.scenario.schedule});
   CHECK_FALSE(refused.ok);
   CHECK(refused.reason.rfind("schedule.gpus: ", 0) == 0);
+}
+
+TEST_CASE("compare's ring reference: rank 0's program where lazy, the guarded whole plan else") {
+  // Up to 256 GPUs: rank 0's bytes (the lazy source) equal the whole ring plan's most bytes
+  // received by any rank, for every mask it generates.
+  const std::vector<std::vector<std::string>> masks = {
+      {"attention.causal=true"},
+      {"attention.causal=true", "attention.mask=sliding_window", "attention.window=4096"},
+      {"attention.causal=true", "attention.mask=documents",
+       "attention.documents={distribution: document-lengths-pile.csv, seed: 1}"},
+      {"attention.causal=false"}};
+  for (const std::vector<std::string>& mask : masks) {
+    INFO(mask.back());
+    ScenarioSource source;
+    source.path = kScenario;
+    source.overrides = {"schedule.gpus=64", "attention.seq_len=65536", "schedule.kind=zigzag"};
+    source.overrides.insert(source.overrides.end(), mask.begin(), mask.end());
+    const Scenario s = load_scenario(source);
+    ScheduleSpec ring = s.schedule;
+    ring.kind = "ring";
+    const Plan whole = make_plan(s.attention, ring);
+    double most = 0.0;
+    for (const RankProgram& program : whole.programs) {
+      double bytes = 0.0;
+      for (int i = 0; i < static_cast<int>(program.size()); ++i) {
+        if (program.op(i).kind == OpKind::recv) bytes += whole.object(program.writes(i)[0]).bytes;
+      }
+      most = std::max(most, bytes);
+    }
+    const nlohmann::ordered_json doc = compare_document(source, "ring", false);
+    CHECK(doc["ring_bytes_per_rank"].get<double>() == most);
+    CHECK(doc["schedules"][0]["comm_bytes_per_rank_max"].get<double>() == most);
+  }
+  // 512 GPUs, causal, under a memory limit only lazy runs fit: (P - 1) KV chunks of 256 tokens
+  // x 32 KV heads x d128 x K and V x 2 bytes (bf16) = 511 x 4 MiB.
+  ScenarioSource big;
+  big.path = kScenario;
+  big.overrides = {"schedule.gpus=512", "attention.seq_len=131072", "schedule.kind=zigzag",
+                   "attention.causal=true"};
+  const Scenario s = load_scenario(big);
+  big.limits.max_memory_bytes = std::sqrt(
+      estimate_plan(s.attention, s.schedule).memory_bytes *
+      estimate_symmetric_plan(s.attention, s.schedule, 512, kWindowedOpsPerClass).memory_bytes);
+  if (!tilesim::test::gpu_counts_capped()) {  // seconds in Release; too long for sanitizers
+    const nlohmann::ordered_json doc = compare_document(big, "zigzag", false);
+    CHECK(doc["ring_bytes_per_rank"].get<double>() == 511.0 * 4 * 1024 * 1024);
+    CHECK(doc["schedules"][0]["comm_bytes_per_rank_max"].get<double>() == 511.0 * 4 * 1024 * 1024);
+  }
+  // A ring the lazy source does not generate (balance: work) is built whole, so the guard
+  // refuses it under the same limit (before, compare built the reference with no guard).
+  ScenarioSource work = big;
+  work.overrides.push_back("schedule.kind=ring");
+  work.overrides.push_back("schedule.balance=work");
+  try {
+    compare_document(work, "ring", false);
+    FAIL("the whole ring reference was built past the guard");
+  } catch (const InputError& e) {
+    CHECK(e.key() == "schedule.gpus");  // the guard's key, not --schedules (all left out)
+  }
+}
+
+TEST_CASE("tune bounds a lazy candidate without a closed form by its compute, not its plan") {
+  // Ring under a sliding window on 512 GPUs, under a memory limit only the lazy run fits: the
+  // bound is the compute term (positive, at most the simulated makespan) and the candidate runs;
+  // the whole plan's guard would have refused it. Seconds in Release; not in the sanitizer
+  // suites (TILESIM_TEST_MAX_GPUS).
+  if (tilesim::test::gpu_counts_capped()) return;
+  PreparedScenario p =
+      prepare_scenario(kScenario, {"schedule.gpus=512", "attention.seq_len=131072",
+                                   "schedule.kind=ring", "attention.causal=true",
+                                   "attention.mask=sliding_window", "attention.window=8192"});
+  const double whole_bytes = estimate_plan(p.scenario.attention, p.scenario.schedule).memory_bytes;
+  const double lazy_bytes =
+      estimate_symmetric_plan(p.scenario.attention, p.scenario.schedule, 512, kWindowedOpsPerClass)
+          .memory_bytes;
+  REQUIRE(whole_bytes > 2 * lazy_bytes);
+  p.scenario.limits.max_memory_bytes = std::sqrt(whole_bytes * lazy_bytes);
+  const ScheduleCandidate candidate{"ring", p.scenario.schedule};
+  CHECK_FALSE(candidate_refusal(p, candidate).empty());  // the whole plan would be refused
+  MakespanBound bound(p.topology, p.profile);
+  const CandidateResult bounded = bound_candidate(p, candidate, bound);
+  REQUIRE(bounded.ok);
+  CHECK(bounded.lower_bound_s ==
+        shape_compute_floor_s(p.scenario.attention, p.scenario.schedule, p.profile));
+  CHECK(bounded.lower_bound_s > 0.0);
+  const CandidateResult r = evaluate_candidate(p, candidate);
+  REQUIRE(r.ok);
+  CHECK(bounded.lower_bound_s <= r.figures.makespan_s);
 }

@@ -33,7 +33,7 @@ int dry_run(Tracker& tracker) {
 // object counts (done and generated), the merge form and plan_digest (the source's
 // whole_plan_digest()).
 template <class Source>
-void require_whole_plans_ops(Source& source, const Plan& whole) {
+void require_same_ops_as_whole(Source& source, const Plan& whole) {
   WindowedTracker tracker(source, kWindowLookaheadOps);
   dry_run(tracker);
   REQUIRE(tracker.all_done());

@@ -25,10 +25,11 @@
 #include "sim/model/calibration_profile.hpp"
 #include "sim/model/simulation_result.hpp"
 #include "sim/plan/plan.hpp"
-#include "sim/plan/windowed_tracker.hpp"
 #include "sim/topology/topology.hpp"
 
 namespace tilesim {
+
+class ProgramSource;  // windowed_tracker.hpp
 
 inline constexpr Picoseconds kNeverStop = std::numeric_limits<Picoseconds>::max();
 
@@ -54,9 +55,9 @@ SimulationResult simulate(const Plan& plan, const Topology& topology,
                           const CalibrationProfile& profile, const SimulationOptions& options = {});
 
 // The same over a plan of every rank generated as it runs (windowed_tracker.hpp; the ring
-// family's lazy source, sim/scenario/lazy_plan.hpp): the result of simulate() over the whole
-// plan. Per-op and per-transfer records need every op's id kept: std::invalid_argument when
-// options ask for them (record_route_busy and stop_after_ps are fine).
+// family's and USP's sources with K = P, sim/scenario/lazy_plan.hpp): the result of simulate()
+// over the whole plan. Per-op and per-transfer records need every op's id kept:
+// std::invalid_argument when options ask for them (record_route_busy and stop_after_ps are fine).
 SimulationResult simulate_windowed(ProgramSource& source, const Topology& topology,
                                    const CalibrationProfile& profile,
                                    const SimulationOptions& options = {});

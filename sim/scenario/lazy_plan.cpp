@@ -22,7 +22,7 @@ bool keys_reach_every_rank(const AttentionShape& shape) {
 
 // The chunk ownership make_plan's ring-family generator uses, where it is
 // make_pass_kv_ring_plan's.
-std::optional<ChunkOwnership> ring_ownership(const Scenario& scenario) {
+std::optional<ChunkOwnership> lazy_ring_ownership(const Scenario& scenario) {
   const ScheduleSpec& spec = scenario.schedule;
   if (spec.kind == "ring") {
     // balance: work deals the blocks by work (ChunkOwnership::work): not generated lazily.
@@ -51,7 +51,7 @@ double window_ops_per_rank(const Scenario& scenario) {
 }  // namespace
 
 bool lazy_generates(const Scenario& scenario) {
-  const bool source = ring_ownership(scenario).has_value() || usp_degree(scenario) > 0;
+  const bool source = lazy_ring_ownership(scenario).has_value() || usp_degree(scenario) > 0;
   return source && !scenario.attention.has_backward() && scenario.schedule.gpus >= 2;
 }
 
@@ -68,9 +68,9 @@ std::unique_ptr<ProgramSource> make_lazy_source(const Scenario& scenario) {
     return std::make_unique<UspClassesSource>(
         UspClassesSpec{scenario.attention, spec.gpus, u, spec.gpus, spec.correction});
   }
-  return std::make_unique<RingClassesSource>(RingClassesSpec{spec.kind, scenario.attention,
-                                                             spec.gpus, *ring_ownership(scenario),
-                                                             spec.gpus, spec.correction});
+  return std::make_unique<RingClassesSource>(
+      RingClassesSpec{spec.kind, scenario.attention, spec.gpus, *lazy_ring_ownership(scenario),
+                      spec.gpus, spec.correction});
 }
 
 std::string lazy_violation(const Scenario& scenario) {

@@ -53,6 +53,9 @@ PreparedScenario prepare_scenario(Scenario scenario, const ResourceLimits& limit
     p.scenario.schedule.gpus_per_node =
         p.job_layout->group_ranks_per_node(p.topology.gpus_per_node);
   }
+  // USP's automatic Ulysses degree follows the node size, and with it a lazy run's window:
+  // checked again now that the topology has set it (the check above took the default).
+  if (!maybe_symmetric && lazy_runs(p.scenario)) check_lazy_resources(p.scenario);
   if (s.schedule.gpus > p.topology.gpu_count()) {
     throw s.error_at(
         "schedule.gpus",

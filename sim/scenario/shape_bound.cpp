@@ -354,6 +354,11 @@ std::optional<double> shape_lower_bound_s(const AttentionShape& shape, const Sch
          1e-12;
 }
 
+double shape_compute_floor_s(const AttentionShape& shape, const ScheduleSpec& spec,
+                             const CalibrationProfile& profile) {
+  return compute_floor_ps(shape, spec, profile) * 1e-12;
+}
+
 std::optional<double> shape_cut_floor_s(const AttentionShape& shape, const ScheduleSpec& spec,
                                         const CalibrationProfile& profile, MakespanBound& bound) {
   if (spec.kind != "allgather_kv" || !shape_lower_bound_s(shape, spec, profile, bound)) {

@@ -57,6 +57,12 @@ namespace tilesim {
 std::optional<double> shape_lower_bound_s(const AttentionShape& shape, const ScheduleSpec& spec,
                                           const CalibrationProfile& profile, MakespanBound& bound);
 
+// The compute term alone, in seconds: valid under every mask for the schedules that compute
+// each unmasked pair once (all of them), where shape_lower_bound_s has no closed form for the
+// communication (a window, documents); at least the launch overhead, so never 0.
+double shape_compute_floor_s(const AttentionShape& shape, const ScheduleSpec& spec,
+                             const CalibrationProfile& profile);
+
 // A second proven lower bound, used only to skip simulations whose figures tune would not
 // print (tune_search.hpp), not to prune: the bound tune prints stays the one above. The
 // all-gather's node cut: every rank receives kv from each rank outside its node, all in its one

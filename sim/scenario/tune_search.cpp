@@ -95,9 +95,10 @@ Picoseconds stop_ps(double ceiling_s, double guess_s, bool guess) {
 
 CandidateResult bound_candidate(const PreparedScenario& p, const ScheduleCandidate& c,
                                 MakespanBound& bound) {
-  // A ring-family or USP forward that evaluate_candidate runs lazily (lazy_plan.hpp) is guarded by
-  // its window, and bounded in closed form where there is one (full and causal masks); without one
-  // it is bounded on its whole plan below, as before.
+  // A ring-family or USP forward that evaluate_candidate runs lazily (lazy_plan.hpp) is guarded
+  // by its window and bounded without its whole plan: in closed form where there is one (full
+  // and causal masks), else by its compute term alone (a window, documents), which prunes less
+  // but never builds the plan.
   Scenario candidate_scenario = p.scenario;
   candidate_scenario.schedule = c.spec;
   if (!p.job_layout && lazy_runs(candidate_scenario)) {
@@ -110,12 +111,12 @@ CandidateResult bound_candidate(const PreparedScenario& p, const ScheduleCandida
         r.reason = "schedule.gpus: " + violation;
         return r;
       }
-      if (const std::optional<double> shape_s =
-              shape_lower_bound_s(p.scenario.attention, c.spec, p.profile, bound)) {
-        r.ok = true;
-        r.lower_bound_s = *shape_s;
-        return r;
-      }
+      const std::optional<double> shape_s =
+          shape_lower_bound_s(p.scenario.attention, c.spec, p.profile, bound);
+      r.ok = true;
+      r.lower_bound_s =
+          shape_s ? *shape_s : shape_compute_floor_s(p.scenario.attention, c.spec, p.profile);
+      return r;
     }
   }
   const std::string refusal = candidate_refusal(p, c);

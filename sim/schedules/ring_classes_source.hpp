@@ -32,7 +32,7 @@ namespace tilesim {
 
 struct RingClassesSpec {
   std::string schedule;  // ring, zigzag, striped
-  AttentionShape shape;  // forward, full mask (as make_pass_kv_ring_classes_plan)
+  AttentionShape shape;  // forward; full mask where K < P (a quotient), any mask with K = P
   int ranks = 0;         // P
   ChunkOwnership ownership = ChunkOwnership::contiguous;
   int classes = 0;  // K

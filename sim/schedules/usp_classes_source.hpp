@@ -34,7 +34,7 @@
 namespace tilesim {
 
 struct UspClassesSpec {
-  AttentionShape shape;  // forward, full mask
+  AttentionShape shape;  // forward; full mask where K < P (a quotient), full or causal with K = P
   int ranks = 0;         // P
   int ulysses = 0;       // u
   int classes = 0;       // K: a multiple of u, at least 2u, dividing P

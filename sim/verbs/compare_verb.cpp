@@ -6,6 +6,8 @@
 #include <algorithm>
 
 #include "sim/core/input_error.hpp"
+#include "sim/scenario/lazy_plan.hpp"
+#include "sim/scenario/resource_guard.hpp"
 #include "sim/scenario/schedule_tuner.hpp"
 #include "sim/schedules/schedule.hpp"
 #include "sim/verbs/schedule_list.hpp"
@@ -13,18 +15,36 @@
 namespace tilesim {
 namespace {
 
-// Bytes received per rank (max) by the ring for this shape and pass: the
-// reference of the "vs ring" column.
-double ring_bytes_received(const AttentionShape& shape, ScheduleSpec spec) {
-  spec.kind = "ring";
-  const Plan ring = make_plan(shape, spec);
+double received_bytes(const Plan& plan, const RankProgram& program) {
+  double bytes = 0.0;
+  for (int i = program.first_index(); i < static_cast<int>(program.size()); ++i) {
+    if (program.op(i).kind == OpKind::recv) bytes += plan.object(program.writes(i)[0]).bytes;
+  }
+  return bytes;
+}
+
+// Bytes received per rank (max) by the ring for this shape and pass: the reference of the
+// "vs ring" column. Where the lazy source generates the ring's plan (lazy_plan.hpp: forward,
+// not balance: work), from rank 0's program alone, O(P) ops: the ring's equal contiguous chunks
+// travel the same n - 1 hops past every rank (ring_passes.hpp), so every rank receives the
+// same bytes (tests/test_lazy_plan.cpp checks it against the whole plan). Else from the whole
+// ring plan, which the guard must let be built.
+double ring_bytes_received(const Scenario& scenario) {
+  Scenario ring_scenario = scenario;
+  ring_scenario.schedule.kind = "ring";
+  if (lazy_generates(ring_scenario)) {
+    const std::unique_ptr<ProgramSource> source = make_lazy_source(ring_scenario);
+    while (source->extend(0)) {
+    }
+    return received_bytes(source->plan(), source->plan().programs[0]);
+  }
+  const std::string too_big =
+      resource_violation(ring_scenario.attention, ring_scenario.schedule, ring_scenario.limits);
+  if (!too_big.empty()) throw ring_scenario.error_at("schedule.gpus", too_big);
+  const Plan ring = make_plan(ring_scenario.attention, ring_scenario.schedule);
   double max_bytes = 0.0;
   for (const RankProgram& program : ring.programs) {
-    double bytes = 0.0;
-    for (int i = 0; i < static_cast<int>(program.size()); ++i) {
-      if (program.op(i).kind == OpKind::recv) bytes += ring.object(program.writes(i)[0]).bytes;
-    }
-    max_bytes = std::max(max_bytes, bytes);
+    max_bytes = std::max(max_bytes, received_bytes(ring, program));
   }
   return max_bytes;
 }
@@ -35,7 +55,7 @@ nlohmann::ordered_json compare_document(const ScenarioSource& source, const std:
                                         bool include_wall_clock, const ProgressFn& progress) {
   const PreparedScenario p = prepare_scenario(source);
   const std::vector<ScheduleCandidate> list = parse_schedule_list(schedules, p.scenario.schedule);
-  const double ring_bytes = ring_bytes_received(p.scenario.attention, p.scenario.schedule);
+  const double ring_bytes = ring_bytes_received(p.scenario);
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   std::vector<std::string> left_out;
   for (ScheduleCandidate c : list) {
