@@ -4,9 +4,9 @@ tilesim_test(test_reliability
   SOURCES test_atomic_file.cpp test_resource_guard.cpp test_plan_structure.cpp
   LIBS tilesim_scenario tilesim_schedules tilesim_core)
 
-# The guard answers before the plan is built: ring on 65536 GPUs with symmetry off and every op
-# recorded (--per-op: the whole plan; refused by build_plan's guard, after the topology is
-# loaded: 0.4 s measured), exit 2 with the estimate, in under 2 s of wall time
+# The guard answers before anything is built: ring on 65536 GPUs with symmetry off and every op
+# recorded (--per-op: the whole plan, whose guard run_simulation applies before the topology is
+# loaded), exit 2 with the estimate, in under 2 s of wall time
 # (measured by the script; without the guard it grows until killed). Without --per-op the run is
 # lazy (sim/scenario/lazy_plan.hpp): a window of ops per rank, which the guard accepts.
 add_test(NAME "cli guard: ring on 65536 GPUs is refused within 2 s"

@@ -44,6 +44,11 @@ std::size_t SimulationRun::full_plan_ops() const {
 
 namespace {
 
+// A trace, op records or the validator's dry run: the whole plan of every rank.
+bool needs_every_op(const SimulateRequest& request) {
+  return request.trace || request.records || request.per_op || request.full_check;
+}
+
 // The simulation of run.prepared's CP group (or job) into run; see run_simulation.
 void simulate_prepared(SimulationRun& run, const SimulateRequest& request) {
   const PreparedScenario& p = run.prepared;
@@ -51,7 +56,7 @@ void simulate_prepared(SimulationRun& run, const SimulateRequest& request) {
   // One rank per class where that is exact; a trace, op records or the validator's dry run
   // need every rank's ops, and then the full plan must pass the guard prepare_scenario sized
   // by the classes.
-  const bool every_rank = request.trace || request.records || request.per_op || request.full_check;
+  const bool every_rank = needs_every_op(request);
   if (!every_rank) {
     run.symmetry = p.symmetry;
   } else if (p.symmetry && p.symmetry->exact()) {
@@ -113,6 +118,13 @@ void simulate_prepared(SimulationRun& run, const SimulateRequest& request) {
 SimulationRun run_simulation(const ScenarioSource& source, const SimulateRequest& request) {
   ScenarioSource chosen = source;
   if (request.no_symmetry) chosen.overrides.push_back("schedule.symmetry=off");
+  if (needs_every_op(request)) {
+    // prepare_scenario guards a run it could take lazily by its window; this one builds the
+    // whole plan, so that plan's guard answers first, before the topology is loaded (seconds
+    // at 65536 GPUs).
+    const Scenario scenario = load_scenario(chosen);
+    if (lazy_runs(scenario)) check_plan_resources(scenario);
+  }
   SimulationRun run{prepare_scenario(chosen), {},           {},          std::nullopt,
                     request.per_op,           std::nullopt, std::nullopt};
   try {
