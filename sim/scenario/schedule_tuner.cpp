@@ -126,6 +126,15 @@ std::string candidate_refusal(const PreparedScenario& p, const ScheduleCandidate
   return violation.empty() ? violation : "schedule.gpus: " + violation;
 }
 
+std::optional<Scenario> lazy_candidate(const PreparedScenario& p, const ScheduleCandidate& c) {
+  Scenario s = p.scenario;
+  s.schedule = c.spec;
+  if (p.job_layout || !lazy_runs(s)) return std::nullopt;
+  const std::optional<RingSymmetry> symmetry = candidate_symmetry(p, c);
+  if (symmetry && symmetry->exact()) return std::nullopt;
+  return s;
+}
+
 CandidateResult evaluate_candidate(const PreparedScenario& p, const ScheduleCandidate& c,
                                    Picoseconds stop_after_ps) {
   CandidateResult r;
@@ -141,27 +150,23 @@ CandidateResult evaluate_candidate(const PreparedScenario& p, const ScheduleCand
     return true;
   };
   try {
-    Scenario candidate_scenario = p.scenario;
-    candidate_scenario.schedule = c.spec;
     // A ring-family or USP forward beyond 256 GPUs that no symmetry covers runs as `simulate`
-    // runs it: generated as it goes (lazy_plan.hpp), guarded by its window. The others are
-    // refused by the whole plan's size before the symmetry search (which may route every
-    // rank pair) starts.
-    const bool lazy_shape = !p.job_layout && lazy_runs(candidate_scenario);
-    if (!lazy_shape) r.reason = candidate_refusal(p, c);
-    if (!r.reason.empty()) return r;
-    const std::optional<RingSymmetry> symmetry = candidate_symmetry(p, c);
-    const bool symmetric = symmetry && symmetry->exact();
-    const bool lazy = lazy_shape && !symmetric;
+    // runs it, guarded by its window; the others are refused by the whole plan's size before
+    // the symmetry search (which may route every rank pair) starts.
+    const std::optional<Scenario> lazy = lazy_candidate(p, c);
     if (lazy) {
-      const std::string violation = lazy_violation(candidate_scenario);
+      const std::string violation = lazy_violation(*lazy);
       if (!violation.empty()) r.reason = "schedule.gpus: " + violation;
-    } else if (lazy_shape) {
+    } else {
       r.reason = candidate_refusal(p, c);
     }
     if (!r.reason.empty()) return r;
+    const std::optional<RingSymmetry> symmetry = lazy ? std::nullopt : candidate_symmetry(p, c);
+    const bool symmetric = symmetry && symmetry->exact();
     if (symmetric) {  // one rank per class, exact to the picosecond
-      const Plan quotient = build_symmetric_plan(candidate_scenario, *symmetry);
+      Scenario s = p.scenario;
+      s.schedule = c.spec;
+      const Plan quotient = build_symmetric_plan(s, *symmetry);
       const SimulationResult result =
           simulate_classes(quotient, *symmetry, p.topology, p.profile, true, stop_after_ps);
       if (cut_off(result)) return r;
@@ -169,7 +174,7 @@ CandidateResult evaluate_candidate(const PreparedScenario& p, const ScheduleCand
       r.bound = bound_of(result.route_busy_ps, r.figures, p.topology);
       r.sim_wall_s = result.sim_wall_s;
     } else if (lazy) {
-      const std::unique_ptr<ProgramSource> source = make_lazy_source(candidate_scenario);
+      const std::unique_ptr<ProgramSource> source = make_lazy_source(*lazy);
       SimulationOptions options;
       options.record_route_busy = true;  // bound_of finds the busiest route from them
       options.stop_after_ps = stop_after_ps;

@@ -76,6 +76,10 @@ std::optional<RingSymmetry> candidate_symmetry(const PreparedScenario& p,
 // Why the scenario's resource limits refuse the candidate ("schedule.gpus: ..."), or empty.
 std::string candidate_refusal(const PreparedScenario& p, const ScheduleCandidate& c);
 
+// The candidate's scenario where it runs as `simulate` would run it lazily (lazy_plan.hpp: one
+// CP group, beyond 256 GPUs, no exact symmetry), else nullopt. Its guard is lazy_violation.
+std::optional<Scenario> lazy_candidate(const PreparedScenario& p, const ScheduleCandidate& c);
+
 // Builds, simulates and summarises one candidate; a ScheduleError becomes
 // ok = false with the reason. stop_after_ps: the simulation's stop-at-time
 // (SimulationOptions::stop_after_ps; not with a job or a memory budget, whose verdict needs the

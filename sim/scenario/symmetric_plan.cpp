@@ -20,7 +20,6 @@
 #include "sim/schedules/usp_schedule.hpp"
 
 namespace tilesim {
-namespace {
 
 std::optional<ChunkOwnership> ring_ownership(const ScheduleSpec& spec) {
   if (spec.balance == TokenBalance::work) return std::nullopt;
@@ -29,6 +28,8 @@ std::optional<ChunkOwnership> ring_ownership(const ScheduleSpec& spec) {
   if (spec.kind == "striped") return ChunkOwnership::striped;
   return std::nullopt;
 }
+
+namespace {
 
 // The mesh tile the scenario runs, where it is known before tuning (given, or the fewest
 // bytes); nullopt for another schedule or a tile chosen by simulating the candidates.
@@ -204,7 +205,7 @@ bool windowed_usp_quotient(const Scenario& scenario) {
 
 }  // namespace
 
-void check_symmetric_plan_resources(const Scenario& scenario, int classes) {
+std::string windowed_plan_violation(const Scenario& scenario, int classes) {
   // The ring family's and USP's forward quotients run windowed (ring_classes_source.hpp,
   // usp_classes_source.hpp): a window of ops per class, u times the ring's for USP (a piece is
   // about u ring steps: a step moves u head-split bundles); the others are held whole.
@@ -220,23 +221,28 @@ void check_symmetric_plan_resources(const Scenario& scenario, int classes) {
   const auto fits = [&](const PlanEstimate& x) {
     return x.memory_bytes <= max_memory && (limits.max_ops <= 0 || x.ops <= limits.max_ops);
   };
-  if (fits(e)) return;
+  if (fits(e)) return {};
   // Before the search: where no symmetry is found the full plan runs, its own guard's to judge
   // (its estimate holds every route the search makes).
-  if (classes < 1 && fits(estimate_plan(scenario.attention, scenario.schedule))) return;
-  const std::string how = classes > 0
+  if (classes < 1 && fits(estimate_plan(scenario.attention, scenario.schedule))) return {};
+  const std::string how = classes == scenario.schedule.gpus ? std::string("generated as it runs")
+                          : classes > 0
                               ? fmt::format("simulated as {} rank classes", classes)
                               : std::string(
                                     "simulated symmetrically with any number of rank classes (its "
                                     "symmetry search alone routes every rank's peers)");
-  throw scenario.error_at(
-      "schedule.gpus",
-      fmt::format("a plan this machine can hold: {} on {} GPUs {} is about {:.3g} ops, {} of "
-                  "memory (sim/scenario/symmetric_plan.hpp), beyond the limits ({}{}); raise "
-                  "--max-memory or --max-ops, or use fewer GPUs",
-                  scenario.schedule.kind, scenario.schedule.gpus, how, e.ops,
-                  format_bytes(e.memory_bytes), format_bytes(max_memory),
-                  limits.max_ops > 0 ? fmt::format(", {:.3g} ops", limits.max_ops) : ""));
+  return fmt::format(
+      "a plan this machine can hold: {} on {} GPUs {} is about {:.3g} ops, {} of memory "
+      "(sim/scenario/symmetric_plan.hpp), beyond the limits ({}{}); raise --max-memory or "
+      "--max-ops, or use fewer GPUs",
+      scenario.schedule.kind, scenario.schedule.gpus, how, e.ops, format_bytes(e.memory_bytes),
+      format_bytes(max_memory),
+      limits.max_ops > 0 ? fmt::format(", {:.3g} ops", limits.max_ops) : "");
+}
+
+void check_symmetric_plan_resources(const Scenario& scenario, int classes) {
+  const std::string violation = windowed_plan_violation(scenario, classes);
+  if (!violation.empty()) throw scenario.error_at("schedule.gpus", violation);
 }
 
 Plan build_symmetric_plan(const Scenario& scenario, const RingSymmetry& symmetry) {

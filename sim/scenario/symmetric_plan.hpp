@@ -33,6 +33,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
 
 #include "sim/model/calibration_profile.hpp"
 #include "sim/model/ring_symmetry.hpp"
@@ -67,6 +68,13 @@ std::optional<RingSymmetry> scenario_symmetry(const Scenario& scenario, const To
 // all-gather KV). classes = 0: before the search, the least any symmetric run of the shape
 // needs (one class). InputError at schedule.gpus when it passes the scenario's limits.
 void check_symmetric_plan_resources(const Scenario& scenario, int classes);
+// The same check's message, empty where the run fits; classes = P is every rank's program
+// generated as it runs (lazy_plan.hpp).
+std::string windowed_plan_violation(const Scenario& scenario, int classes);
+
+// The chunk ownership of ring, zigzag or striped as make_pass_kv_ring_plan lays it out;
+// nullopt for another kind or balance: work (blocks dealt by work).
+std::optional<ChunkOwnership> ring_ownership(const ScheduleSpec& spec);
 
 // The quotient plan of an exact symmetry, with the scenario's output correction.
 Plan build_symmetric_plan(const Scenario& scenario, const RingSymmetry& symmetry);

@@ -99,25 +99,20 @@ CandidateResult bound_candidate(const PreparedScenario& p, const ScheduleCandida
   // by its window and bounded without its whole plan: in closed form where there is one (full
   // and causal masks), else by its compute term alone (a window, documents), which prunes less
   // but never builds the plan.
-  Scenario candidate_scenario = p.scenario;
-  candidate_scenario.schedule = c.spec;
-  if (!p.job_layout && lazy_runs(candidate_scenario)) {
-    const std::optional<RingSymmetry> symmetry = candidate_symmetry(p, c);
-    if (!symmetry || !symmetry->exact()) {
-      CandidateResult r;
-      r.candidate = c;
-      const std::string violation = lazy_violation(candidate_scenario);
-      if (!violation.empty()) {
-        r.reason = "schedule.gpus: " + violation;
-        return r;
-      }
-      const std::optional<double> shape_s =
-          shape_lower_bound_s(p.scenario.attention, c.spec, p.profile, bound);
-      r.ok = true;
-      r.lower_bound_s =
-          shape_s ? *shape_s : shape_compute_floor_s(p.scenario.attention, c.spec, p.profile);
+  if (const std::optional<Scenario> lazy = lazy_candidate(p, c)) {
+    CandidateResult r;
+    r.candidate = c;
+    const std::string violation = lazy_violation(*lazy);
+    if (!violation.empty()) {
+      r.reason = "schedule.gpus: " + violation;
       return r;
     }
+    const std::optional<double> shape_s =
+        shape_lower_bound_s(p.scenario.attention, c.spec, p.profile, bound);
+    r.ok = true;
+    r.lower_bound_s =
+        shape_s ? *shape_s : shape_compute_floor_s(p.scenario.attention, c.spec, p.profile);
+    return r;
   }
   const std::string refusal = candidate_refusal(p, c);
   if (refusal.empty()) {

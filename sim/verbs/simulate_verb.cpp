@@ -62,21 +62,20 @@ void simulate_prepared(SimulationRun& run, const SimulateRequest& request) {
   } else if (p.symmetry && p.symmetry->exact()) {
     check_plan_resources(p.scenario);
   }
+  // A plan that ran windowed keeps the digest its source took and what is left of its programs.
+  const auto keep_windowed = [&](ProgramSource& source) {
+    run.windowed_digest = source.whole_plan_digest();
+    run.simulated_group_plan = std::move(source.plan());
+    check_memory_budget(p.scenario, summarize(run.result).peak_memory_bytes_max);
+  };
   if (run.symmetric()) {
     // The ring family's and USP's forward quotients are generated as they run (O(K x window)
     // ops held); the mesh's, the double ring's and the backwards are built whole.
-    const auto run_windowed = [&](auto& program_source) {
-      run.result = simulate_classes_windowed(program_source, *run.symmetry, p.topology, p.profile);
-      run.windowed_digest = program_source.whole_plan_digest();
-      run.simulated_group_plan = std::move(program_source.plan());
-      check_memory_budget(p.scenario, summarize(run.result).peak_memory_bytes_max);
-    };
-    if (auto ring_source = symmetric_ring_source(p.scenario, *run.symmetry)) {
-      run_windowed(*ring_source);
-      return;
-    }
-    if (auto usp_source = symmetric_usp_source(p.scenario, *run.symmetry)) {
-      run_windowed(*usp_source);
+    std::unique_ptr<ProgramSource> source = symmetric_ring_source(p.scenario, *run.symmetry);
+    if (!source) source = symmetric_usp_source(p.scenario, *run.symmetry);
+    if (source) {
+      run.result = simulate_classes_windowed(*source, *run.symmetry, p.topology, p.profile);
+      keep_windowed(*source);
       return;
     }
     run.simulated_group_plan = build_symmetric_plan(p.scenario, *run.symmetry);
@@ -90,10 +89,8 @@ void simulate_prepared(SimulationRun& run, const SimulateRequest& request) {
   if (!every_rank && lazy_runs(p.scenario)) {
     const std::unique_ptr<ProgramSource> lazy_source = make_lazy_source(p.scenario);
     run.result = simulate_windowed(*lazy_source, p.topology, p.profile);
-    run.windowed_digest = lazy_source->whole_plan_digest();
-    run.simulated_group_plan = std::move(lazy_source->plan());
     run.lazy = true;
-    check_memory_budget(p.scenario, summarize(run.result).peak_memory_bytes_max);
+    keep_windowed(*lazy_source);
     return;
   }
   // With a job: one CP group, validated once (beyond 256 ranks: the structural check).
