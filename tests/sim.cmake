@@ -7,6 +7,10 @@ tilesim_test(test_sim SOURCES test_simulator_ring.cpp test_simulator_determinism
 tilesim_test(test_symmetry SOURCES test_symmetric_simulation.cpp symmetry_fixture.cpp
              LIBS tilesim_model tilesim_scenario tilesim_verbs)
 
+# The role quotient (schedule.symmetry: roles): one node's ranks stand for every node.
+tilesim_test(test_ring_roles SOURCES test_ring_roles.cpp symmetry_fixture.cpp
+             LIBS tilesim_model tilesim_scenario tilesim_verbs)
+
 # The ring family's quotient generated step by step through the windowed tracker (issue 13 item 1).
 tilesim_test(test_windowed_tracker SOURCES test_windowed_tracker.cpp
              LIBS tilesim_model tilesim_scenario tilesim_schedules)

@@ -198,7 +198,7 @@ RankShiftSymmetry find_rank_shift_symmetry(const Topology& topology, ShiftSearch
       routes[at(r)].push_back(&route);
     }
   }
-  for (int k = 2; k < ranks; ++k) {
+  for (int k = 2; k < ranks && (search.max_classes <= 0 || k <= search.max_classes); ++k) {
     if (ranks % k != 0) continue;
     if (search.shift_allowed && !search.shift_allowed(k)) continue;
     if (search.node_cores_shared && !nodes_closed(topology, placement, k)) continue;

@@ -28,12 +28,21 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "sim/topology/topology.hpp"
 
 namespace tilesim {
+
+// An approximate quotient's assumptions (ring_roles.hpp): not a symmetry of the full run.
+struct RoleApproximation {
+  int first_rank = 0;               // b: the simulated block is ranks b..b+K-1
+  Picoseconds slowest_step_ps = 0;  // the slowest step transfer, latency + bytes / bandwidth
+  // The largest difference of step transfer times between two ranks of one role (r = r' mod K)
+  Picoseconds role_spread_ps = 0;
+};
 
 struct RankShiftSymmetry {
   int full_ranks = 0;               // P
@@ -47,6 +56,9 @@ struct RankShiftSymmetry {
   // The quotient is an offset quotient (ShiftSearch::peers_by_offset): its transfers name their
   // full peers, and full_peers is empty.
   bool peers_by_offset = false;
+  // Set for a role quotient (ring_roles.hpp), whose results approximate the full run's.
+  std::optional<RoleApproximation> roles;
+  // A quotient plan runs (exact to the picosecond unless roles is set).
   bool exact() const { return classes < full_ranks; }
   int copies() const { return full_ranks / classes; }
   // The full plan's rank that representative `send_rank` reaches when its quotient transfer
@@ -66,6 +78,7 @@ struct ShiftSearch {
   // a representative's peers may fold onto one class or onto itself, so the fold check of
   // the first condition is not made, and full_peers stays empty (full_destination unused).
   bool peers_by_offset = false;
+  int max_classes = 0;  // > 0: only shifts K <= max_classes are tried
 };
 
 RankShiftSymmetry find_rank_shift_symmetry(const Topology& topology, ShiftSearch search);

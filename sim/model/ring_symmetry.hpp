@@ -15,7 +15,8 @@ using RingSymmetry = RankShiftSymmetry;
 
 // placement: rank -> GPU for all P ranks (empty = identity).
 // node_cores_shared: the profile makes a node's ranks share compute cores (compute_cores > 0).
+// max_classes > 0: only shifts K <= max_classes are tried (classes = P when none is exact).
 RingSymmetry find_ring_symmetry(const Topology& topology, std::vector<int> placement, int ranks,
-                                bool node_cores_shared);
+                                bool node_cores_shared, int max_classes = 0);
 
 }  // namespace tilesim

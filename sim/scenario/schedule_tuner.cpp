@@ -163,7 +163,8 @@ CandidateResult evaluate_candidate(const PreparedScenario& p, const ScheduleCand
     if (!r.reason.empty()) return r;
     const std::optional<RingSymmetry> symmetry = lazy ? std::nullopt : candidate_symmetry(p, c);
     const bool symmetric = symmetry && symmetry->exact();
-    if (symmetric) {  // one rank per class, exact to the picosecond
+    if (symmetric) {  // one rank per class, exact to the picosecond unless by roles
+      r.approximate = symmetry->roles.has_value();
       Scenario s = p.scenario;
       s.schedule = c.spec;
       const Plan quotient = build_symmetric_plan(s, *symmetry);

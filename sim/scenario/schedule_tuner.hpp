@@ -45,6 +45,8 @@ struct CandidateResult {
   std::string bound;  // compute | nvlink | ib | ...
   double sim_wall_s = 0.0;
   double job_slowdown = 1.0;  // with a job: its makespan against one group alone
+  // Simulated on a role quotient (schedule.symmetry: roles, ring_roles.hpp): approximate.
+  bool approximate = false;
   // Branch and bound (tune_search.hpp): the candidate's proven lower bound on its makespan
   // (makespan_bound.hpp; -1: not computed), and whether it was pruned by it (not simulated:
   // its figures are empty and ok is false).

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "sim/core/units.hpp"
+#include "sim/model/ring_roles.hpp"
 #include "sim/plan/output_correction.hpp"
 #include "sim/scenario/resource_guard.hpp"
 #include "sim/schedules/allgather_kv_schedule.hpp"
@@ -139,12 +140,39 @@ RankShiftSymmetry all_peers_symmetry(int ranks, int step, const Topology& topolo
   return find_rank_shift_symmetry(topology, std::move(search));
 }
 
-// schedule.symmetry, checked by load_scenario to be auto or off.
-bool switched_off(const Scenario& scenario) {
+// schedule.symmetry, checked by load_scenario to be auto, off or roles.
+bool symmetry_is(const Scenario& scenario, std::string_view value) {
   const YAML::Node doc = scenario.document;
   if (!doc.IsMap() || !doc["schedule"] || !doc["schedule"].IsMap()) return false;
   const YAML::Node key = doc["schedule"]["symmetry"];
-  return key && key.IsScalar() && key.Scalar() == "off";
+  return key && key.IsScalar() && key.Scalar() == value;
+}
+
+bool switched_off(const Scenario& scenario) { return symmetry_is(scenario, "off"); }
+
+// schedule.symmetry: roles (ring_roles.hpp) for the ring family: an exact shift of at most
+// one node's ranks where there is one, else the role quotient; InputError where the role
+// quotient does not apply.
+RingSymmetry role_symmetry(const Scenario& scenario, const Topology& topology,
+                           const CalibrationProfile& profile) {
+  const ScheduleSpec& spec = scenario.schedule;
+  if (!symmetry_applies(scenario)) {
+    throw scenario.error_at("schedule.symmetry",
+                            "roles applies to ring, zigzag and striped under the full mask, one "
+                            "CP group (no job), 4 GPUs or more; use auto or off here");
+  }
+  const AttentionShape& a = scenario.attention;
+  const std::int64_t chunk_tokens = a.seq_len / spec.gpus;
+  std::string why_not;
+  std::optional<RingSymmetry> roles =
+      find_ring_roles(topology, {spec.gpus, a.kv_bytes(chunk_tokens)}, why_not);
+  if (!roles) {
+    throw scenario.error_at("schedule.symmetry", "roles: no role quotient for this ring on " +
+                                                     topology.name + ": " + why_not + "; use auto");
+  }
+  RingSymmetry exact =
+      find_ring_symmetry(topology, {}, spec.gpus, profile.compute_cores > 0, roles->classes);
+  return exact.exact() ? exact : *roles;
 }
 
 }  // namespace
@@ -174,6 +202,10 @@ bool symmetry_applies(const Scenario& scenario) {
 
 std::optional<RingSymmetry> scenario_symmetry(const Scenario& scenario, const Topology& topology,
                                               const CalibrationProfile& profile) {
+  // Roles is the ring family's; every other schedule runs as under auto.
+  if (symmetry_is(scenario, "roles") && ring_ownership(scenario.schedule)) {
+    return role_symmetry(scenario, topology, profile);
+  }
   if (!symmetry_applies(scenario)) return std::nullopt;
   if (const std::optional<MeshTile> tile = known_mesh_tile(scenario)) {
     return mesh_symmetry(scenario, *tile, topology, profile);
@@ -297,7 +329,12 @@ void describe_full_ring(nlohmann::ordered_json& json, const Plan& quotient,
                         const RingSymmetry& symmetry) {
   json["gpus"] = symmetry.full_ranks;
   json["ops"] = full_ring_ops(quotient, symmetry);
-  json["symmetry"] = {{"classes", symmetry.classes}, {"exact", true}};
+  json["symmetry"] = {{"classes", symmetry.classes}, {"exact", !symmetry.roles}};
+  if (const auto& roles = symmetry.roles) {
+    json["symmetry"]["roles"] = {{"first_rank", roles->first_rank},
+                                 {"slowest_step_transfer_s", ps_to_s(roles->slowest_step_ps)},
+                                 {"role_spread_s", ps_to_s(roles->role_spread_ps)}};
+  }
 }
 
 }  // namespace tilesim

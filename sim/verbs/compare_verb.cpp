@@ -98,6 +98,7 @@ nlohmann::ordered_json compare_document(const ScenarioSource& source, const std:
     row["speedup"] = f.speedup;
     row["bound"] = r.bound;
     if (p.job_layout) row["job_slowdown"] = r.job_slowdown;
+    if (r.approximate) row["approximate"] = true;
     row["sim_wall_s"] = include_wall_clock ? r.sim_wall_s : 0.0;
     rows.push_back(row);
   }

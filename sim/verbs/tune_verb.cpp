@@ -15,6 +15,7 @@ nlohmann::ordered_json result_json(const CandidateResult& r) {
           {"bound", r.bound},
           {"sim_wall_s", r.sim_wall_s},
           {"job_slowdown", r.job_slowdown},
+          {"approximate", r.approximate},
           {"figures",
            {f.makespan_s, f.single_gpu_s, f.speedup, f.efficiency, f.compute_s_max,
             f.exposed_comm_s_max, f.overlap, f.compute_balance, f.comm_bytes_total,
@@ -29,6 +30,7 @@ CandidateResult result_from_json(const ScheduleCandidate& c, const nlohmann::ord
   r.bound = j["bound"];
   r.sim_wall_s = j["sim_wall_s"];
   r.job_slowdown = j["job_slowdown"];
+  r.approximate = j["approximate"];
   const auto& v = j["figures"];
   Figures& f = r.figures;
   double* fields[] = {&f.makespan_s,
@@ -99,6 +101,7 @@ nlohmann::ordered_json tune_document(const ScenarioSource& source, int top, bool
                                {"bound", r.bound}};
     if (r.lower_bound_s >= 0) row["lower_bound_s"] = r.lower_bound_s;
     if (p.job_layout) row["job_slowdown"] = r.job_slowdown;
+    if (r.approximate) row["approximate"] = true;
     rows.push_back(row);
   }
   nlohmann::ordered_json doc;

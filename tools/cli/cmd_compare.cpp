@@ -44,8 +44,10 @@ int run_compare(const CompareArgs& args) {
   if (in_job) columns.push_back("job slowdown");
   Table table(columns);
   std::string left_out;
+  std::vector<std::string> approximate;
   for (const auto& row : doc["schedules"]) {
     const std::string label = row["schedule"];
+    if (row.contains("approximate")) approximate.push_back(label);
     if (row.contains("left_out")) {
       left_out += fmt::format("{}  {}: {}", left_out.empty() ? "" : "\n", label,
                               row["left_out"].get<std::string>());
@@ -73,6 +75,10 @@ int run_compare(const CompareArgs& args) {
                doc["cp_groups"].get<int>());
   }
   fmt::print("\n{}", table.render());
+  if (!approximate.empty()) {
+    fmt::print("approximate (schedule.symmetry roles: one node's ranks stand for every node): {}\n",
+               fmt::join(approximate, ", "));
+  }
   if (!left_out.empty()) fmt::print("left out:\n{}\n", left_out);
   return kExitOk;
 }

@@ -51,7 +51,16 @@ void print_summary(const SimulationRun& run) {
   // On the symmetric path the simulator ran the quotient's ops; the plan has P / K times more.
   fmt::print("  simulation        {} ops, {} events, {} wall", run.full_plan_ops(), result.events,
              format_time_s(result.sim_wall_s));
-  if (run.symmetric()) {
+  if (run.symmetric() && run.symmetry->roles) {
+    const RoleApproximation& roles = *run.symmetry->roles;
+    fmt::print(
+        " (APPROXIMATE, schedule.symmetry roles: {} ops simulated, ranks {}..{} stand for every "
+        "node; their slowest step transfer {} stands for each node crossing, which differ by up "
+        "to {} within a role)",
+        plan.op_count(), roles.first_rank, roles.first_rank + plan.ranks - 1,
+        format_time_s(ps_to_s(roles.slowest_step_ps)),
+        format_time_s(ps_to_s(roles.role_spread_ps)));
+  } else if (run.symmetric()) {
     fmt::print(" (symmetric: {} ops simulated, one rank of each of {} classes of {} ranks)",
                plan.op_count(), plan.ranks, p.scenario.schedule.gpus / plan.ranks);
   } else if (run.lazy) {

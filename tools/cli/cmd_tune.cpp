@@ -50,7 +50,9 @@ int run_tune(const TuneArgs& args) {
   if (in_job) columns.push_back("job slowdown");
   Table table(columns);
   int shown = 0;
+  std::vector<std::string> approximate;
   for (const auto& row : doc["top"]) {
+    if (row.contains("approximate")) approximate.push_back(row["schedule"].get<std::string>());
     std::vector<std::string> cells{std::to_string(++shown),
                                    row["schedule"].get<std::string>(),
                                    format_time_s(row["makespan_s"].get<double>()),
@@ -71,6 +73,10 @@ int run_tune(const TuneArgs& args) {
                doc["job_gpus"].get<int>(), doc["cp_groups"].get<int>());
   }
   fmt::print("{}", table.render());
+  if (!approximate.empty()) {
+    fmt::print("approximate (schedule.symmetry roles: one node's ranks stand for every node): {}\n",
+               fmt::join(approximate, ", "));
+  }
   if (!doc["left_out"].empty()) {
     fmt::print("left out:\n");
     for (const auto& row : doc["left_out"]) {

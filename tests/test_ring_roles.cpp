@@ -1,0 +1,138 @@
+// The role quotient (sim/model/ring_roles.hpp, schedule.symmetry: roles): one node's ranks
+// stand for every node, the block chosen at the ring's slowest step transfer.
+//   - Where the shift by one node is exact (one leaf group), the role quotient is that shift's
+//     quotient: the same result JSON, byte for byte.
+//   - Beyond it (two leaf groups on the H100 cluster, where the exact shift is 256 ranks), the
+//     block is the one before the spine crossing, the spread within a role is the spine hop's
+//     extra latency read off the router, and the makespan lies within the drift bound
+//     (P steps x that spread) of the exact run's.
+//   - It refuses a ring whose transfers share a link, and one whose ranks do not fill nodes.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "sim/core/input_error.hpp"
+#include "sim/model/ring_roles.hpp"
+#include "sim/model/symmetric_simulation.hpp"
+#include "sim/scenario/prepared_scenario.hpp"
+#include "sim/scenario/symmetric_plan.hpp"
+#include "sim/verbs/scenario_source.hpp"
+#include "sim/verbs/simulate_verb.hpp"
+#include "tests/symmetry_fixture.hpp"
+
+using namespace tilesim;
+using namespace tilesim::test;
+
+namespace {
+
+const std::string kScenario = shipped_scenario("ring-256k.yaml");
+
+ScenarioSource ring_source(int gpus, const std::string& pass, const std::string& symmetry) {
+  ScenarioSource source;
+  source.path = kScenario;
+  source.overrides = scale_overrides(gpus, pass, {"schedule.symmetry=" + symmetry});
+  return source;
+}
+
+std::string without_symmetry(nlohmann::ordered_json j) {
+  j.erase("symmetry");
+  return j.dump(2);
+}
+
+}  // namespace
+
+TEST_CASE("where one node's shift is exact, the role quotient gives the same result") {
+  for (const std::string pass : {"forward", "both"}) {
+    INFO("64 GPUs (one leaf group), pass " << pass);
+    const SimulationRun exact = run_simulation(ring_source(64, pass, "auto"));
+    REQUIRE(exact.symmetric());
+    REQUIRE(exact.symmetry->classes == 8);
+    const PreparedScenario p = prepare_scenario(kScenario, scale_overrides(64, pass, {}));
+    std::string why_not;
+    const AttentionShape& a = p.scenario.attention;
+    const auto roles = find_ring_roles(p.topology, {64, a.kv_bytes(a.seq_len / 64)}, why_not);
+    REQUIRE(roles.has_value());
+    CHECK(roles->classes == 8);
+    REQUIRE(roles->roles.has_value());
+    // Every node crossing of one leaf group takes the same route shape: no spread, and the
+    // first block holds the slowest (tied) transfer.
+    CHECK(roles->roles->role_spread_ps == 0);
+    CHECK(roles->roles->first_rank == 0);
+    // With roles requested, an exact shift of one node's ranks is taken as it is.
+    const SimulationRun asked = run_simulation(ring_source(64, pass, "roles"));
+    REQUIRE(asked.symmetric());
+    CHECK_FALSE(asked.symmetry->roles.has_value());
+    // The role quotient itself, run by the same verb path: byte-identical figures.
+    SimulationRun by_roles = exact;
+    by_roles.symmetry = roles;
+    const Plan quotient = build_symmetric_plan(p.scenario, *roles);
+    by_roles.result = simulate_classes(quotient, *roles, p.topology, p.profile);
+    CHECK(by_roles.result.makespan_ps == exact.result.makespan_ps);
+    CHECK(without_symmetry(simulation_document(by_roles, false)) ==
+          without_symmetry(simulation_document(exact, false)));
+  }
+}
+
+TEST_CASE("beyond a leaf group the role quotient stays within its drift bound of the exact run") {
+  const int gpus = 512;  // two leaf groups of 32 nodes: ranks 255 -> 256 cross the spine
+  for (const std::string pass : {"forward", "both"}) {
+    INFO(gpus << " GPUs, pass " << pass);
+    const SimulationRun exact = run_simulation(ring_source(gpus, pass, "auto"));
+    REQUIRE(exact.symmetric());
+    CHECK(exact.symmetry->classes == 256);
+    const SimulationRun roles = run_simulation(ring_source(gpus, pass, "roles"));
+    REQUIRE(roles.symmetric());
+    REQUIRE(roles.symmetry->roles.has_value());
+    CHECK(roles.symmetry->classes == 8);
+    const RoleApproximation& approx = *roles.symmetry->roles;
+    // Node 31 (ranks 248..255) is the last of leaf group 0; its GPU 7 sends over the spine.
+    CHECK(approx.first_rank == 248);
+    Router router(exact.prepared.topology);
+    const Picoseconds spine_extra_ps =
+        router.route(255, 256).latency_ps - router.route(7, 8).latency_ps;
+    CHECK(spine_extra_ps > 0);
+    CHECK(approx.role_spread_ps == spine_extra_ps);
+    // A rank downstream of a faster crossing is costed at most the spread slower per crossing
+    // transfer it waits for: P forward steps; the backward's P steps move KV and dKV, 2P more.
+    const int rings = pass == "both" ? 3 : 1;
+    const double bound_ps =
+        static_cast<double>(rings * gpus) * static_cast<double>(approx.role_spread_ps);
+    const double diff_ps =
+        std::abs(static_cast<double>(roles.result.makespan_ps - exact.result.makespan_ps));
+    INFO("makespan " << exact.result.makespan_ps << " ps exact, " << roles.result.makespan_ps
+                     << " ps by roles");
+    CHECK(diff_ps <= bound_ps);
+    CHECK(simulation_document(roles, false)["symmetry"]["exact"] == false);
+  }
+}
+
+TEST_CASE("the role quotient refuses shared links and ranks that do not fill nodes") {
+  // Four nodes of two GPUs; nodes 0 and 2 hang off switch A, nodes 1 and 3 off switch B, one
+  // A-B link. The ring 0..7 crosses A -> B twice (1 -> 2 and 5 -> 6) on the same link.
+  Topology t;
+  t.name = "two-switches";
+  t.gpu_model = "test";
+  t.gpus_per_node = 2;
+  t.node_count = 4;
+  const VertexId a = t.add_device({"a", DeviceKind::ib_switch, -1, -1});
+  const VertexId b = t.add_device({"b", DeviceKind::ib_switch, -1, -1});
+  t.connect(a, b, 50e9, 600'000, LinkClass::ib);
+  for (int g = 0; g < 8; ++g) {
+    const int node = g / 2;
+    const VertexId v = t.add_device({"gpu" + std::to_string(g), DeviceKind::gpu, node, -1});
+    t.connect(v, node % 2 == 0 ? a : b, 50e9, 100'000, LinkClass::ib);
+  }
+  std::string why_not;
+  CHECK_FALSE(find_ring_roles(t, {8, 1e6}, why_not).has_value());
+  CHECK(why_not.find("carries the transfers of ranks 1 and 5") != std::string::npos);
+  // 12 GPUs on 8-GPU nodes: no block of whole nodes.
+  const PreparedScenario twelve = prepare_scenario(kScenario, {"schedule.gpus=12"});
+  CHECK_FALSE(find_ring_roles(twelve.topology, {12, 1e6}, why_not).has_value());
+  CHECK(why_not.find("whole nodes") != std::string::npos);
+  // As a scenario key: a causal ring is refused at schedule.symmetry (exit 2 in the CLI).
+  ScenarioSource causal = ring_source(64, "forward", "roles");
+  causal.overrides.push_back("attention.causal=true");
+  CHECK_THROWS_AS(run_simulation(causal), InputError);
+}
