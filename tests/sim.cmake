@@ -8,7 +8,7 @@ tilesim_test(test_symmetry SOURCES test_symmetric_simulation.cpp symmetry_fixtur
              LIBS tilesim_model tilesim_scenario tilesim_verbs)
 
 # The role quotient (schedule.symmetry: roles): one node's ranks stand for every node.
-tilesim_test(test_ring_roles SOURCES test_ring_roles.cpp symmetry_fixture.cpp
+tilesim_test(test_rank_roles SOURCES test_rank_roles.cpp symmetry_fixture.cpp
              LIBS tilesim_model tilesim_scenario tilesim_verbs)
 
 # The ring family's quotient generated step by step through the windowed tracker (issue 13 item 1).

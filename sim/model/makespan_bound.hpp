@@ -43,7 +43,10 @@ class MakespanBound {
   // symmetry, `plan` is its quotient (symmetric_simulation.hpp): rank r < K is rank r of the
   // full ring, whose peers are r + d and r - d mod P where the quotient says mod K, and the
   // bound is the largest of the representatives' (each bounds its own rank's end, so their
-  // largest bounds the makespan; the other ranks are their images).
+  // largest bounds the makespan; the other ranks are their images). Under a role quotient
+  // (rank_roles.hpp) the representatives are real ranks b..b+K-1 and their bound still bounds
+  // the full run's makespan, but the quotient's own makespan approximates the full run's and
+  // may lie below it, so pruning against it is approximate too (tune_search.hpp).
   double lower_bound_s(const Plan& plan, const RingSymmetry* symmetry = nullptr);
 
   // The alone time of one transfer of `bytes` from src_gpu to dst_gpu, lowered as above (the

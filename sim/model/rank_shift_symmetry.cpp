@@ -27,8 +27,8 @@ int gpu_at(const Topology& topology, VertexId v) {
 // The routes of every rank's peers, routes[s][i] for peers[s][i] (null for a peer that is s).
 using PeerRoutes = std::vector<std::vector<const Route*>>;
 
-// Peer i of s + k is peer i of s moved by k, and no two peers of a representative (and not
-// the representative itself) fold onto one quotient rank.
+}  // namespace
+
 bool peers_equivariant(const RankPeers& peers, int k, bool by_offset) {
   const int p = static_cast<int>(peers.size());
   for (int s = 0; s < p; ++s) {
@@ -49,6 +49,8 @@ bool peers_equivariant(const RankPeers& peers, int k, bool by_offset) {
   }
   return true;
 }
+
+namespace {
 
 // The link map of a shift by k, or empty when the shift is not a symmetry (see the header).
 std::vector<int> shift_map(const Topology& topology, const PeerRoutes& routes,

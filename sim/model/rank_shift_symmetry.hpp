@@ -36,7 +36,7 @@
 
 namespace tilesim {
 
-// An approximate quotient's assumptions (ring_roles.hpp): not a symmetry of the full run.
+// An approximate quotient's assumptions (rank_roles.hpp): not a symmetry of the full run.
 struct RoleApproximation {
   int first_rank = 0;               // b: the simulated block is ranks b..b+K-1
   Picoseconds slowest_step_ps = 0;  // the slowest step transfer, latency + bytes / bandwidth
@@ -56,9 +56,11 @@ struct RankShiftSymmetry {
   // The quotient is an offset quotient (ShiftSearch::peers_by_offset): its transfers name their
   // full peers, and full_peers is empty.
   bool peers_by_offset = false;
-  // Set for a role quotient (ring_roles.hpp), whose results approximate the full run's.
+  // Set for a role quotient (rank_roles.hpp), whose results approximate the full run's.
   std::optional<RoleApproximation> roles;
-  // A quotient plan runs (exact to the picosecond unless roles is set).
+  // A quotient plan runs: exact to the picosecond unless roles is set (then the result JSON's
+  // symmetry says exact: false and names the roles; exact: false without roles means no
+  // quotient ran).
   bool exact() const { return classes < full_ranks; }
   int copies() const { return full_ranks / classes; }
   // The full plan's rank that representative `send_rank` reaches when its quotient transfer
@@ -82,5 +84,9 @@ struct ShiftSearch {
 };
 
 RankShiftSymmetry find_rank_shift_symmetry(const Topology& topology, ShiftSearch search);
+
+// Peer i of s + k is peer i of s moved by k (mod P), and, unless by_offset, no two peers of a
+// representative s < k (and not s itself) fold onto one quotient rank (mod k).
+bool peers_equivariant(const RankPeers& peers, int k, bool by_offset);
 
 }  // namespace tilesim

@@ -9,7 +9,9 @@
 //   - the result expanded to all P ranks: rank r's totals are those of r mod K, and the
 //     event count is K's times P / K (every copy of a class schedules the same events).
 // Exact to the picosecond where the symmetry holds (tests/test_symmetric_simulation.cpp,
-// tests/test_mesh_symmetry.cpp).
+// tests/test_mesh_symmetry.cpp). A role quotient (rank_roles.hpp, RankShiftSymmetry::roles) runs
+// through the same code: there the other blocks are not images of the simulated one, and the
+// result approximates theirs.
 #pragma once
 
 #include "sim/model/calibration_profile.hpp"
@@ -26,7 +28,8 @@ namespace tilesim {
 // per-transfer records are not kept (they would be a representative's only).
 // record_route_busy: route_busy_ps of the representatives' transfers only, keyed by the GPUs
 // they run between in the full ring; every other route is the image of one of them under the
-// shift and has the same sum (the tuner's bound analysis takes the largest).
+// shift and has the same sum (the tuner's bound analysis takes the largest; under a role
+// quotient the other blocks' routes are not images, and the representatives' are the slowest).
 // stop_after_ps: SimulationOptions::stop_after_ps (the full ring's times: the quotient's).
 SimulationResult simulate_classes(const Plan& quotient, const RingSymmetry& symmetry,
                                   const Topology& topology, const CalibrationProfile& profile,

@@ -80,7 +80,9 @@ PreparedScenario prepare_scenario(Scenario scenario, const ResourceLimits& limit
     // What any symmetric run needs, before the search routes every rank's peers (P (P - 1)
     // pairs for pass-Q and all-gather KV): the search alone could outgrow the machine.
     check_symmetric_plan_resources(s, 0);
-    p.symmetry = scenario_symmetry(s, p.topology, p.profile);
+    SymmetryChoice choice = choose_symmetry(s, p.topology, p.profile);
+    p.symmetry = std::move(choice.symmetry);
+    p.roles_declined = std::move(choice.roles_declined);
     if (p.symmetry && p.symmetry->exact()) {
       check_symmetric_plan_resources(s, p.symmetry->classes);
     } else {
@@ -89,7 +91,11 @@ PreparedScenario prepare_scenario(Scenario scenario, const ResourceLimits& limit
   }
   resolve_mesh_tile(p);
   // A mesh tile the tuner chose is known only now.
-  if (!p.symmetry) p.symmetry = scenario_symmetry(p.scenario, p.topology, p.profile);
+  if (!p.symmetry) {
+    SymmetryChoice choice = choose_symmetry(p.scenario, p.topology, p.profile);
+    p.symmetry = std::move(choice.symmetry);
+    p.roles_declined = std::move(choice.roles_declined);
+  }
   return p;
 }
 

@@ -28,6 +28,9 @@ struct PreparedScenario {
   // classes, and `simulate` runs its quotient plan from the same value (the search routes
   // every rank's peers: 32K routes for a mesh on 16384 GPUs).
   std::optional<RingSymmetry> symmetry;
+  // Why schedule.symmetry: roles, asked for, ran as auto here (empty otherwise): `simulate`
+  // adds it to the result's warnings.
+  std::string roles_declined;
 };
 
 // Throws InputError for anything wrong in the scenario or the files it names,

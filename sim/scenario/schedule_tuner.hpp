@@ -12,7 +12,9 @@
 // candidate (a tile that cannot fit is listed with the generator's reason).
 // A ring, zigzag or striped candidate that symmetric_plan.hpp can run as one rank per class
 // is simulated that way (the same figures to the picosecond, tests/test_symmetric_simulation.cpp);
-// schedule.symmetry: off simulates every rank.
+// schedule.symmetry: off simulates every rank; schedule.symmetry: roles runs the candidates with
+// a peer-shift quotient on the role quotient (rank_roles.hpp), approximate figures that
+// CandidateResult::approximate marks.
 // What bounds a candidate: "compute" when exposed communication is under 10%
 // of the makespan, otherwise the slowest link class (nvlink, ib...) on the
 // busiest route: the GPU pair whose transfers took the most seconds.
@@ -45,7 +47,7 @@ struct CandidateResult {
   std::string bound;  // compute | nvlink | ib | ...
   double sim_wall_s = 0.0;
   double job_slowdown = 1.0;  // with a job: its makespan against one group alone
-  // Simulated on a role quotient (schedule.symmetry: roles, ring_roles.hpp): approximate.
+  // Simulated on a role quotient (schedule.symmetry: roles, rank_roles.hpp): approximate.
   bool approximate = false;
   // Branch and bound (tune_search.hpp): the candidate's proven lower bound on its makespan
   // (makespan_bound.hpp; -1: not computed), and whether it was pruned by it (not simulated:

@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "sim/core/units.hpp"
-#include "sim/model/ring_roles.hpp"
+#include "sim/model/rank_roles.hpp"
 #include "sim/plan/output_correction.hpp"
 #include "sim/scenario/resource_guard.hpp"
 #include "sim/schedules/allgather_kv_schedule.hpp"
@@ -52,8 +52,7 @@ std::optional<MeshTile> known_mesh_tile(const Scenario& scenario) {
 
 // The mesh's peers: Q and R rings to q_next, KV ring to kv_next (mesh_tile.hpp); its programs
 // are equivariant under shifts by whole Q-groups (multiples of a), which move tr and keep tc.
-RankShiftSymmetry mesh_symmetry(const Scenario& scenario, MeshTile tile, const Topology& topology,
-                                const CalibrationProfile& profile) {
+ShiftSearch mesh_search(const Scenario& scenario, MeshTile tile) {
   ShiftSearch search;
   search.placement = mesh_placement(tile, scenario.schedule.placement);
   search.peers.resize(static_cast<std::size_t>(tile.ranks()));
@@ -61,8 +60,7 @@ RankShiftSymmetry mesh_symmetry(const Scenario& scenario, MeshTile tile, const T
     search.peers[static_cast<std::size_t>(r)] = {tile.q_next(r), tile.kv_next(r)};
   }
   search.shift_allowed = [a = tile.a](int k) { return k % a == 0; };
-  search.node_cores_shared = profile.compute_cores > 0;
-  return find_rank_shift_symmetry(topology, std::move(search));
+  return search;
 }
 
 // The double ring's inner ring size (schedule_kinds.cpp's default), 0 for another schedule.
@@ -73,8 +71,7 @@ int double_ring_inner(const ScheduleSpec& spec) {
 
 // The double ring's peers: inner and outer successors (double_ring_schedule.hpp); its
 // programs are equivariant under shifts by whole inner rings.
-RankShiftSymmetry double_ring_symmetry(int ranks, int inner, const Topology& topology,
-                                       const CalibrationProfile& profile) {
+ShiftSearch double_ring_search(int ranks, int inner) {
   ShiftSearch search;
   search.peers.resize(static_cast<std::size_t>(ranks));
   const int nodes = ranks / inner;
@@ -84,15 +81,13 @@ RankShiftSymmetry double_ring_symmetry(int ranks, int inner, const Topology& top
                                                  ((node + 1) % nodes) * inner + i};
   }
   search.shift_allowed = [inner](int k) { return k % inner == 0; };
-  search.node_cores_shared = profile.compute_cores > 0;
-  return find_rank_shift_symmetry(topology, std::move(search));
+  return search;
 }
 
 // USP's peers: the other members of its Ulysses group (all-to-all, in the exchange's order)
 // and the same head group's member of the next group (ring, usp_schedule.hpp); its programs
 // are equivariant under shifts by whole Ulysses groups.
-RankShiftSymmetry usp_symmetry(int ranks, int u, const Topology& topology,
-                               const CalibrationProfile& profile) {
+ShiftSearch usp_search(int ranks, int u) {
   ShiftSearch search;
   search.peers.resize(static_cast<std::size_t>(ranks));
   const int groups = ranks / u;
@@ -103,8 +98,15 @@ RankShiftSymmetry usp_symmetry(int ranks, int u, const Topology& topology,
     peers.push_back(((group + 1) % groups) * u + h);
   }
   search.shift_allowed = [u](int k) { return k % u == 0; };
-  search.node_cores_shared = profile.compute_cores > 0;
-  return find_rank_shift_symmetry(topology, std::move(search));
+  return search;
+}
+
+// The ring family's peer r + 1, every shift.
+ShiftSearch ring_search(int ranks) {
+  ShiftSearch search;
+  search.peers.resize(static_cast<std::size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) search.peers[static_cast<std::size_t>(r)] = {(r + 1) % ranks};
+  return search;
 }
 
 // Schedules in which every rank sends to every other, simulated as an offset quotient
@@ -150,29 +152,38 @@ bool symmetry_is(const Scenario& scenario, std::string_view value) {
 
 bool switched_off(const Scenario& scenario) { return symmetry_is(scenario, "off"); }
 
-// schedule.symmetry: roles (ring_roles.hpp) for the ring family: an exact shift of at most
-// one node's ranks where there is one, else the role quotient; InputError where the role
-// quotient does not apply.
-RingSymmetry role_symmetry(const Scenario& scenario, const Topology& topology,
-                           const CalibrationProfile& profile) {
+// The peers and shifts of a schedule with a peer-shift quotient (ring family, mesh with a
+// known tile, double ring, USP of two or more groups); nullopt for pass-Q, all-gather KV and
+// the others.
+std::optional<ShiftSearch> peer_search(const Scenario& scenario) {
   const ScheduleSpec& spec = scenario.schedule;
-  if (!symmetry_applies(scenario)) {
-    throw scenario.error_at("schedule.symmetry",
-                            "roles applies to ring, zigzag and striped under the full mask, one "
-                            "CP group (no job), 4 GPUs or more; use auto or off here");
+  if (const std::optional<MeshTile> tile = known_mesh_tile(scenario)) {
+    return mesh_search(scenario, *tile);
   }
+  if (const int inner = double_ring_inner(spec); inner > 0 && spec.gpus % inner == 0) {
+    return double_ring_search(spec.gpus, inner);
+  }
+  if (const int u = usp_shift_degree(scenario); u > 0) return usp_search(spec.gpus, u);
+  if (ring_ownership(spec)) return ring_search(spec.gpus);
+  return std::nullopt;
+}
+
+// schedule.symmetry: roles (rank_roles.hpp): an exact shift no larger than the role quotient's
+// blocks where there is one, else the role quotient; nullopt with `why_not` where it does not
+// apply. The routes are ranked by a KV chunk of seq_len / P tokens (what the ring family moves
+// a step).
+std::optional<RingSymmetry> role_symmetry(const Scenario& scenario, ShiftSearch search,
+                                          const Topology& topology,
+                                          const CalibrationProfile& profile, std::string& why_not) {
+  search.node_cores_shared = profile.compute_cores > 0;
   const AttentionShape& a = scenario.attention;
-  const std::int64_t chunk_tokens = a.seq_len / spec.gpus;
-  std::string why_not;
   std::optional<RingSymmetry> roles =
-      find_ring_roles(topology, {spec.gpus, a.kv_bytes(chunk_tokens)}, why_not);
-  if (!roles) {
-    throw scenario.error_at("schedule.symmetry", "roles: no role quotient for this ring on " +
-                                                     topology.name + ": " + why_not + "; use auto");
-  }
-  RingSymmetry exact =
-      find_ring_symmetry(topology, {}, spec.gpus, profile.compute_cores > 0, roles->classes);
-  return exact.exact() ? exact : *roles;
+      find_rank_roles(topology, search, a.kv_bytes(a.seq_len / scenario.schedule.gpus), why_not);
+  // Exact where a shift no larger than a node's ranks (or the role blocks) folds the run.
+  search.max_classes = roles ? roles->classes : topology.gpus_per_node;
+  RingSymmetry exact = find_rank_shift_symmetry(topology, std::move(search));
+  if (exact.exact()) return exact;
+  return roles;
 }
 
 }  // namespace
@@ -200,26 +211,38 @@ bool symmetry_applies(const Scenario& scenario) {
          scenario.schedule.gpus >= 4 && !switched_off(scenario);
 }
 
+SymmetryChoice choose_symmetry(const Scenario& scenario, const Topology& topology,
+                               const CalibrationProfile& profile) {
+  SymmetryChoice choice;
+  std::optional<ShiftSearch> search = peer_search(scenario);
+  if (symmetry_is(scenario, "roles")) {
+    if (!search && scenario.schedule.balance == TokenBalance::work) {
+      choice.roles_declined = "balance: work deals ranks unequal work";
+    } else if (!search) {
+      choice.roles_declined = fmt::format(
+          "{} has no peer-shift quotient (roles: ring, zigzag, striped, usp, double_ring, mesh "
+          "with a tile)",
+          scenario.schedule.kind);
+    } else if (!symmetry_applies(scenario)) {
+      choice.roles_declined = "roles needs the full mask and one CP group (no job)";
+    } else {
+      choice.symmetry = role_symmetry(scenario, *search, topology, profile, choice.roles_declined);
+      if (choice.symmetry) return choice;
+    }
+  }
+  if (!symmetry_applies(scenario)) return choice;
+  if (search) {
+    search->node_cores_shared = profile.compute_cores > 0;
+    choice.symmetry = find_rank_shift_symmetry(topology, std::move(*search));
+  } else if (const int step = all_peers_shift_step(scenario); step > 0) {
+    choice.symmetry = all_peers_symmetry(scenario.schedule.gpus, step, topology, profile);
+  }
+  return choice;
+}
+
 std::optional<RingSymmetry> scenario_symmetry(const Scenario& scenario, const Topology& topology,
                                               const CalibrationProfile& profile) {
-  // Roles is the ring family's; every other schedule runs as under auto.
-  if (symmetry_is(scenario, "roles") && ring_ownership(scenario.schedule)) {
-    return role_symmetry(scenario, topology, profile);
-  }
-  if (!symmetry_applies(scenario)) return std::nullopt;
-  if (const std::optional<MeshTile> tile = known_mesh_tile(scenario)) {
-    return mesh_symmetry(scenario, *tile, topology, profile);
-  }
-  if (const int inner = double_ring_inner(scenario.schedule); inner > 0) {
-    return double_ring_symmetry(scenario.schedule.gpus, inner, topology, profile);
-  }
-  if (const int u = usp_shift_degree(scenario); u > 0) {
-    return usp_symmetry(scenario.schedule.gpus, u, topology, profile);
-  }
-  if (const int step = all_peers_shift_step(scenario); step > 0) {
-    return all_peers_symmetry(scenario.schedule.gpus, step, topology, profile);
-  }
-  return find_ring_symmetry(topology, {}, scenario.schedule.gpus, profile.compute_cores > 0);
+  return choose_symmetry(scenario, topology, profile).symmetry;
 }
 
 namespace {

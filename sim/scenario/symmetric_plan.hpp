@@ -56,7 +56,19 @@ int usp_shift_degree(const Scenario& scenario);
 bool symmetry_applies(const Scenario& scenario);
 
 // The shift symmetry of the scenario's schedule on `topology`, or nullopt where symmetry does
-// not apply; exact() says whether a quotient plan can run.
+// not apply; exact() says whether a quotient plan can run (a role quotient's, with roles set,
+// approximate).
+// schedule.symmetry: roles (sim/model/rank_roles.hpp), for the schedules with a peer-shift
+// quotient (ring, zigzag, striped, USP of two or more groups, double ring, mesh with a known
+// tile) under the full mask, one CP group: an exact shift no larger than the role blocks
+// where there is one, else the role quotient where its checks hold; anywhere else the run is
+// auto's, and roles_declined says why.
+struct SymmetryChoice {
+  std::optional<RingSymmetry> symmetry;
+  std::string roles_declined;
+};
+SymmetryChoice choose_symmetry(const Scenario& scenario, const Topology& topology,
+                               const CalibrationProfile& profile);
 std::optional<RingSymmetry> scenario_symmetry(const Scenario& scenario, const Topology& topology,
                                               const CalibrationProfile& profile);
 

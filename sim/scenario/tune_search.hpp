@@ -13,6 +13,10 @@
 // figures (ok = false, pruned = true, lower_bound_s set), so a pruned one that would have been
 // left out for the memory budget is listed as pruned.
 // A job scenario (every CP group at once) is not bounded: every candidate is simulated.
+// Under schedule.symmetry: roles the candidates' makespans are the role quotient's, which
+// approximate the full run's (measured equal to the picosecond for rings at 1024-4096 GPUs,
+// but not proven at or above each bound), so the search returns the exhaustive order of those
+// approximate figures only as far as they respect the bounds.
 #pragma once
 
 #include <cstddef>

@@ -53,9 +53,9 @@ bool needs_every_op(const SimulateRequest& request) {
 void simulate_prepared(SimulationRun& run, const SimulateRequest& request) {
   const PreparedScenario& p = run.prepared;
   if (request.job_refused_by != nullptr) reject_job(p.scenario, request.job_refused_by);
-  // One rank per class where that is exact; a trace, op records or the validator's dry run
-  // need every rank's ops, and then the full plan must pass the guard prepare_scenario sized
-  // by the classes.
+  // One rank per class where that is exact (or a role quotient, asked for: approximate); a
+  // trace, op records or the validator's dry run need every rank's ops, and then the full plan
+  // must pass the guard prepare_scenario sized by the classes.
   const bool every_rank = needs_every_op(request);
   if (!every_rank) {
     run.symmetry = p.symmetry;
@@ -130,6 +130,10 @@ SimulationRun run_simulation(const ScenarioSource& source, const SimulateRequest
     // A shape the generator cannot lay out, met while a windowed source builds its chunks
     // (build_plan names the key the same way for a whole plan).
     throw run.prepared.scenario.error_at(e.key(), e.what());
+  }
+  if (!run.prepared.roles_declined.empty()) {
+    run.result.warnings.push_back("schedule.symmetry: roles not applied (" +
+                                  run.prepared.roles_declined + "): simulated as under auto");
   }
   return run;
 }

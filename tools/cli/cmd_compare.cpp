@@ -75,10 +75,7 @@ int run_compare(const CompareArgs& args) {
                doc["cp_groups"].get<int>());
   }
   fmt::print("\n{}", table.render());
-  if (!approximate.empty()) {
-    fmt::print("approximate (schedule.symmetry roles: one node's ranks stand for every node): {}\n",
-               fmt::join(approximate, ", "));
-  }
+  fmt::print("{}", approximate_rows_note(approximate));
   if (!left_out.empty()) fmt::print("left out:\n{}\n", left_out);
   return kExitOk;
 }

@@ -55,8 +55,8 @@ void print_summary(const SimulationRun& run) {
     const RoleApproximation& roles = *run.symmetry->roles;
     fmt::print(
         " (APPROXIMATE, schedule.symmetry roles: {} ops simulated, ranks {}..{} stand for every "
-        "node; their slowest step transfer {} stands for each node crossing, which differ by up "
-        "to {} within a role)",
+        "block of whole nodes; their slowest transfer {} stands for every block's, which differ "
+        "by up to {} within a role)",
         plan.op_count(), roles.first_rank, roles.first_rank + plan.ranks - 1,
         format_time_s(ps_to_s(roles.slowest_step_ps)),
         format_time_s(ps_to_s(roles.role_spread_ps)));

@@ -73,10 +73,7 @@ int run_tune(const TuneArgs& args) {
                doc["job_gpus"].get<int>(), doc["cp_groups"].get<int>());
   }
   fmt::print("{}", table.render());
-  if (!approximate.empty()) {
-    fmt::print("approximate (schedule.symmetry roles: one node's ranks stand for every node): {}\n",
-               fmt::join(approximate, ", "));
-  }
+  fmt::print("{}", approximate_rows_note(approximate));
   if (!doc["left_out"].empty()) {
     fmt::print("left out:\n");
     for (const auto& row : doc["left_out"]) {

@@ -1,5 +1,8 @@
 #include "tools/cli/table.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 
 namespace tilesim::cli {
@@ -42,6 +45,14 @@ std::string Table::csv() const {
   std::string out = line(header_);
   for (const auto& r : rows_) out += line(r);
   return out;
+}
+
+std::string approximate_rows_note(const std::vector<std::string>& labels) {
+  if (labels.empty()) return {};
+  return fmt::format(
+      "approximate (schedule.symmetry roles: one block of whole nodes stands for every block): "
+      "{}\n",
+      fmt::join(labels, ", "));
 }
 
 }  // namespace tilesim::cli

@@ -20,4 +20,8 @@ class Table {
   std::vector<std::vector<std::string>> rows_;
 };
 
+// The line under a compare or tune table that names the rows simulated on a role quotient
+// (schedule.symmetry: roles, approximate); empty when there are none.
+std::string approximate_rows_note(const std::vector<std::string>& labels);
+
 }  // namespace tilesim::cli

@@ -1,20 +1,23 @@
-// The role quotient (sim/model/ring_roles.hpp, schedule.symmetry: roles): one node's ranks
-// stand for every node, the block chosen at the ring's slowest step transfer.
+// The role quotient (sim/model/rank_roles.hpp, schedule.symmetry: roles): one block of whole
+// nodes stands for every block, the block chosen at the slowest transfer route.
 //   - Where the shift by one node is exact (one leaf group), the role quotient is that shift's
 //     quotient: the same result JSON, byte for byte.
 //   - Beyond it (two leaf groups on the H100 cluster, where the exact shift is 256 ranks), the
 //     block is the one before the spine crossing, the spread within a role is the spine hop's
 //     extra latency read off the router, and the makespan lies within the drift bound
 //     (P steps x that spread) of the exact run's.
-//   - It refuses a ring whose transfers share a link, and one whose ranks do not fill nodes.
+//   - USP's blocks hold two nodes (its ring peer r + 8 would fold onto r in one), within the
+//     same bound over its P / u ring steps.
+//   - It refuses a ring whose transfers share a link across blocks, and one whose ranks do not
+//     fill nodes; asked for where it cannot apply, the run is auto's with a warning.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
-#include "sim/core/input_error.hpp"
-#include "sim/model/ring_roles.hpp"
+#include "sim/model/rank_roles.hpp"
 #include "sim/model/symmetric_simulation.hpp"
 #include "sim/scenario/prepared_scenario.hpp"
 #include "sim/scenario/symmetric_plan.hpp"
@@ -36,6 +39,13 @@ ScenarioSource ring_source(int gpus, const std::string& pass, const std::string&
   return source;
 }
 
+// The ring's peers, r -> r + 1.
+ShiftSearch ring_peers(int ranks) {
+  ShiftSearch search;
+  for (int r = 0; r < ranks; ++r) search.peers.push_back({(r + 1) % ranks});
+  return search;
+}
+
 std::string without_symmetry(nlohmann::ordered_json j) {
   j.erase("symmetry");
   return j.dump(2);
@@ -52,7 +62,8 @@ TEST_CASE("where one node's shift is exact, the role quotient gives the same res
     const PreparedScenario p = prepare_scenario(kScenario, scale_overrides(64, pass, {}));
     std::string why_not;
     const AttentionShape& a = p.scenario.attention;
-    const auto roles = find_ring_roles(p.topology, {64, a.kv_bytes(a.seq_len / 64)}, why_not);
+    const auto roles =
+        find_rank_roles(p.topology, ring_peers(64), a.kv_bytes(a.seq_len / 64), why_not);
     REQUIRE(roles.has_value());
     CHECK(roles->classes == 8);
     REQUIRE(roles->roles.has_value());
@@ -88,7 +99,10 @@ TEST_CASE("beyond a leaf group the role quotient stays within its drift bound of
     CHECK(roles.symmetry->classes == 8);
     const RoleApproximation& approx = *roles.symmetry->roles;
     // Node 31 (ranks 248..255) is the last of leaf group 0; its GPU 7 sends over the spine.
+    // The quotient's rank 0 runs on that block's first GPU (the rotated placement).
     CHECK(approx.first_rank == 248);
+    CHECK(roles.symmetry->full_placement[0] == 248);
+    CHECK(roles.symmetry->full_placement[gpus - 1] == 247);
     Router router(exact.prepared.topology);
     const Picoseconds spine_extra_ps =
         router.route(255, 256).latency_ps - router.route(7, 8).latency_ps;
@@ -108,9 +122,34 @@ TEST_CASE("beyond a leaf group the role quotient stays within its drift bound of
   }
 }
 
+TEST_CASE("USP's role blocks hold two nodes and stay within the drift bound") {
+  const int gpus = 512, u = 8;
+  ScenarioSource source = ring_source(gpus, "forward", "auto");
+  source.overrides.push_back("schedule.kind=usp");
+  source.overrides.push_back("schedule.ulysses=8");
+  const SimulationRun exact = run_simulation(source);
+  REQUIRE(exact.symmetric());
+  CHECK_FALSE(exact.symmetry->roles.has_value());
+  source.overrides.push_back("schedule.symmetry=roles");
+  const SimulationRun roles = run_simulation(source);
+  REQUIRE(roles.symmetric());
+  REQUIRE(roles.symmetry->roles.has_value());
+  // With one group per block the ring peer r + 8 would fold onto r: two nodes per block, the
+  // pair whose second node is the last of leaf group 0 (its ring transfers cross the spine).
+  CHECK(roles.symmetry->classes == 2 * u);
+  CHECK(roles.symmetry->roles->first_rank == 240);
+  // The ring's P / u steps each wait for one transfer across blocks; the all-to-alls stay in
+  // a node, where every block's routes are alike.
+  const double bound_ps =
+      static_cast<double>(gpus / u) * static_cast<double>(roles.symmetry->roles->role_spread_ps);
+  CHECK(std::abs(static_cast<double>(roles.result.makespan_ps - exact.result.makespan_ps)) <=
+        bound_ps);
+}
+
 TEST_CASE("the role quotient refuses shared links and ranks that do not fill nodes") {
   // Four nodes of two GPUs; nodes 0 and 2 hang off switch A, nodes 1 and 3 off switch B, one
-  // A-B link. The ring 0..7 crosses A -> B twice (1 -> 2 and 5 -> 6) on the same link.
+  // A-B link. The ring 0..7 crosses A -> B twice (1 -> 2 and 5 -> 6) on the same link, from
+  // blocks 0..1 and 4..5.
   Topology t;
   t.name = "two-switches";
   t.gpu_model = "test";
@@ -125,14 +164,19 @@ TEST_CASE("the role quotient refuses shared links and ranks that do not fill nod
     t.connect(v, node % 2 == 0 ? a : b, 50e9, 100'000, LinkClass::ib);
   }
   std::string why_not;
-  CHECK_FALSE(find_ring_roles(t, {8, 1e6}, why_not).has_value());
-  CHECK(why_not.find("carries the transfers of ranks 1 and 5") != std::string::npos);
+  CHECK_FALSE(find_rank_roles(t, ring_peers(8), 1e6, why_not).has_value());
+  CHECK(why_not.find("carries transfers of ranks 0..1 and of ranks 4..5") != std::string::npos);
   // 12 GPUs on 8-GPU nodes: no block of whole nodes.
   const PreparedScenario twelve = prepare_scenario(kScenario, {"schedule.gpus=12"});
-  CHECK_FALSE(find_ring_roles(twelve.topology, {12, 1e6}, why_not).has_value());
+  CHECK_FALSE(find_rank_roles(twelve.topology, ring_peers(12), 1e6, why_not).has_value());
   CHECK(why_not.find("whole nodes") != std::string::npos);
-  // As a scenario key: a causal ring is refused at schedule.symmetry (exit 2 in the CLI).
+  // As a scenario key where it cannot apply (a causal mask): the run is auto's, with a warning.
   ScenarioSource causal = ring_source(64, "forward", "roles");
   causal.overrides.push_back("attention.causal=true");
-  CHECK_THROWS_AS(run_simulation(causal), InputError);
+  const SimulationRun run = run_simulation(causal);
+  CHECK_FALSE(run.symmetric());
+  const std::vector<std::string>& warnings = run.result.warnings;
+  CHECK(std::any_of(warnings.begin(), warnings.end(), [](const std::string& w) {
+    return w.find("schedule.symmetry: roles not applied (roles needs the full mask") == 0;
+  }));
 }
