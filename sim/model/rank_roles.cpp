@@ -13,7 +13,8 @@
 namespace tilesim {
 namespace {
 
-std::size_t at(int i) { return static_cast<std::size_t>(i); }
+// (Named apart from rank_shift_symmetry.cpp's `at`: unity builds join the two files.)
+std::size_t role_slot(int i) { return static_cast<std::size_t>(i); }
 
 // latency + bytes over the route's narrowest link, in whole picoseconds.
 Picoseconds transfer_time_ps(const Topology& topology, const Route& route, double bytes) {
@@ -29,7 +30,7 @@ Picoseconds transfer_time_ps(const Topology& topology, const Route& route, doubl
 // node, else 0.
 int ranks_per_node(const Topology& topology, const std::vector<int>& placement) {
   const int ranks = static_cast<int>(placement.size());
-  const auto node_of = [&](int r) { return topology.node_of_gpu(placement[at(r)]); };
+  const auto node_of = [&](int r) { return topology.node_of_gpu(placement[role_slot(r)]); };
   int n = 0;
   while (n < ranks && node_of(n) == node_of(0)) ++n;
   if (node_of(0) < 0 || ranks % n != 0) return 0;
@@ -37,8 +38,8 @@ int ranks_per_node(const Topology& topology, const std::vector<int>& placement) 
   for (int r = 0; r < ranks; ++r) {
     const int node = node_of(r);
     if (node < 0 || node_of(r / n * n) != node) return 0;
-    if (at(node) >= block_of_node.size()) block_of_node.resize(at(node) + 1, -1);
-    int& block = block_of_node[at(node)];
+    if (role_slot(node) >= block_of_node.size()) block_of_node.resize(role_slot(node) + 1, -1);
+    int& block = block_of_node[role_slot(node)];
     if (block >= 0 && block != r / n) return 0;  // a node split over two blocks
     block = r / n;
   }
@@ -52,7 +53,7 @@ std::optional<RankShiftSymmetry> find_rank_roles(const Topology& topology, Shift
   const int p = static_cast<int>(search.peers.size());
   std::vector<int>& placement = search.placement;
   if (placement.empty()) {
-    placement.resize(at(p));
+    placement.resize(role_slot(p));
     std::iota(placement.begin(), placement.end(), 0);
   }
   for (int gpu : placement) {
@@ -78,31 +79,31 @@ std::optional<RankShiftSymmetry> find_rank_roles(const Topology& topology, Shift
         node_ranks, p);
     return std::nullopt;
   }
-  std::vector<int> rank_of_gpu(at(topology.gpu_count()), -1);
-  for (int r = 0; r < p; ++r) rank_of_gpu[at(placement[at(r)])] = r;
+  std::vector<int> rank_of_gpu(role_slot(topology.gpu_count()), -1);
+  for (int r = 0; r < p; ++r) rank_of_gpu[role_slot(placement[role_slot(r)])] = r;
   // Every rank's transfer routes: links owned by one block each, and their times.
   Router router(topology);
-  std::vector<int> owner(at(topology.link_count()), -1);
-  std::vector<std::vector<Picoseconds>> step_ps(at(p));
+  std::vector<int> owner(role_slot(topology.link_count()), -1);
+  std::vector<std::vector<Picoseconds>> step_ps(role_slot(p));
   for (int r = 0; r < p; ++r) {
     throw_if_interrupted();
-    for (int d : search.peers[at(r)]) {
+    for (int d : search.peers[role_slot(r)]) {
       if (d == r) continue;
-      const Route& route = router.route(placement[at(r)], placement[at(d)]);
+      const Route& route = router.route(placement[role_slot(r)], placement[role_slot(d)]);
       if (route.links.empty()) {
-        why_not = fmt::format("ranks {} and {} share GPU {}", r, d, placement[at(r)]);
+        why_not = fmt::format("ranks {} and {} share GPU {}", r, d, placement[role_slot(r)]);
         return std::nullopt;
       }
       for (LinkId l : route.links) {
         // A GPU the route relays through must run a rank: the quotient counts traffic on GPUs
         // by their ranks' roles (gpu_canonical).
         const Device& via = topology.device(topology.link_target(l));
-        if (via.kind == DeviceKind::gpu && rank_of_gpu[at(via.gpu_index)] < 0) {
+        if (via.kind == DeviceKind::gpu && rank_of_gpu[role_slot(via.gpu_index)] < 0) {
           why_not = fmt::format("ranks {} -> {} relay through GPU {}, which runs no rank", r, d,
                                 via.gpu_index);
           return std::nullopt;
         }
-        int& o = owner[at(l)];
+        int& o = owner[role_slot(l)];
         if (o >= 0 && o != r / k) {
           why_not = fmt::format(
               "link {} carries transfers of ranks {}..{} and of ranks {}..{}: the quotient "
@@ -112,7 +113,7 @@ std::optional<RankShiftSymmetry> find_rank_roles(const Topology& topology, Shift
         }
         o = r / k;
       }
-      step_ps[at(r)].push_back(transfer_time_ps(topology, route, step_bytes));
+      step_ps[role_slot(r)].push_back(transfer_time_ps(topology, route, step_bytes));
     }
   }
   // The block holding the slowest transfer (the first such block on a tie), and the largest
@@ -121,10 +122,10 @@ std::optional<RankShiftSymmetry> find_rank_roles(const Topology& topology, Shift
   Picoseconds slowest_ps = -1;
   Picoseconds spread_ps = 0;
   for (int s = 0; s < k; ++s) {
-    for (std::size_t i = 0; i < step_ps[at(s)].size(); ++i) {
-      Picoseconds lo = step_ps[at(s)][i], hi = lo;
+    for (std::size_t i = 0; i < step_ps[role_slot(s)].size(); ++i) {
+      Picoseconds lo = step_ps[role_slot(s)][i], hi = lo;
       for (int r = s; r < p; r += k) {
-        const Picoseconds t = step_ps[at(r)][i];
+        const Picoseconds t = step_ps[role_slot(r)][i];
         lo = std::min(lo, t);
         hi = std::max(hi, t);
       }
@@ -132,7 +133,7 @@ std::optional<RankShiftSymmetry> find_rank_roles(const Topology& topology, Shift
     }
   }
   for (int r = 0; r < p; ++r) {
-    for (Picoseconds t : step_ps[at(r)]) {
+    for (Picoseconds t : step_ps[role_slot(r)]) {
       if (t > slowest_ps || (t == slowest_ps && r < slowest_rank)) {
         slowest_ps = t;
         slowest_rank = r;
@@ -143,25 +144,27 @@ std::optional<RankShiftSymmetry> find_rank_roles(const Topology& topology, Shift
   RankShiftSymmetry sym;
   sym.full_ranks = p;
   sym.classes = k;
-  sym.full_placement.resize(at(p));
-  for (int i = 0; i < p; ++i) sym.full_placement[at(i)] = placement[at((first + i) % p)];
+  sym.full_placement.resize(role_slot(p));
+  for (int i = 0; i < p; ++i)
+    sym.full_placement[role_slot(i)] = placement[role_slot((first + i) % p)];
   const int copies = p / k;
-  sym.link_canonical.assign(at(topology.link_count()), -1);
-  sym.link_orbit_size.assign(at(topology.link_count()), 0);
+  sym.link_canonical.assign(role_slot(topology.link_count()), -1);
+  sym.link_orbit_size.assign(role_slot(topology.link_count()), 0);
   for (std::size_t l = 0; l < owner.size(); ++l) {
     if (owner[l] != first / k) continue;
     sym.link_canonical[l] = static_cast<int>(l);
     sym.link_orbit_size[l] = copies;
   }
-  sym.gpu_canonical.assign(at(topology.gpu_count()), -1);
+  sym.gpu_canonical.assign(role_slot(topology.gpu_count()), -1);
   for (int i = 0; i < p; ++i) {
-    sym.gpu_canonical[at(sym.full_placement[at(i)])] = sym.full_placement[at(i % k)];
+    sym.gpu_canonical[role_slot(sym.full_placement[role_slot(i)])] =
+        sym.full_placement[role_slot(i % k)];
   }
   // The rotated ranks' peers are the original ones (peers are equivariant under K | first).
-  sym.full_peers.assign(at(k), {});
+  sym.full_peers.assign(role_slot(k), {});
   for (int s = 0; s < k; ++s) {
-    for (int d : search.peers[at(s)]) {
-      if (d != s) sym.full_peers[at(s)].emplace_back(d % k, d);
+    for (int d : search.peers[role_slot(s)]) {
+      if (d != s) sym.full_peers[role_slot(s)].emplace_back(d % k, d);
     }
   }
   sym.roles = RoleApproximation{first, slowest_ps, spread_ps};
