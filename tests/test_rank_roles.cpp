@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "sim/model/rank_roles.hpp"
+#include "sim/model/ring_symmetry.hpp"
 #include "sim/model/symmetric_simulation.hpp"
 #include "sim/scenario/prepared_scenario.hpp"
 #include "sim/scenario/symmetric_plan.hpp"
@@ -39,13 +40,6 @@ ScenarioSource ring_source(int gpus, const std::string& pass, const std::string&
   return source;
 }
 
-// The ring's peers, r -> r + 1.
-ShiftSearch ring_peers(int ranks) {
-  ShiftSearch search;
-  for (int r = 0; r < ranks; ++r) search.peers.push_back({(r + 1) % ranks});
-  return search;
-}
-
 std::string without_symmetry(nlohmann::ordered_json j) {
   j.erase("symmetry");
   return j.dump(2);
@@ -63,7 +57,7 @@ TEST_CASE("where one node's shift is exact, the role quotient gives the same res
     std::string why_not;
     const AttentionShape& a = p.scenario.attention;
     const auto roles =
-        find_rank_roles(p.topology, ring_peers(64), a.kv_bytes(a.seq_len / 64), why_not);
+        find_rank_roles(p.topology, ring_shift_search(64), a.kv_bytes(a.seq_len / 64), why_not);
     REQUIRE(roles.has_value());
     CHECK(roles->classes == 8);
     REQUIRE(roles->roles.has_value());
@@ -164,11 +158,11 @@ TEST_CASE("the role quotient refuses shared links and ranks that do not fill nod
     t.connect(v, node % 2 == 0 ? a : b, 50e9, 100'000, LinkClass::ib);
   }
   std::string why_not;
-  CHECK_FALSE(find_rank_roles(t, ring_peers(8), 1e6, why_not).has_value());
+  CHECK_FALSE(find_rank_roles(t, ring_shift_search(8), 1e6, why_not).has_value());
   CHECK(why_not.find("carries transfers of ranks 0..1 and of ranks 4..5") != std::string::npos);
   // 12 GPUs on 8-GPU nodes: no block of whole nodes.
   const PreparedScenario twelve = prepare_scenario(kScenario, {"schedule.gpus=12"});
-  CHECK_FALSE(find_rank_roles(twelve.topology, ring_peers(12), 1e6, why_not).has_value());
+  CHECK_FALSE(find_rank_roles(twelve.topology, ring_shift_search(12), 1e6, why_not).has_value());
   CHECK(why_not.find("whole nodes") != std::string::npos);
   // As a scenario key where it cannot apply (a causal mask): the run is auto's, with a warning.
   ScenarioSource causal = ring_source(64, "forward", "roles");

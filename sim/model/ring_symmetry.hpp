@@ -13,10 +13,12 @@ namespace tilesim {
 
 using RingSymmetry = RankShiftSymmetry;
 
+// The ring's peers (r + 1 for each of `ranks` ranks), every shift allowed.
+ShiftSearch ring_shift_search(int ranks);
+
 // placement: rank -> GPU for all P ranks (empty = identity).
 // node_cores_shared: the profile makes a node's ranks share compute cores (compute_cores > 0).
-// max_classes > 0: only shifts K <= max_classes are tried (classes = P when none is exact).
 RingSymmetry find_ring_symmetry(const Topology& topology, std::vector<int> placement, int ranks,
-                                bool node_cores_shared, int max_classes = 0);
+                                bool node_cores_shared);
 
 }  // namespace tilesim

@@ -17,6 +17,16 @@
 #include "sim/topology/topology_loader.hpp"
 
 namespace tilesim {
+namespace {
+
+// p.symmetry and p.roles_declined for `scenario` on p's topology and profile.
+void choose_symmetry_of(PreparedScenario& p, const Scenario& scenario) {
+  SymmetryChoice choice = choose_symmetry(scenario, p.topology, p.profile);
+  p.symmetry = std::move(choice.symmetry);
+  p.roles_declined = std::move(choice.roles_declined);
+}
+
+}  // namespace
 
 PreparedScenario prepare_scenario(const std::string& path,
                                   const std::vector<std::string>& overrides,
@@ -80,9 +90,7 @@ PreparedScenario prepare_scenario(Scenario scenario, const ResourceLimits& limit
     // What any symmetric run needs, before the search routes every rank's peers (P (P - 1)
     // pairs for pass-Q and all-gather KV): the search alone could outgrow the machine.
     check_symmetric_plan_resources(s, 0);
-    SymmetryChoice choice = choose_symmetry(s, p.topology, p.profile);
-    p.symmetry = std::move(choice.symmetry);
-    p.roles_declined = std::move(choice.roles_declined);
+    choose_symmetry_of(p, s);
     if (p.symmetry && p.symmetry->exact()) {
       check_symmetric_plan_resources(s, p.symmetry->classes);
     } else {
@@ -91,11 +99,7 @@ PreparedScenario prepare_scenario(Scenario scenario, const ResourceLimits& limit
   }
   resolve_mesh_tile(p);
   // A mesh tile the tuner chose is known only now.
-  if (!p.symmetry) {
-    SymmetryChoice choice = choose_symmetry(p.scenario, p.topology, p.profile);
-    p.symmetry = std::move(choice.symmetry);
-    p.roles_declined = std::move(choice.roles_declined);
-  }
+  if (!p.symmetry) choose_symmetry_of(p, p.scenario);
   return p;
 }
 

@@ -101,14 +101,6 @@ ShiftSearch usp_search(int ranks, int u) {
   return search;
 }
 
-// The ring family's peer r + 1, every shift.
-ShiftSearch ring_search(int ranks) {
-  ShiftSearch search;
-  search.peers.resize(static_cast<std::size_t>(ranks));
-  for (int r = 0; r < ranks; ++r) search.peers[static_cast<std::size_t>(r)] = {(r + 1) % ranks};
-  return search;
-}
-
 // Schedules in which every rank sends to every other, simulated as an offset quotient
 // (class_plan.hpp keep_class_programs): pass-Q (forward only: it has no backward), all-gather KV
 // owned by the layout (by work, chunks differ in size). 0 for another schedule, else the step
@@ -164,7 +156,7 @@ std::optional<ShiftSearch> peer_search(const Scenario& scenario) {
     return double_ring_search(spec.gpus, inner);
   }
   if (const int u = usp_shift_degree(scenario); u > 0) return usp_search(spec.gpus, u);
-  if (ring_ownership(spec)) return ring_search(spec.gpus);
+  if (ring_ownership(spec)) return ring_shift_search(spec.gpus);
   return std::nullopt;
 }
 
