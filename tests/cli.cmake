@@ -147,7 +147,8 @@ tilesim_cli_test(simulate_windowed_bad_seq_len 2
 # schedule.symmetry: roles (sim/model/rank_roles.hpp): where it cannot apply (a causal mask; a
 # single PCIe node, which no block of whole nodes short of all ranks divides) the run is auto's
 # and says so; where it runs the JSON marks it approximate (4096 GPUs: the block before the
-# first pod crossing).
+# first pod crossing). auto takes it there too (the exact quotient would have 1024 classes),
+# with a warning.
 tilesim_cli_test(simulate_roles_causal 0
   "warning: schedule\\.symmetry: roles not applied \\(roles needs the full mask"
   simulate scenarios/ring-256k.yaml --set schedule.gpus=64 --set schedule.symmetry=roles
@@ -160,3 +161,7 @@ tilesim_cli_test(simulate_roles_4096 0
   "\"exact\": false,[ \n]+\"roles\": {[ \n]+\"first_rank\": 1016,"
   simulate scenarios/ring-256k.yaml --set attention.seq_len=1M --set schedule.gpus=4096
   --set schedule.symmetry=roles --json --no-wall-clock)
+tilesim_cli_test(simulate_auto_roles_4096 0
+  "warning: schedule\\.symmetry: auto simulated the approximate role quotient"
+  simulate scenarios/ring-256k.yaml --set attention.seq_len=1M --set schedule.gpus=4096
+  --no-wall-clock)

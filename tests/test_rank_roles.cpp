@@ -174,3 +174,42 @@ TEST_CASE("the role quotient refuses shared links and ranks that do not fill nod
     return w.find("schedule.symmetry: roles not applied (roles needs the full mask") == 0;
   }));
 }
+
+// schedule.symmetry: auto takes the exact quotient while it has at most kAutoExactClasses (256)
+// classes, the role quotient beyond, and says so in a warning; exact keeps the exact one. On
+// the H100 cluster the ring's exact shift is one leaf group (256 ranks) up to one pod and the
+// pod (1024 ranks) beyond it, so 1024 GPUs stay exact and 2048 take the roles.
+TEST_CASE("auto takes the role quotient only where the exact one exceeds 256 classes") {
+  const auto choose = [](int gpus, const std::string& mode) {
+    const PreparedScenario p = prepare_scenario(
+        kScenario, scale_overrides(gpus, "forward", {"schedule.symmetry=" + mode}));
+    return choose_symmetry(p.scenario, p.topology, p.profile);
+  };
+  const SymmetryChoice pod = choose(1024, "auto");
+  REQUIRE(pod.symmetry.has_value());
+  CHECK(pod.symmetry->classes == 256);
+  CHECK(pod.symmetry->exact());
+  CHECK_FALSE(pod.symmetry->roles.has_value());
+  CHECK(pod.warning.empty());
+
+  const SymmetryChoice two_pods = choose(2048, "auto");
+  REQUIRE(two_pods.symmetry.has_value());
+  REQUIRE(two_pods.symmetry->roles.has_value());
+  CHECK(two_pods.symmetry->classes == 8);
+  CHECK(two_pods.symmetry->roles->first_rank == 1016);  // the node before the pod crossing
+  CHECK(two_pods.warning.find("schedule.symmetry: auto simulated the approximate role quotient") ==
+        0);
+
+  const SymmetryChoice exact = choose(2048, "exact");
+  REQUIRE(exact.symmetry.has_value());
+  CHECK(exact.symmetry->classes == 1024);
+  CHECK_FALSE(exact.symmetry->roles.has_value());
+  CHECK(exact.warning.empty());
+
+  // Where the roles cannot apply (a causal mask: no symmetry at all), auto runs as exact would.
+  const PreparedScenario causal =
+      prepare_scenario(kScenario, scale_overrides(2048, "forward", {"attention.causal=true"}));
+  const SymmetryChoice none = choose_symmetry(causal.scenario, causal.topology, causal.profile);
+  CHECK_FALSE(none.symmetry.has_value());
+  CHECK(none.warning.empty());
+}

@@ -19,11 +19,11 @@
 namespace tilesim {
 namespace {
 
-// p.symmetry and p.roles_declined for `scenario` on p's topology and profile.
+// p.symmetry and p.symmetry_warning for `scenario` on p's topology and profile.
 void choose_symmetry_of(PreparedScenario& p, const Scenario& scenario) {
   SymmetryChoice choice = choose_symmetry(scenario, p.topology, p.profile);
   p.symmetry = std::move(choice.symmetry);
-  p.roles_declined = std::move(choice.roles_declined);
+  p.symmetry_warning = std::move(choice.warning);
 }
 
 }  // namespace

@@ -28,9 +28,10 @@ struct PreparedScenario {
   // classes, and `simulate` runs its quotient plan from the same value (the search routes
   // every rank's peers: 32K routes for a mesh on 16384 GPUs).
   std::optional<RingSymmetry> symmetry;
-  // Why schedule.symmetry: roles, asked for, ran as auto here (empty otherwise): `simulate`
-  // adds it to the result's warnings.
-  std::string roles_declined;
+  // What the run's symmetry is where it is not what schedule.symmetry asked for plainly (roles
+  // declined; auto on the approximate role quotient), empty otherwise: `simulate` adds it to
+  // the result's warnings.
+  std::string symmetry_warning;
 };
 
 // Throws InputError for anything wrong in the scenario or the files it names,

@@ -223,7 +223,7 @@ ScheduleSpec read_schedule(const YamlMap& m) {
                                                : Correction::fused;
   }
   // Read where it is used (symmetric_plan.hpp); checked here with the other keys.
-  if (m.has("symmetry")) (void)m.choice("symmetry", {"auto", "off", "roles"});
+  if (m.has("symmetry")) (void)m.choice("symmetry", {"auto", "exact", "roles", "off"});
   if (m.has("memory_budget")) {
     spec.memory_budget_bytes = m.bytes("memory_budget");
     // 0 would read as "no budget": say so by leaving the key out instead.

@@ -12,9 +12,9 @@
 // candidate (a tile that cannot fit is listed with the generator's reason).
 // A ring, zigzag or striped candidate that symmetric_plan.hpp can run as one rank per class
 // is simulated that way (the same figures to the picosecond, tests/test_symmetric_simulation.cpp);
-// schedule.symmetry: off simulates every rank; schedule.symmetry: roles runs the candidates with
-// a peer-shift quotient on the role quotient (rank_roles.hpp), approximate figures that
-// CandidateResult::approximate marks.
+// schedule.symmetry: off simulates every rank; a candidate that runs on the role quotient
+// (rank_roles.hpp; schedule.symmetry: roles, or auto where the exact quotient would exceed
+// kAutoExactClasses classes) has approximate figures that CandidateResult::approximate marks.
 // What bounds a candidate: "compute" when exposed communication is under 10%
 // of the makespan, otherwise the slowest link class (nvlink, ib...) on the
 // busiest route: the GPU pair whose transfers took the most seconds.

@@ -134,12 +134,16 @@ RankShiftSymmetry all_peers_symmetry(int ranks, int step, const Topology& topolo
   return find_rank_shift_symmetry(topology, std::move(search));
 }
 
-// schedule.symmetry, checked by load_scenario to be auto, off or roles.
-bool symmetry_is(const Scenario& scenario, std::string_view value) {
+// schedule.symmetry, checked by load_scenario to be auto, exact, roles or off; absent is auto.
+std::string symmetry_mode(const Scenario& scenario) {
   const YAML::Node doc = scenario.document;
-  if (!doc.IsMap() || !doc["schedule"] || !doc["schedule"].IsMap()) return false;
+  if (!doc.IsMap() || !doc["schedule"] || !doc["schedule"].IsMap()) return "auto";
   const YAML::Node key = doc["schedule"]["symmetry"];
-  return key && key.IsScalar() && key.Scalar() == value;
+  return key && key.IsScalar() ? key.Scalar() : "auto";
+}
+
+bool symmetry_is(const Scenario& scenario, std::string_view value) {
+  return symmetry_mode(scenario) == value;
 }
 
 bool switched_off(const Scenario& scenario) { return symmetry_is(scenario, "off"); }
@@ -207,24 +211,52 @@ SymmetryChoice choose_symmetry(const Scenario& scenario, const Topology& topolog
                                const CalibrationProfile& profile) {
   SymmetryChoice choice;
   std::optional<ShiftSearch> search = peer_search(scenario);
+  if (search) search->node_cores_shared = profile.compute_cores > 0;
   if (symmetry_is(scenario, "roles")) {
+    std::string declined;
     if (!search && scenario.schedule.balance == TokenBalance::work) {
-      choice.roles_declined = "balance: work deals ranks unequal work";
+      declined = "balance: work deals ranks unequal work";
     } else if (!search) {
-      choice.roles_declined = fmt::format(
+      declined = fmt::format(
           "{} has no peer-shift quotient (roles: ring, zigzag, striped, usp, double_ring, mesh "
           "with a tile)",
           scenario.schedule.kind);
     } else if (!symmetry_applies(scenario)) {
-      choice.roles_declined = "roles needs the full mask and one CP group (no job)";
+      declined = "roles needs the full mask and one CP group (no job)";
     } else {
-      choice.symmetry = role_symmetry(scenario, *search, topology, profile, choice.roles_declined);
-      if (choice.symmetry) return choice;
+      choice.symmetry = role_symmetry(scenario, *search, topology, profile, declined);
     }
+    // Declined, the run is exact's, with a node's shift where role_symmetry found one.
+    if (!declined.empty()) {
+      choice.warning = "schedule.symmetry: roles not applied (" + declined +
+                       "): simulated with the exact quotient where one exists";
+    }
+    if (choice.symmetry) return choice;
   }
   if (!symmetry_applies(scenario)) return choice;
   if (search) {
-    search->node_cores_shared = profile.compute_cores > 0;
+    if (!symmetry_is(scenario, "auto")) {
+      choice.symmetry = find_rank_shift_symmetry(topology, std::move(*search));
+      return choice;
+    }
+    // auto: the exact quotient while it is small, else the role quotient where it applies.
+    ShiftSearch small = *search;
+    small.max_classes = kAutoExactClasses;
+    choice.symmetry = find_rank_shift_symmetry(topology, std::move(small));
+    if (choice.symmetry->exact()) return choice;
+    std::string why_not;
+    if (std::optional<RingSymmetry> roles =
+            role_symmetry(scenario, *search, topology, profile, why_not)) {
+      choice.symmetry = std::move(roles);
+      if (choice.symmetry->roles) {
+        choice.warning = fmt::format(
+            "schedule.symmetry: auto simulated the approximate role quotient: no exact shift "
+            "quotient of at most {} classes (schedule.symmetry: exact runs the exact one, "
+            "slower)",
+            kAutoExactClasses);
+      }
+      return choice;
+    }
     choice.symmetry = find_rank_shift_symmetry(topology, std::move(*search));
   } else if (const int step = all_peers_shift_step(scenario); step > 0) {
     choice.symmetry = all_peers_symmetry(scenario.schedule.gpus, step, topology, profile);

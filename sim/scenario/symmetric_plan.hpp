@@ -57,15 +57,23 @@ bool symmetry_applies(const Scenario& scenario);
 
 // The shift symmetry of the scenario's schedule on `topology`, or nullopt where symmetry does
 // not apply; exact() says whether a quotient plan can run (a role quotient's, with roles set,
-// approximate).
-// schedule.symmetry: roles (sim/model/rank_roles.hpp), for the schedules with a peer-shift
-// quotient (ring, zigzag, striped, USP of two or more groups, double ring, mesh with a known
-// tile) under the full mask, one CP group: an exact shift no larger than the role blocks
-// where there is one, else the role quotient where its checks hold; anywhere else the run is
-// auto's, and roles_declined says why.
+// approximate). schedule.symmetry:
+//   exact: the exact shift quotient where one exists.
+//   roles: (sim/model/rank_roles.hpp), for the schedules with a peer-shift quotient (ring,
+//     zigzag, striped, USP of two or more groups, double ring, mesh with a known tile) under
+//     the full mask, one CP group: an exact shift no larger than the role blocks where there
+//     is one, else the role quotient where its checks hold; anywhere else exact's choice, and
+//     `warning` says why.
+//   auto (the default): exact's choice where it has at most kAutoExactClasses classes (or
+//     none exists and roles cannot apply either), else the role quotient, with `warning`
+//     saying so. The exact quotient's cost grows as classes x P (a ring's 1024 classes
+//     beyond one pod of the H100 cluster: 25 s at 2048 GPUs, 54 s at 4096, where 256 classes
+//     at 1024 take 1 s); the role quotient's as K x P with K one or two nodes' ranks.
+//   off: every rank.
+inline constexpr int kAutoExactClasses = 256;
 struct SymmetryChoice {
   std::optional<RingSymmetry> symmetry;
-  std::string roles_declined;
+  std::string warning;  // for the result's warnings; empty where the run is what was asked
 };
 SymmetryChoice choose_symmetry(const Scenario& scenario, const Topology& topology,
                                const CalibrationProfile& profile);

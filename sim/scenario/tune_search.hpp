@@ -13,7 +13,8 @@
 // figures (ok = false, pruned = true, lower_bound_s set), so a pruned one that would have been
 // left out for the memory budget is listed as pruned.
 // A job scenario (every CP group at once) is not bounded: every candidate is simulated.
-// Under schedule.symmetry: roles the candidates' makespans are the role quotient's, which
+// Where candidates run on the role quotient (schedule.symmetry: roles, or auto beyond
+// kAutoExactClasses exact classes) their makespans are the role quotient's, which
 // approximate the full run's (measured equal to the picosecond for rings at 1024-4096 GPUs,
 // but not proven at or above each bound), so the search returns the exhaustive order of those
 // approximate figures only as far as they respect the bounds.

@@ -131,9 +131,8 @@ SimulationRun run_simulation(const ScenarioSource& source, const SimulateRequest
     // (build_plan names the key the same way for a whole plan).
     throw run.prepared.scenario.error_at(e.key(), e.what());
   }
-  if (!run.prepared.roles_declined.empty()) {
-    run.result.warnings.push_back("schedule.symmetry: roles not applied (" +
-                                  run.prepared.roles_declined + "): simulated as under auto");
+  if (!run.prepared.symmetry_warning.empty()) {
+    run.result.warnings.push_back(run.prepared.symmetry_warning);
   }
   return run;
 }

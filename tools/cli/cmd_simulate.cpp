@@ -54,7 +54,7 @@ void print_summary(const SimulationRun& run) {
   if (run.symmetric() && run.symmetry->roles) {
     const RoleApproximation& roles = *run.symmetry->roles;
     fmt::print(
-        " (APPROXIMATE, schedule.symmetry roles: {} ops simulated, ranks {}..{} stand for every "
+        " (APPROXIMATE, role quotient: {} ops simulated, ranks {}..{} stand for every "
         "block of whole nodes; their slowest transfer {} stands for every block's, which differ "
         "by up to {} within a role)",
         plan.op_count(), roles.first_rank, roles.first_rank + plan.ranks - 1,

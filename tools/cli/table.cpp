@@ -50,7 +50,8 @@ std::string Table::csv() const {
 std::string approximate_rows_note(const std::vector<std::string>& labels) {
   if (labels.empty()) return {};
   return fmt::format(
-      "approximate (schedule.symmetry roles: one block of whole nodes stands for every block): "
+      "approximate (role quotient, rank_roles.hpp: one block of whole nodes stands for every "
+      "block): "
       "{}\n",
       fmt::join(labels, ", "));
 }
