@@ -109,6 +109,45 @@ TEST_CASE("topology: nodes: auto sizes the cluster to the GPUs wanted", "[topolo
   CHECK(a100.link(a100.link_count() - 1).bandwidth_bytes_per_s == 25e9);
 }
 
+// switch_ports: a core switch has one port per pod, so the shipped clusters join at most
+// switch_ports pods: a100-cluster 40 pods of 40 nodes (12,800 GPUs), h100-cluster 64 pods of
+// 128 nodes (65,536); one more node is refused, naming the topology file and `nodes`. A leaf
+// needs nodes_per_leaf + spines ports, a spine its pod's leaves + its plane's cores.
+TEST_CASE("topology: switch_ports bounds the fabric", "[topology][loader]") {
+  CHECK(load_topology(shipped("a100-cluster.yaml"), 12800).node_count == 1600);
+  CHECK(load_topology(shipped("h100-cluster.yaml"), 65536).node_count == 8192);
+  try {
+    load_topology(shipped("a100-cluster.yaml"), 12808);
+    FAIL("expected an InputError for 1601 nodes");
+  } catch (const InputError& err) {
+    CHECK(err.key() == "nodes");
+    CHECK_THAT(err.expected(),
+               Catch::Contains("at most 1600 nodes (12800 GPUs) on this fabric of 40-port "
+                               "switches (a core switch has one port per pod of 40 nodes), got "
+                               "1601 nodes (12808 GPUs)"));
+  }
+  const std::string node_from = "node_from: " + shipped("dgx-h100.yaml") + "\n";
+  // 32 nodes down and 32 spines up: 64 ports.
+  check_error(std::string(kHeader) + "nodes: 4\n" + node_from +
+                  "fabric: {port_bandwidth: 400Gb/s, nodes_per_leaf: 32, switch_latency: 500ns,\n"
+                  "         switch_ports: 40}\n",
+              {6, "fabric.switch_ports",
+               "a leaf needs 64 ports (32 nodes down, 32 spines up), more than 40"});
+  // 8 rails x 4 leaves per pod down, 32 cores up: 64 ports.
+  check_error(std::string(kHeader) + "nodes: 4\n" + node_from +
+                  "fabric: {port_bandwidth: 400Gb/s, nodes_per_leaf: 32, switch_latency: 500ns,\n"
+                  "         pod_nodes: 128, spines: 8, switch_ports: 48}\n",
+              {6, "fabric.switch_ports",
+               "a spine needs 64 ports (32 leaves of its pod down, 32 cores of its plane up)"});
+  // One pod, no core: a spine's 16 ports reach 2 leaves per rail of 4 nodes.
+  const std::string one_pod =
+      write_temp_yaml(std::string(kHeader) + "nodes: auto\n" + node_from +
+                      "fabric: {port_bandwidth: 400Gb/s, nodes_per_leaf: 4, switch_latency: 500ns, "
+                      "switch_ports: 16}\n");
+  CHECK(load_topology(one_pod, 64).node_count == 8);
+  CHECK_THROWS_AS(load_topology(one_pod, 72), InputError);
+}
+
 TEST_CASE("topology: fabric oversubscription and spine count", "[topology][loader]") {
   const std::string path = write_temp_yaml(std::string(kHeader) +
                                            "nodes: 4\n"

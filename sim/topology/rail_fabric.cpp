@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include "sim/topology/node_template.hpp"
@@ -39,9 +40,35 @@ double RailFabricSpec::spine_core_bandwidth_bytes_per_s(int rails) const {
          core_count_per_plane(rails);
 }
 
+std::string RailFabricSpec::port_shortfall(int rails) const {
+  if (switch_ports <= 0) return {};
+  const int leaf_ports = nodes_per_leaf + spine_count();
+  if (leaf_ports > switch_ports) {
+    return fmt::format("a leaf needs {} ports ({} nodes down, {} spines up), more than {}",
+                       leaf_ports, nodes_per_leaf, spine_count(), switch_ports);
+  }
+  if (pod_nodes > 0) {
+    const int spine_ports = pod_leaves(rails) + core_count_per_plane(rails);
+    if (spine_ports > switch_ports) {
+      return fmt::format(
+          "a spine needs {} ports ({} leaves of its pod down, {} cores of its plane up), more "
+          "than {}",
+          spine_ports, pod_leaves(rails), core_count_per_plane(rails), switch_ports);
+    }
+  }
+  return {};
+}
+
+int RailFabricSpec::max_nodes(int rails) const {
+  if (switch_ports <= 0) return std::numeric_limits<int>::max();
+  if (pod_nodes > 0) return switch_ports * pod_nodes;
+  return std::max(1, switch_ports / std::max(1, rails)) * nodes_per_leaf;
+}
+
 RailFabricSpec parse_rail_fabric(const YamlMap& fabric) {
   fabric.allow_only({"port_bandwidth", "nodes_per_leaf", "switch_latency", "oversubscription",
-                     "spines", "class", "pod_nodes", "core_oversubscription", "cores_per_plane"});
+                     "spines", "class", "pod_nodes", "core_oversubscription", "cores_per_plane",
+                     "switch_ports"});
   RailFabricSpec spec;
   spec.port_bandwidth_bytes_per_s = fabric.bandwidth_bytes_per_s("port_bandwidth");
   if (!(spec.port_bandwidth_bytes_per_s > 0.0)) {
@@ -86,6 +113,13 @@ RailFabricSpec parse_rail_fabric(const YamlMap& fabric) {
     const std::int64_t cores = fabric.integer("cores_per_plane");
     if (cores < 1 || cores > 100000) fabric.fail("cores_per_plane", "expected a positive integer");
     spec.cores_per_plane = static_cast<int>(cores);
+  }
+  if (fabric.has("switch_ports")) {
+    const std::int64_t ports = fabric.integer("switch_ports");
+    if (ports < 2 || ports > 100000) {
+      fabric.fail("switch_ports", "expected a switch radix of at least 2 ports");
+    }
+    spec.switch_ports = static_cast<int>(ports);
   }
   if ((spec.core_oversubscription != 1.0 || spec.cores_per_plane > 0) && spec.pod_nodes == 0) {
     fabric.fail(spec.cores_per_plane > 0 ? "cores_per_plane" : "core_oversubscription",

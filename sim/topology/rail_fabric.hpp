@@ -23,6 +23,7 @@
 // the Router picks spine n mod S and core (n / S) mod K for destination node n (d-mod-k).
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "sim/core/yaml_reader.hpp"
@@ -40,6 +41,7 @@ struct RailFabricSpec {
   int pod_nodes = 0;                   // 0 = one pod of every node (no core tier)
   double core_oversubscription = 1.0;  // spine downlink : uplink bandwidth, >= 1
   int cores_per_plane = 0;             // 0 = pod leaves / core_oversubscription
+  int switch_ports = 0;                // every switch's ports (radix); 0 = not checked
 
   int spine_count() const;
   double leaf_spine_bandwidth_bytes_per_s() const;
@@ -47,11 +49,17 @@ struct RailFabricSpec {
   int pod_leaves(int rails) const;  // leaves of one pod, all rails
   int core_count_per_plane(int rails) const;
   double spine_core_bandwidth_bytes_per_s(int rails) const;
+  // With switch_ports: the ports a leaf (nodes_per_leaf down, one up to each spine) and a
+  // spine (the pod's leaves down, one up to each core of its plane) need beyond it, "" when
+  // they fit; and the most nodes the fabric joins: switch_ports pods (a core has one port per
+  // pod) or, with one pod and no core, as many leaves per rail as a spine has ports.
+  std::string port_shortfall(int rails) const;
+  int max_nodes(int rails) const;  // INT_MAX without switch_ports
 };
 
 // Parses the `fabric:` mapping (keys: port_bandwidth, nodes_per_leaf, switch_latency,
 // oversubscription?, spines?, class?, pod_nodes?, core_oversubscription?,
-// cores_per_plane?).
+// cores_per_plane?, switch_ports?).
 RailFabricSpec parse_rail_fabric(const YamlMap& fabric);
 
 // Adds leaves and spines to `topology`; nics_per_node[n][r] is NIC r of node n.

@@ -4,8 +4,10 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <string>
 
 #include "sim/core/input_error.hpp"
 #include "sim/core/yaml_reader.hpp"
@@ -96,13 +98,29 @@ Topology load_topology(const std::string& path, int gpus_wanted) {
   topo.gpu_model = root.string("gpu");
   const NodeTemplate tmpl = read_node_template(root);
   std::optional<RailFabricSpec> fabric;
-  if (auto f = root.optional_map("fabric")) {
-    fabric = parse_rail_fabric(*f);
+  const auto fabric_map = root.optional_map("fabric");
+  if (fabric_map) {
+    fabric = parse_rail_fabric(*fabric_map);
     if (tmpl.nics == 0) {
       root.fail("fabric", "the node template has no device of kind nic to attach");
     }
+    if (const std::string why = fabric->port_shortfall(tmpl.nics); !why.empty()) {
+      fabric_map->fail("switch_ports", why);
+    }
   }
   const int nodes = parse_nodes(root, tmpl.gpus, gpus_wanted);
+  if (fabric && nodes > fabric->max_nodes(tmpl.nics)) {
+    const int most = fabric->max_nodes(tmpl.nics);
+    root.fail("nodes",
+              fmt::format("at most {} nodes ({} GPUs) on this fabric of {}-port switches ({}), "
+                          "got {} nodes ({} GPUs)",
+                          most, static_cast<std::int64_t>(most) * tmpl.gpus, fabric->switch_ports,
+                          fabric->pod_nodes > 0
+                              ? fmt::format("a core switch has one port per pod of {} nodes",
+                                            fabric->pod_nodes)
+                              : "one pod: a spine has one port per leaf",
+                          nodes, static_cast<std::int64_t>(nodes) * tmpl.gpus));
+  }
   topo.gpus_per_node = tmpl.gpus;
   topo.node_count = nodes;
 
