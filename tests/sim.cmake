@@ -7,6 +7,10 @@ tilesim_test(test_sim SOURCES test_simulator_ring.cpp test_simulator_determinism
 tilesim_test(test_symmetry SOURCES test_symmetric_simulation.cpp symmetry_fixture.cpp
              LIBS tilesim_model tilesim_scenario tilesim_verbs)
 
+# sweep's per-phase figures from the streamed totals, against records (symmetric and lazy runs).
+tilesim_test(test_sweep_phase_stats SOURCES test_sweep_phase_stats.cpp symmetry_fixture.cpp
+             LIBS tilesim_model tilesim_scenario tilesim_verbs)
+
 # The role quotient (schedule.symmetry: roles): one node's ranks stand for every node.
 tilesim_test(test_rank_roles SOURCES test_rank_roles.cpp symmetry_fixture.cpp
              LIBS tilesim_model tilesim_scenario tilesim_verbs)

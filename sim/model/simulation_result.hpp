@@ -38,6 +38,14 @@ struct RankTotals {
   double bytes_received = 0.0;
   double peak_bytes = 0.0;
   TensorBytes peak_breakdown{};
+  // Streamed for per-phase means without op records (sweep, phase_stats.hpp); simulated runs
+  // only. Attention calls are the compute ops, not the merges.
+  std::int64_t attention_calls = 0;
+  Picoseconds attention_busy_ps = 0;
+  int comm_groups = 0;  // comm groups this rank ran a transfer of
+  std::int64_t transfers_received = 0;
+  Picoseconds transfer_time_ps = 0;     // their posted-to-arrived times, summed
+  Picoseconds slowest_transfer_ps = 0;  // and the longest
 };
 
 struct LinkSample {

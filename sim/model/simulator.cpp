@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -116,6 +117,7 @@ class Simulation final : private TransferCalendar {
       }
     }
     running_.assign(static_cast<std::size_t>(plan.ranks), RunningCompute{});
+    last_group_.assign(static_cast<std::size_t>(plan.ranks), std::numeric_limits<int>::min());
     ranks_on_gpu_.resize(static_cast<std::size_t>(topology.gpu_count()));
     for (int r = 0; r < plan.ranks; ++r) {
       ranks_on_gpu_[static_cast<std::size_t>(placement_[static_cast<std::size_t>(r)])].push_back(r);
@@ -255,6 +257,11 @@ class Simulation final : private TransferCalendar {
     if (options_.record_ops) op_timing({e.rank, static_cast<int>(e.index)}).end_ps = now;
     RankTotals& totals = result_.ranks[static_cast<std::size_t>(e.rank)];
     totals.compute_busy_ps += now - run.start_ps;
+    if (plan_.programs[static_cast<std::size_t>(e.rank)].op(static_cast<int>(e.index)).kind ==
+        OpKind::compute) {
+      ++totals.attention_calls;
+      totals.attention_busy_ps += now - run.start_ps;
+    }
     totals.end_ps = std::max(totals.end_ps, now);
     RankStream& stream = streams_[static_cast<std::size_t>(e.rank)];
     stream.stream_free_ps = std::max(stream.stream_free_ps, now);
@@ -287,6 +294,8 @@ class Simulation final : private TransferCalendar {
     rec.posted_ps = now;
     transfer_touches(t.send.rank, +1, now);
     transfer_touches(t.recv.rank, +1, now);
+    count_comm_group(t.send);
+    count_comm_group(t.recv);
     const TransferId id = network_->post({placement_[static_cast<std::size_t>(t.send.rank)],
                                           destination_gpu(t.send, t.recv), rec.bytes},
                                          now);
@@ -299,6 +308,16 @@ class Simulation final : private TransferCalendar {
     } else {
       in_flight_.emplace(id, rec);
     }
+  }
+
+  // A rank's comm groups run one after the other, so a group id that differs from the rank's
+  // last one is a new group.
+  void count_comm_group(OpId op) {
+    const int group = plan_.programs[static_cast<std::size_t>(op.rank)].op(op.index).comm_group;
+    int& last = last_group_[static_cast<std::size_t>(op.rank)];
+    if (group == last) return;
+    last = group;
+    ++result_.ranks[static_cast<std::size_t>(op.rank)].comm_groups;
   }
 
   OpTiming& op_timing(OpId op) {
@@ -337,7 +356,11 @@ class Simulation final : private TransferCalendar {
         result_.route_busy_ps[route] += static_cast<double>(now - rec.posted_ps);
       }
       result_.ranks[static_cast<std::size_t>(rec.send.rank)].bytes_sent += rec.bytes;
-      result_.ranks[static_cast<std::size_t>(rec.recv.rank)].bytes_received += rec.bytes;
+      RankTotals& receiver = result_.ranks[static_cast<std::size_t>(rec.recv.rank)];
+      receiver.bytes_received += rec.bytes;
+      ++receiver.transfers_received;
+      receiver.transfer_time_ps += now - rec.posted_ps;
+      receiver.slowest_transfer_ps = std::max(receiver.slowest_transfer_ps, now - rec.posted_ps);
       transfer_touches(rec.send.rank, -1, now);
       transfer_touches(rec.recv.rank, -1, now);
       tracker_.finish_transfer({rec.send, rec.recv, rec.object});
@@ -410,6 +433,7 @@ class Simulation final : private TransferCalendar {
   TransferId posted_ = 0;
   std::unordered_map<TransferId, TransferRecord> in_flight_;  // when not recording transfers
   std::vector<TransferId> completed_;
+  std::vector<int> last_group_;  // per rank: the comm group of its last posted transfer
   std::vector<std::vector<int>> ranks_on_gpu_;
   std::vector<int> changed_gpus_;
   LinkSampler sampler_;

@@ -18,7 +18,7 @@ namespace tilesim {
 // What a caller needs beyond the per-rank totals the simulator streams by default.
 struct SimulateRequest {
   bool trace = false;        // link samples plus op and transfer records (traces, HTML report)
-  bool records = false;      // op and transfer records (phase statistics)
+  bool records = false;      // op and transfer records (every rank's whole plan)
   bool per_op = false;       // records, and the document adds op_times
   bool full_check = false;   // the full validator beyond 256 ranks too
   bool no_symmetry = false;  // simulate every rank even where one per class is exact

@@ -8,11 +8,11 @@
 namespace tilesim {
 
 nlohmann::ordered_json sweep_row(const ScenarioSource& source, int gpus, bool include_wall_clock) {
-  // The phase statistics read per-op and per-transfer times.
-  const SimulationRun run =
-      run_simulation(source.with(fmt::format("schedule.gpus={}", gpus)),
-                     SimulateRequest{.records = true, .job_refused_by = "sweep"});
-  const PhaseStats ph = phase_stats(run.full_plan(), run.result);
+  // As `simulate` runs it (symmetric, role quotient or lazy where those apply): the phase
+  // statistics come from the per-rank totals, not from op records.
+  const SimulationRun run = run_simulation(source.with(fmt::format("schedule.gpus={}", gpus)),
+                                           SimulateRequest{.job_refused_by = "sweep"});
+  const PhaseStats ph = phase_stats(run.result, run.prepared.scenario.attention.seq_len);
   nlohmann::ordered_json row = simulation_document(run, include_wall_clock);
   row["tokens_per_gpu"] = ph.tokens_per_gpu;
   row["phases"] = ph.phases;

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "runtime/mpi/job_item_map.hpp"
 #include "sim/core/atomic_file.hpp"
@@ -42,8 +44,11 @@ int run_sweep(const SweepArgs& args) {
   Table csv({"gpus", "tokens_per_gpu", "tokens", "flops_per_gpu_per_phase", "phases",
              "bytes_per_gpu_per_phase", "bytes_per_phase_total", "comm_s_per_phase",
              "compute_s_per_phase", "overlap", "makespan_s", "speedup", "efficiency",
-             "exposed_comm_s_max", "peak_memory_bytes_max"});
+             "exposed_comm_s_max", "peak_memory_bytes_max", "approximate"});
+  std::vector<std::string> approximate;  // GPU counts simulated on a role quotient
   for (const auto& row : rows) {
+    const bool on_roles = row.contains("symmetry") && row["symmetry"].contains("roles");
+    if (on_roles) approximate.push_back(std::to_string(row["gpus"].get<int>()));
     const auto num = [&](const char* key) { return row[key].get<double>(); };
     const auto integer = [&](const char* key) { return row[key].get<std::int64_t>(); };
     table.add({std::to_string(integer("gpus")), format_tokens(integer("tokens_per_gpu")),
@@ -64,7 +69,7 @@ int run_sweep(const SweepArgs& args) {
          fmt::format("{:.9g}", num("compute_s_per_phase")), fmt::format("{:.6f}", num("overlap")),
          fmt::format("{:.9g}", num("makespan_s")), fmt::format("{:.6f}", num("speedup")),
          fmt::format("{:.6f}", num("efficiency")), fmt::format("{:.9g}", num("exposed_comm_s_max")),
-         fmt::format("{:.0f}", num("peak_memory_bytes_max"))});
+         fmt::format("{:.0f}", num("peak_memory_bytes_max")), on_roles ? "1" : "0"});
   }
   if (!args.csv.empty()) {
     AtomicFile out(args.csv, "--csv");
@@ -75,7 +80,7 @@ int run_sweep(const SweepArgs& args) {
     fmt::print("{}\n", rows.dump(2));
   } else {
     const std::string name = rows.empty() ? "" : rows.back()["scenario"].get<std::string>();
-    fmt::print("sweep of {}\n{}", name, table.render());
+    fmt::print("sweep of {}\n{}{}", name, table.render(), approximate_rows_note(approximate));
   }
   return kExitOk;
 }

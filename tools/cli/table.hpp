@@ -20,8 +20,9 @@ class Table {
   std::vector<std::vector<std::string>> rows_;
 };
 
-// The line under a compare or tune table that names the rows simulated on a role quotient
-// (schedule.symmetry: roles, approximate); empty when there are none.
+// The line under a compare, tune or sweep table that names the rows simulated on a role
+// quotient (schedule.symmetry: roles, or auto beyond 256 exact classes: approximate); empty
+// when there are none.
 std::string approximate_rows_note(const std::vector<std::string>& labels);
 
 }  // namespace tilesim::cli
