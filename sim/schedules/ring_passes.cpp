@@ -253,18 +253,20 @@ int steps_for(const Plan& plan, const std::vector<RingMember>& ring, int sign) {
     return !(sign < 0 ? member.keys : member.back_keys).empty();
   });
   if (!any_keys) return 1;
-  const KeyReaders readers(plan, ring, sign > 0);
   // Narrowed (a window: each query block sees a few key blocks): the farthest reader of any
   // key, in O(P x blocks per hull), where the scan below checked (P - n) x P pairs without
   // work (5.9 s of a 16384-GPU windowed ring). Else (full, causal; striped blocks) the scan
   // from the farthest offset down, which work at or near offset m - 1 ends at once. Both give
-  // the same steps (tests/test_ring_steps.cpp).
-  if (readers.narrowed()) {
-    int farthest = 0;
-    readers.visit([&](int reader, int owner, int /*key*/) {
-      farthest = std::max(farthest, ((sign < 0 ? reader - owner : owner - reader) % m + m) % m);
-    });
-    return farthest + 1;
+  // the same steps (tests/test_ring_steps.cpp). Under the full and causal masks no reader
+  // index is built.
+  if (plan.shape.mask.may_leave_pairs_empty()) {
+    if (const KeyReaders readers(plan, ring, sign > 0); readers.narrowed()) {
+      int farthest = 0;
+      readers.visit([&](int reader, int owner, int /*key*/) {
+        farthest = std::max(farthest, ((sign < 0 ? reader - owner : owner - reader) % m + m) % m);
+      });
+      return farthest + 1;
+    }
   }
   for (int s = m - 1; s > 0; --s) {
     for (int k = 0; k < m; ++k) {

@@ -109,8 +109,7 @@ Topology load_topology(const std::string& path, int gpus_wanted) {
     }
   }
   const int nodes = parse_nodes(root, tmpl.gpus, gpus_wanted);
-  if (fabric && nodes > fabric->max_nodes(tmpl.nics)) {
-    const int most = fabric->max_nodes(tmpl.nics);
+  if (const int most = fabric ? fabric->max_nodes(tmpl.nics) : nodes; fabric && nodes > most) {
     root.fail("nodes",
               fmt::format("at most {} nodes ({} GPUs) on this fabric of {}-port switches ({}), "
                           "got {} nodes ({} GPUs)",
