@@ -27,12 +27,13 @@ tilesim_cli_test(symmetric_summary_ops 0
   "simulation +24256 ops, .*\\(symmetric: 3032 ops simulated, one rank of each of 8 classes of 8 ranks\\)"
   simulate scenarios/ring-256k.yaml --set schedule.gpus=64 --max-ops 1e4)
 # pass-Q's offset quotient holds all P^2 partials whatever its classes: on 256 GPUs (8 classes)
-# 78.8 MB estimated, 16.8 MB of it the 131,584 objects, 62 MB without them; one class (the
-# check before the symmetry search) 75.7 MB. 77 MB passes that check and refuses the quotient.
+# 95.6 MB estimated, 33.6 MB of it the 262,656 objects (the schedule's O and LSE partials and
+# the correction's block partial of each), 62 MB without them; one class (the check before the
+# symmetry search) 92.4 MB. 95 MB passes that check and refuses the quotient.
 tilesim_cli_test(guard_symmetric_pass_q_objects 2
-  "key 'schedule\\.gpus': a plan this machine can hold: pass_q on 256 GPUs simulated as 8 rank classes is about 2\\.65e\\+04 ops, 75\\.19 MiB of memory"
+  "key 'schedule\\.gpus': a plan this machine can hold: pass_q on 256 GPUs simulated as 8 rank classes is about 2\\.65e\\+04 ops, 91\\.19 MiB of memory"
   simulate scenarios/ring-256k.yaml --set attention.seq_len=1M --set schedule.kind=pass_q
-           --set schedule.gpus=256 --max-memory 77MB)
+           --set schedule.gpus=256 --max-memory 95MB)
 tilesim_cli_test(guard_bad_max_memory 2 "--max-memory.*a positive byte size"
   simulate scenarios/ring-256k.yaml --max-memory lots)
 

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
-#include <unordered_map>
 #include <vector>
 
 namespace tilesim {
@@ -45,11 +44,20 @@ OutputCorrectionRewriter::OutputCorrectionRewriter(Plan& plan)
     : plan_(plan),
       held_inputs_(static_cast<std::size_t>(plan.ranks)),
       ranks_(static_cast<std::size_t>(plan.ranks)) {
-  for (int id = 0; id < static_cast<int>(plan.objects.size()); ++id) {
-    const DataObject& o = plan.object(id);
-    if (o.input && is_accumulator(o.tensor) && o.home_rank < plan.ranks) {
+  const int objects = static_cast<int>(plan.objects.size());
+  partial_of_.assign(static_cast<std::size_t>(objects), -1);
+  for (int id = 0; id < objects; ++id) {
+    const DataObject o = plan.object(id);  // a copy: add_object may move the objects
+    if (!is_accumulator(o.tensor)) continue;
+    if (o.input && o.home_rank < plan.ranks) {
       held_inputs_[static_cast<std::size_t>(o.home_rank)].push_back(id);
     }
+    // Homed on the chunk's owner, so that O's and LSE's partials of a chunk share a home (the
+    // runtime pairs a merge's O and LSE partials by chunk and home), even where O and LSE do not
+    // (USP: O at the token owner, LSE at the head rank).
+    const int home = plan.chunks[static_cast<std::size_t>(o.chunk)].owner;
+    partial_of_[static_cast<std::size_t>(id)] = plan.add_object(
+        {o.tensor, o.chunk, home, block_partial_bytes(plan, o), false, false, o.name + "~"});
   }
 }
 
@@ -103,7 +111,7 @@ void OutputCorrectionRewriter::rewrite(int r, const RankProgram& old, int from, 
         targets_.clear();
         for (int w : old.writes(i)) {
           if (is_accumulator(plan_.object(w).tensor) && st.holds.contains(w)) {
-            const int part = partial(r, w);
+            const int part = partial(w);
             writes_.push_back(part);
             partials_scratch_.push_back(part);
             targets_.push_back(w);
@@ -139,25 +147,16 @@ void OutputCorrectionRewriter::rewrite(int r, const RankProgram& old, int from, 
   }
 }
 
-int OutputCorrectionRewriter::partial(int rank, int target) {
-  RankState& st = ranks_[static_cast<std::size_t>(rank)];
-  for (const auto& [t, id] : st.partial_of) {
-    if (t == target) return id;
+int OutputCorrectionRewriter::partial(int target) const {
+  const int id = target < static_cast<int>(partial_of_.size())
+                     ? partial_of_[static_cast<std::size_t>(target)]
+                     : -1;
+  if (id < 0) {
+    throw std::logic_error(
+        fmt::format("output correction: {} has no block partial (an accumulator made after the "
+                    "rewriter)",
+                    plan_.object(target).name));
   }
-  const int id = make_partial(rank, target);
-  st.partial_of.emplace_back(target, id);
-  return id;
-}
-
-int OutputCorrectionRewriter::make_partial(int rank, int target) {
-  const std::uint64_t key =
-      (static_cast<std::uint64_t>(rank) << 32) | static_cast<std::uint32_t>(target);
-  auto it = partials_.find(key);
-  if (it != partials_.end()) return it->second;
-  const DataObject t = plan_.object(target);
-  const int id = plan_.add_object({t.tensor, t.chunk, rank, block_partial_bytes(plan_, t), false,
-                                   false, fmt::format("{}~{}", t.name, rank)});
-  partials_.emplace(key, id);
   return id;
 }
 

@@ -14,9 +14,15 @@
 // or merge, or received, and not freed since) writes a block partial of it
 // instead, and is followed by ONE merge op that reads all of the op's block
 // partials and writes those accumulators, then by one free of all of them.
-// A block partial is one object per (accumulator, rank), re-created by every
-// step that needs it; O, dQ and dKV partials are sized in the activation dtype
-// (what the kernel writes), LSE partials in fp32. The simulator costs the merge
+// A block partial is one object per accumulator ("O[3]~"), made for every
+// accumulator of the plan before the rewrite, so that its id does not depend on
+// the order in which ranks are rewritten (a windowed simulation rewrites them
+// interleaved, sim/schedules/ring_classes_source.hpp). Every rank that computes
+// into the accumulator holds its own copy of the partial, from the compute to
+// the free after the merge, as it holds its own copy of a travelling KV; so a
+// backward ring, whose P travelling dKV each get a partial on every rank they
+// pass, has P partial objects, not P^2. O, dQ and dKV partials are sized in the
+// activation dtype (what the kernel writes), LSE partials in fp32. The simulator costs the merge
 // by its bytes (compute_model.hpp): partials read + 2 x accumulators (read and
 // written), at the profile's merge_bandwidth, plus one launch. Accumulators the
 // schedule already merges (pass-Q, mesh partials) are untouched: their computes
@@ -33,7 +39,6 @@
 
 #include <cstdint>
 #include <string_view>
-#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -51,8 +56,9 @@ void separate_output_corrections(Plan& plan);
 // Correction::separate applied to programs as they are generated: rewrite() takes the ops of a
 // rank's raw program from `from` on and appends their rewritten form to `out`;
 // separate_output_corrections runs it over whole programs, a windowed simulation over each new
-// piece (sim/schedules/ring_classes_source.hpp). Block partials are added to `plan` when first
-// needed, so rewriting ranks in the same order gives the same object ids. discard_before()
+// piece (sim/schedules/ring_classes_source.hpp). The constructor adds the block partials to
+// `plan` (one per accumulator object, in id order), so any order of rewriting ranks gives the
+// same object ids. discard_before()
 // forgets the raw ops before `raw_index`, which later ops' `after` may then not name.
 class OutputCorrectionRewriter {
  public:
@@ -64,19 +70,17 @@ class OutputCorrectionRewriter {
  private:
   struct RankState {
     bool started = false;
-    std::unordered_set<int> holds;                // objects the rank holds a copy of with content
-    std::vector<std::pair<int, int>> partial_of;  // accumulator -> its block partial here
-    int index_base = 0;                           // raw index of new_index[0]
-    std::vector<int> new_index;                   // raw op -> rewritten op
+    std::unordered_set<int> holds;  // objects the rank holds a copy of with content
+    int index_base = 0;             // raw index of new_index[0]
+    std::vector<int> new_index;     // raw op -> rewritten op
   };
   RankState& state(int rank);
-  int partial(int rank, int target);
-  int make_partial(int rank, int target);
+  int partial(int target) const;
 
   Plan& plan_;
   std::vector<std::vector<int>> held_inputs_;  // per rank: accumulators it starts with
   std::vector<RankState> ranks_;
-  std::unordered_map<std::uint64_t, int> partials_;
+  std::vector<int> partial_of_;  // object -> its block partial; -1: not an accumulator
   std::vector<int> after_, writes_, partials_scratch_, targets_;
 };
 

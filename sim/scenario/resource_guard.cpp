@@ -57,9 +57,8 @@ int usp_degree(const AttentionShape& shape, const ScheduleSpec& spec) {
 
 // Per rank (P ranks, every program alike but the mesh's), u = Ulysses degree, r = P / u:
 //   ring, zigzag, striped  ops 6P - 5 / 9P - 5 / 15P - 10 (forward / backward / both);
-//                          objects 4P + 2R / 7P + RP / 7P + RP + 2R (Q, KV, O, LSE (dO, dQ,
-//                          dKV) per chunk; the correction's O and LSE partials per rank, dKV
-//                          partials per rank and chunk); flows 1, routes 1
+//                          objects 4P / 7P (Q, KV, O, LSE (dO, dQ, dKV) per chunk); flows 1,
+//                          routes 1
 //   double_ring (n = P / inner rings)  the ring's, backward + 3n ops when n >= 2; flows and
 //                          routes 2 when n >= 2
 //   allgather_kv           ops 3P - 2 / 7P - 5 / 10P - 7; objects 4P, with a backward
@@ -67,16 +66,18 @@ int usp_degree(const AttentionShape& shape, const ScheduleSpec& spec) {
 //   pass_q                 ops 13P - 12; objects 4P + 2P (P - 1) (O[i]@x, LSE[i]@x); flows 2
 //                          (O and LSE), routes P - 1
 //   usp, r >= 2            ops (3u + 3) r + 6u - 11 / (6u + 3) r + 9u - 14 / (9u + 6) r + 12u
-//                          - 22; objects 4Pu + 2uR / 7Pu + RP / 7Pu + RP + 2uR (chunks split in
-//                          u head groups); flows 2 (u - 1) (Q and KV to every member), routes u
+//                          - 22; objects 4Pu / 7Pu (chunks split in u head groups); flows
+//                          2 (u - 1) (Q and KV to every member), routes u
 //   ulysses (u = P, r = 1) ops 9P - 8 / 12P - 11 / 18P - 16, + 3 (ceil(P^2 / 65535) - 1) a
 //                          pass (calls split at 65535 pairs); objects 4P^2 / 7P^2; flows
 //                          2 (P - 1), routes P - 1
 //   mesh a x b             ops (bound) as mesh_ops / P; objects (bound) 4P + 2R (2a - 1)
-//                          forward, 7P + P (a + b - 2) + R (a + b) backward (dQ and dKV
-//                          partials of every rank), both the sum less 4P; flows 2 forward, 5
-//                          with a backward; routes 2
+//                          forward, 7P + P (a + b - 2) + R (a + b) backward, both the sum less
+//                          4P; flows 2 forward, 5 with a backward; routes 2
 // with R = `programs` (P for the full plan); pairs R P per pass, R P u for usp and ulysses.
+// A correction that is not fused adds one block partial per accumulator object (O, LSE, dQ,
+// dKV, output_correction.hpp): the accumulators above (2 of the 4 per chunk, 4 of the 7, and
+// every @ partial); the mesh's bound doubles.
 PlanSize plan_size(const AttentionShape& shape, const ScheduleSpec& spec, int programs) {
   const double p = std::max(1, spec.gpus);
   const double k = programs > 0 ? std::min<double>(programs, p) : p;
@@ -85,7 +86,7 @@ PlanSize plan_size(const AttentionShape& shape, const ScheduleSpec& spec, int pr
   const bool both = fwd && bwd;
   const std::string& kind = spec.kind;
   PlanSize s;
-  double rank_ops = 0.0, flows = 1.0, routes = 1.0;
+  double rank_ops = 0.0, flows = 1.0, routes = 1.0, accumulators = 0.0;
   if (kind == "mesh") {
     const auto [a, b] = mesh_tile(spec, fwd, bwd);
     const double fa = a, fb = b;
@@ -93,15 +94,18 @@ PlanSize plan_size(const AttentionShape& shape, const ScheduleSpec& spec, int pr
     s.objects = 0.0;
     if (fwd) s.objects += 4 * p + 2 * k * (2 * fa - 1);
     if (bwd) s.objects += 7 * p + p * (fa + fb - 2) + k * (fa + fb) - (both ? 4 * p : 0.0);
+    accumulators = s.objects;  // a bound: at most every object
     flows = bwd ? 5 : 2;
     routes = 2;
   } else if (kind == "allgather_kv") {
     rank_ops = both ? 10 * p - 7 : bwd ? 7 * p - 5 : 3 * p - 2;
     s.objects = bwd ? 7 * p + p * (p - 1) : 4 * p;
+    accumulators = bwd ? 4 * p + p * (p - 1) : 2 * p;
     flows = routes = p - 1;
   } else if (kind == "pass_q") {
     rank_ops = 13 * p - 12;
     s.objects = 4 * p + 2 * p * (p - 1);
+    accumulators = 2 * p + 2 * p * (p - 1);
     flows = 2;
     routes = p - 1;
   } else if (kind == "ulysses") {
@@ -110,6 +114,7 @@ PlanSize plan_size(const AttentionShape& shape, const ScheduleSpec& spec, int pr
     // (Op::pair_count), so from 256 GPUs on it splits, 3 more ops (call, merge, free) a part.
     rank_ops += (both ? 2 : 1) * 3 * (std::ceil(p * p / 65535.0) - 1);
     s.objects = (bwd ? 7 : 4) * p * p;
+    accumulators = (bwd ? 4 : 2) * p * p;
     flows = 2 * (p - 1);
     routes = p - 1;
   } else if (kind == "usp") {
@@ -119,12 +124,14 @@ PlanSize plan_size(const AttentionShape& shape, const ScheduleSpec& spec, int pr
     rank_ops = both  ? (9 * u + 6) * r + 12 * u - 22
                : bwd ? (6 * u + 3) * r + 9 * u - 14
                      : (3 * u + 3) * r + 6 * u - 11;
-    s.objects = (bwd ? 7 : 4) * p * u + (bwd ? k * p : 0.0) + (fwd ? 2 * u * k : 0.0);
+    s.objects = (bwd ? 7 : 4) * p * u;
+    accumulators = (bwd ? 4 : 2) * p * u;
     flows = std::max(1.0, 2 * (u - 1));
     routes = u;
   } else {  // the ring family, double_ring and any other: the ring's
     rank_ops = both ? 15 * p - 10 : bwd ? 9 * p - 5 : 6 * p - 5;
-    s.objects = (bwd ? 7 * p + k * p : 4 * p) + (fwd ? 2 * k : 0.0);
+    s.objects = bwd ? 7 * p : 4 * p;
+    accumulators = bwd ? 4 * p : 2 * p;
     if (kind == "double_ring") {
       const int inner = spec.inner_ring > 0 ? spec.inner_ring
                                             : std::gcd(spec.gpus, std::max(1, spec.gpus_per_node));
@@ -133,6 +140,7 @@ PlanSize plan_size(const AttentionShape& shape, const ScheduleSpec& spec, int pr
       flows = routes = n >= 2 ? 2 : 1;  // one inner ring is a ring
     }
   }
+  if (spec.correction != Correction::fused) s.objects += accumulators;
   // Every (query chunk, key chunk) pair of a head group is computed once per pass, by one
   // rank; chunks split in u head groups (Ulysses, USP) give u P^2 pairs.
   const double head_groups = kind == "ulysses" || kind == "usp" ? usp_degree(shape, spec) : 1.0;
