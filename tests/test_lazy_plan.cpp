@@ -1,6 +1,6 @@
-// Every rank's forward program generated as it runs (sim/scenario/lazy_plan.hpp: the ring
-// family's and USP's) against the whole plan of make_plan, for the masks no shift symmetry
-// covers and the full mask:
+// Every rank's program generated as it runs (sim/scenario/lazy_plan.hpp: the ring family's,
+// forward and backward, and USP's forward) against the whole plan of make_plan, for the masks
+// no shift symmetry covers and the full mask:
 //   - the same ops: whole_plan_digest() equals plan_digest of the whole plan, and so do the op
 //     and object counts, for every mask, correction form and schedule it generates;
 //   - the same simulation: byte-identical result JSON (plan_digest included) of
@@ -60,10 +60,34 @@ std::vector<Case> cases() {
   };
   std::vector<std::string> replicated = causal;
   replicated.push_back("attention.kv_heads=2");
-  return {{"ring", causal},   {"ring", window},       {"ring", documents}, {"ring", full},
-          {"zigzag", causal}, {"zigzag", full},       {"striped", causal}, {"striped", window},
-          {"striped", full},  {"striped", documents}, usp(4, causal),      usp(2, full),
-          usp(4, replicated)};
+  const auto pass = [](std::string kind, std::vector<std::string> mask, const char* p) {
+    mask.push_back(std::string("attention.pass=") + p);
+    return Case{std::move(kind), mask};
+  };
+  return {{"ring", causal},
+          {"ring", window},
+          {"ring", documents},
+          {"ring", full},
+          {"zigzag", causal},
+          {"zigzag", full},
+          {"striped", causal},
+          {"striped", window},
+          {"striped", full},
+          {"striped", documents},
+          usp(4, causal),
+          usp(2, full),
+          usp(4, replicated),
+          // The ring family's backward under every mask it takes, and both passes where every
+          // rank works in the forward's last step (lazy_plan.cpp).
+          pass("ring", causal, "backward"),
+          pass("ring", window, "backward"),
+          pass("ring", documents, "backward"),
+          pass("zigzag", causal, "backward"),
+          pass("striped", window, "backward"),
+          pass("ring", full, "both"),
+          pass("zigzag", causal, "both"),
+          pass("zigzag", full, "both"),
+          pass("striped", causal, "both")};
 }
 
 std::vector<std::string> overrides(const Case& c, int gpus, const std::string& correction) {
@@ -101,14 +125,24 @@ TEST_CASE("the lazy sources leave out what they do not generate") {
   CHECK_FALSE(generates({"schedule.kind=zigzag", "attention.causal=true",
                          "attention.mask=sliding_window", "attention.window=4096"}));
   CHECK_FALSE(generates({"schedule.kind=ring", "schedule.balance=work", "attention.causal=true"}));
-  CHECK_FALSE(generates({"attention.pass=both"}));
+  // Both passes where a rank's forward ends in steps without work: the plain ring, causal, and
+  // a window; USP's backward.
+  CHECK(generates({"attention.pass=both"}));
+  CHECK_FALSE(generates({"attention.pass=both", "attention.causal=true"}));
+  CHECK(generates({"attention.pass=both", "attention.causal=true", "schedule.kind=zigzag"}));
+  CHECK(generates({"attention.pass=backward", "attention.causal=true"}));
+  CHECK_FALSE(generates({"attention.pass=both", "attention.causal=true", "schedule.kind=striped",
+                         "attention.mask=sliding_window", "attention.window=4096"}));
+  CHECK_FALSE(generates({"schedule.kind=usp", "schedule.ulysses=4", "attention.pass=both"}));
+  CHECK_FALSE(generates({"schedule.kind=usp", "schedule.ulysses=4", "attention.pass=backward"}));
   CHECK_FALSE(generates({"schedule.kind=mesh"}));
   CHECK_FALSE(generates({"schedule.kind=usp", "schedule.ulysses=4", "attention.causal=true",
                          "attention.mask=sliding_window", "attention.window=4096"}));
   CHECK_FALSE(generates({"schedule.kind=ulysses", "attention.causal=true"}));
   CHECK_FALSE(generates({"schedule.kind=usp", "schedule.ulysses=8", "schedule.gpus=8"}));
-  CHECK_THROWS_AS(make_lazy_source(load_scenario(kScenario, {"attention.pass=both"})),
-                  std::invalid_argument);
+  CHECK_THROWS_AS(
+      make_lazy_source(load_scenario(kScenario, {"attention.pass=both", "attention.causal=true"})),
+      std::invalid_argument);
 }
 
 TEST_CASE("lazy simulation equals the whole plan's byte for byte") {
@@ -137,14 +171,17 @@ TEST_CASE("lazy simulation equals the whole plan's byte for byte") {
 TEST_CASE("simulate runs lazily beyond the full check's ranks, with the same result") {
   // 512 GPUs: 1.57M ops each way for zigzag, 0.9M for USP (u = 8), seconds in Release; the
   // sanitizer suites keep 8 only.
+  // Zigzag both: 3.1M ops, forward then backward.
   for (int gpus : tilesim::test::gpu_counts({8, 512}))
-    for (const std::string kind : {"zigzag", "usp"}) {
+    for (const std::string kind : {"zigzag", "usp", "zigzag-both"}) {
       INFO(kind << " on " << gpus << " GPUs");
       ScenarioSource source;
       source.path = kScenario;
       source.overrides = {"schedule.gpus=" + std::to_string(gpus),
                           "attention.seq_len=" + std::to_string(256 * gpus),
-                          "schedule.kind=" + kind, "attention.causal=true"};
+                          "schedule.kind=" + kind.substr(0, kind.find('-')),
+                          "attention.causal=true"};
+      if (kind == "zigzag-both") source.overrides.push_back("attention.pass=both");
       if (kind == "usp")
         source.overrides.push_back(gpus > 8 ? "schedule.ulysses=8" : "schedule.ulysses=4");
       const SimulationRun lazy = run_simulation(source);
@@ -171,9 +208,12 @@ TEST_CASE("the guard sizes a lazy run by its window, a whole plan by its ops") {
   CHECK_NOTHROW(check_lazy_resources(s));
   CHECK_THROWS_AS(check_plan_resources(s), InputError);
   CHECK_NOTHROW(prepare_scenario(kScenario, big, limits));
-  // A run that needs every op builds the whole plan, and its guard refuses it.
+  // Zigzag's both passes run lazily too; the plain ring's (whose rank 0 computes in its first
+  // step only, lazy_plan.cpp) builds the whole plan, and its guard refuses it.
   std::vector<std::string> with_both = big;
   with_both.push_back("attention.pass=both");
+  CHECK_NOTHROW(prepare_scenario(kScenario, with_both, limits));
+  with_both.push_back("schedule.kind=ring");
   CHECK_THROWS_AS(prepare_scenario(kScenario, with_both, limits), InputError);
   // --max-ops counts every op the lazy run simulates.
   limits.max_ops = 1e9;

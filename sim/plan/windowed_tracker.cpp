@@ -127,7 +127,8 @@ void WindowedTracker::derive_op(int rank, int i) {
     ++rs.op.back().pending;
     add_successor(rs, p, i);
   }
-  if (started_ && rs.op.back().pending == 0) {
+  const bool ready_at_once = started_ && rs.op.back().pending == 0;
+  if (ready_at_once && stream != Stream::comm) {
     throw std::logic_error(
         fmt::format("windowed tracker: {} was generated after its prerequisites finished (the "
                     "lookahead of {} ops is too short for this program)",
@@ -158,6 +159,12 @@ void WindowedTracker::derive_op(int rank, int i) {
     ++g.remaining;
     rs.op.back().group = rs.group_base + static_cast<int>(rs.groups.size()) - 1;
     match(rank, i, op);
+    // A send or receive whose prerequisites finished before it was generated (the backward's
+    // first receives wait only for frees of the forward) was ready in PlanTracker at the last
+    // one's completion, which only counted toward its group; the group cannot have been posted
+    // since (its predecessor completes after it exists, checked in complete()), so readying it
+    // now, not through the worklist, posts the group at the same completion as there.
+    if (ready_at_once) make_ready({rank, i});
   }
 }
 

@@ -11,9 +11,11 @@
 // Same hand-outs in the same order as PlanTracker over the whole plan. A prerequisite that has
 // finished before its successor was derived is left out of the successor's count, which is
 // what PlanTracker's count holds by then; so every op becomes ready at the same completion and
-// in the same successor order (ascending) as there, provided that no op is derived with all
-// its prerequisites finished (PlanTracker readied it at the last one's completion) and that a
-// comm group exists when its predecessor completes. Both are checked: std::logic_error names
+// in the same successor order (ascending) as there, provided that no compute, merge or free is
+// derived with all its prerequisites finished (PlanTracker readied it at the last one's
+// completion; a send or receive is readied when derived: its readiness only counts toward its
+// comm group, which is not posted before its predecessor completes) and that a comm group
+// exists when its predecessor completes. Both are checked: std::logic_error names
 // the rank (the source's pieces or the lookahead are too short), never a silent difference.
 // Ops ready from the start must lie in the first pieces (the constructor readies them in rank
 // and op order, as PlanTracker does).

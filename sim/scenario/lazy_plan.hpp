@@ -1,4 +1,4 @@
-// Every rank's forward program generated as it runs, for the runs no shift symmetry covers
+// Every rank's program generated as it runs, for the runs no shift symmetry covers
 // (causal and windowed masks, topologies without one, `symmetry: off`): the windowed sources of
 // the symmetric path with K = P classes, which is the full plan itself (the ring's member P - 1
 // sends to member 0; USP's last Ulysses group's ring hop goes to the first), simulated through
@@ -10,11 +10,13 @@
 // Same plan as make_plan, for:
 //   - ring and striped under every mask, zigzag under the full and causal masks
 //     (RingClassesSource; under a window or documents zigzag takes its two-direction ring, which
-//     the source does not generate); not `balance: work` (blocks dealt by work);
+//     the source does not generate); not `balance: work` (blocks dealt by work); forward,
+//     backward, or both where every rank has work in the forward's last step (the full mask;
+//     causal with zigzag or striped chunks; lazy_plan.cpp says why);
 //   - USP with two or more Ulysses groups under the full and causal masks (UspClassesSource;
 //     under a window or documents its rings route keys by their readers, and the tracker's
-//     window no longer sees each op before its prerequisites finish);
-// forward only, one CP group; not a run that needs every op (a trace, op records,
+//     window no longer sees each op before its prerequisites finish); forward only;
+// one CP group; not a run that needs every op (a trace, op records,
 // --full-check). The ops, object ids and plan_digest are the whole plan's, so the result JSON is
 // byte-identical (tests/test_lazy_plan.cpp). `simulate` takes this path beyond
 // kFullCheckMaxRanks ranks only, where the whole plan would get the structural check and no

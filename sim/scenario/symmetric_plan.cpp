@@ -272,8 +272,11 @@ namespace {
 
 // The ring family's forward quotient is generated step by step (ring_classes_source.hpp); the
 // backward, USP, mesh and double ring quotients are built whole.
-bool windowed_ring_quotient(const Scenario& scenario) {
-  return ring_ownership(scenario.schedule).has_value() && !scenario.attention.has_backward();
+// With a backward only the lazy run (one class per rank, lazy_plan.hpp) generates as it runs;
+// a backward quotient is built whole.
+bool windowed_ring_quotient(const Scenario& scenario, int classes) {
+  return ring_ownership(scenario.schedule).has_value() &&
+         (!scenario.attention.has_backward() || classes == scenario.schedule.gpus);
 }
 
 // USP's forward quotient too (usp_classes_source.hpp); its backward is built whole.
@@ -289,8 +292,8 @@ std::string windowed_plan_violation(const Scenario& scenario, int classes) {
   // about u ring steps: a step moves u head-split bundles); the others are held whole.
   const double window = windowed_usp_quotient(scenario)
                             ? kWindowedOpsPerClass * usp_shift_degree(scenario)
-                        : windowed_ring_quotient(scenario) ? kWindowedOpsPerClass
-                                                           : 0.0;
+                        : windowed_ring_quotient(scenario, classes) ? kWindowedOpsPerClass
+                                                                    : 0.0;
   const PlanEstimate e =
       estimate_symmetric_plan(scenario.attention, scenario.schedule, std::max(1, classes), window);
   const ResourceLimits& limits = scenario.limits;
@@ -352,7 +355,7 @@ Plan build_symmetric_plan(const Scenario& scenario, const RingSymmetry& symmetry
 std::unique_ptr<RingClassesSource> symmetric_ring_source(const Scenario& scenario,
                                                          const RingSymmetry& symmetry) {
   const ScheduleSpec& spec = scenario.schedule;
-  if (!windowed_ring_quotient(scenario)) return nullptr;
+  if (!windowed_ring_quotient(scenario, symmetry.classes)) return nullptr;
   return std::make_unique<RingClassesSource>(RingClassesSpec{spec.kind, scenario.attention,
                                                              spec.gpus, *ring_ownership(spec),
                                                              symmetry.classes, spec.correction});

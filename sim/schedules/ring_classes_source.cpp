@@ -13,11 +13,16 @@ RingClassesSource::RingClassesSource(RingClassesSpec spec)
   plan_ = make_chunked_plan(spec_.schedule, spec_.shape, spec_.ranks, spec_.ownership);
   plan_.tile_a = 1;
   plan_.tile_b = spec_.ranks;
+  const bool bwd = spec_.shape.has_backward();
+  if (bwd && spec_.classes != spec_.ranks) {
+    throw std::invalid_argument("RingClassesSource: a backward only with one class per rank");
+  }
   const AttentionObjects objs = add_attention_objects(plan_);
   for (int r = 0; r < spec_.ranks; ++r) {
     const auto i = static_cast<std::size_t>(r);
-    ring_.push_back(
-        RingMember{r, {RingQuery{r, objs.q[i], objs.o[i], objs.lse[i]}}, {RingKey{r, objs.kv[i]}}});
+    const RingQuery q{
+        r, objs.q[i], objs.o[i], objs.lse[i], bwd ? objs.d_o[i] : -1, bwd ? objs.dq[i] : -1};
+    ring_.push_back(RingMember{r, {q}, {RingKey{r, objs.kv[i], bwd ? objs.dkv[i] : -1}}});
   }
   const int n_f = ring_steps(plan_, ring_), n_b = ring_back_steps(plan_, ring_);
   plan_.programs.assign(static_cast<std::size_t>(spec_.classes), RankProgram{});
@@ -31,32 +36,56 @@ RingClassesSource::RingClassesSource(RingClassesSpec spec)
   Plan& generated = raw_ ? *raw_ : target;
   const int k_count = spec_.classes;
   for (int k = 0; k < k_count; ++k) {
-    members_.push_back(
-        std::make_unique<RingMemberForward>(generated, scratch_, ring_, k, (k + 1) % k_count,
-                                            (k - 1 + k_count) % k_count, n_f, n_b, groups_));
+    if (spec_.shape.has_forward()) {
+      members_.push_back(
+          std::make_unique<RingMemberForward>(generated, scratch_, ring_, k, (k + 1) % k_count,
+                                              (k - 1 + k_count) % k_count, n_f, n_b, groups_));
+    }
+    if (bwd) {
+      backward_members_.push_back(
+          std::make_unique<RingMemberBackward>(generated, scratch_, ring_, k, n_f, n_b, groups_));
+    }
   }
   raw_step_begin_.assign(static_cast<std::size_t>(k_count), 0);
   digests_.assign(static_cast<std::size_t>(k_count), ProgramDigest{});
 }
 
+bool RingClassesSource::emit_step(int rank) {
+  const auto i = static_cast<std::size_t>(rank);
+  if (!members_.empty() && !members_[i]->done()) {
+    members_[i]->emit_step();
+    return true;
+  }
+  if (!backward_members_.empty() && !backward_members_[i]->done()) {
+    backward_members_[i]->emit_step();
+    return true;
+  }
+  return false;
+}
+
+bool RingClassesSource::done(int rank) const {
+  const auto i = static_cast<std::size_t>(rank);
+  return (members_.empty() || members_[i]->done()) &&
+         (backward_members_.empty() || backward_members_[i]->done());
+}
+
 bool RingClassesSource::extend(int rank) {
-  RingMemberForward& member = *members_[static_cast<std::size_t>(rank)];
-  if (member.done()) return false;
+  if (done(rank)) return false;
   if (!raw_) {
-    member.emit_step();
+    emit_step(rank);
     digest_new_ops(rank);
     return true;
   }
   RankProgram& raw = raw_->programs[static_cast<std::size_t>(rank)];
   const int begin = static_cast<int>(raw.size());
-  member.emit_step();
+  emit_step(rank);
   rewriter_->rewrite(rank, raw, begin, plan_.programs[static_cast<std::size_t>(rank)]);
   // The next step's receives may wait for this step's frees, no earlier raw op.
   int& previous = raw_step_begin_[static_cast<std::size_t>(rank)];
   raw.discard_before(previous);
   rewriter_->discard_before(rank, previous);
   previous = begin;
-  if (member.done()) rewriter_->forget(rank);
+  if (done(rank)) rewriter_->forget(rank);
   digest_new_ops(rank);
   return true;
 }
@@ -73,8 +102,8 @@ void RingClassesSource::discard_before(int /*rank*/, int /*index*/) {
 }
 
 std::string RingClassesSource::whole_plan_digest() const {
-  for (const auto& member : members_) {
-    if (!member->done()) {
+  for (int k = 0; k < spec_.classes; ++k) {
+    if (!done(k)) {
       throw std::logic_error("RingClassesSource::whole_plan_digest: a program is not complete");
     }
   }

@@ -2,6 +2,11 @@
 // scenario's output correction) generated one ring step at a time for the windowed tracker
 // (sim/plan/windowed_tracker.hpp), so that a symmetric simulation holds O(P + K x window) ops
 // instead of the K x P ops of the whole quotient (issue 13, item 1).
+// With K = P (no symmetry, sim/scenario/lazy_plan.hpp) it also generates the backward, after
+// the forward when the pass is both: each rank's forward steps, then its backward steps
+// (RingMemberBackward, the code add_ring_backward runs), so the programs are make_plan's. The
+// backward is not generated for a quotient (K < P), whose whole plan folds the backward's full
+// peers onto the classes (class_plan.hpp).
 //
 // The chunks and objects of all P ranks are built whole (O(P)); representative k's program
 // grows by one step when the tracker asks and drops the ops the tracker has finished. A step is
@@ -32,8 +37,9 @@ namespace tilesim {
 
 struct RingClassesSpec {
   std::string schedule;  // ring, zigzag, striped
-  AttentionShape shape;  // forward; full mask where K < P (a quotient), any mask with K = P
-  int ranks = 0;         // P
+  AttentionShape
+      shape;      // forward; full mask where K < P (a quotient), any mask and pass with K = P
+  int ranks = 0;  // P
   ChunkOwnership ownership = ChunkOwnership::contiguous;
   int classes = 0;  // K
   Correction correction = Correction::separate;
@@ -56,6 +62,8 @@ class RingClassesSource final : public ProgramSource {
   std::string whole_plan_digest() const override;
 
  private:
+  bool emit_step(int rank);       // the rank's next raw step (forward, then backward)
+  bool done(int rank) const;      // every step of the rank's program is generated
   void digest_new_ops(int rank);  // the ops extend() appended to rank's program
 
   RingClassesSpec spec_;
@@ -64,7 +72,8 @@ class RingClassesSource final : public ProgramSource {
   std::vector<RingMember> ring_;
   CommGroups groups_;
   FusingScratch scratch_;
-  std::vector<std::unique_ptr<RingMemberForward>> members_;
+  std::vector<std::unique_ptr<RingMemberForward>> members_;            // empty: backward only
+  std::vector<std::unique_ptr<RingMemberBackward>> backward_members_;  // empty: forward only
   std::optional<OutputCorrectionRewriter> rewriter_;
   std::vector<int> raw_step_begin_;     // per rank: first raw op of the last step
   std::vector<ProgramDigest> digests_;  // per rank: the ops generated so far

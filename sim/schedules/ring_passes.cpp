@@ -385,43 +385,56 @@ void add_ring_backward(Plan& plan, const std::vector<RingMember>& ring, CommGrou
   const int m = static_cast<int>(ring.size());
   const int n_f = ring_steps(plan, ring), n_b = ring_back_steps(plan, ring);
   for (int k = 0; k < (emit_members >= 0 ? emit_members : m); ++k) {
-    const Neighbours n = neighbours(ring, k);
-    FusingBuilder build(plan, scratch, n.rank, true);
-    const RingMember& self = ring[static_cast<std::size_t>(k)];
-    std::vector<int> last_kv_frees, last_dkv_frees;
-    StepKeys t;
-    for (int s = 0; s < std::max(n_f, n_b); ++s) {
-      step_keys(ring, k, s, n_f, n_b, t);
-      const std::vector<Leg> legs = prefetch_legs(t, n);
-      if (!legs.empty()) exchange_legs(build, groups, n.rank, legs, &RingKey::kv, last_kv_frees);
-      add_computes(plan, build, self, t.fwd, Pass::bwd);
-      add_computes(plan, build, self, t.back, Pass::bwd);
-      build.flush();
-      // dKV follows its KV; after a key's last hop its dKV, now holding every contribution, goes
-      // straight to its owner (k - s forward, k + s back: the neighbour when the ring is whole),
-      // and this member's own keys whose last hop is this step come home from k + s / k - s.
-      std::vector<Leg> dkv_legs;
-      if (!t.fwd_out.empty() || !t.fwd_in.empty())
-        dkv_legs.push_back({t.fwd_out, n.next, t.fwd_in, n.prev});
-      if (!t.fwd_last.empty() || !t.fwd_home.empty())
-        dkv_legs.push_back(
-            {t.fwd_last, member(ring, k - s).rank, t.fwd_home, member(ring, k + s).rank});
-      if (!t.back_out.empty() || !t.back_in.empty())
-        dkv_legs.push_back({t.back_out, n.prev, t.back_in, n.next});
-      if (!t.back_last.empty() || !t.back_home.empty())
-        dkv_legs.push_back(
-            {t.back_last, member(ring, k + s).rank, t.back_home, member(ring, k - s).rank});
-      if (!dkv_legs.empty()) {
-        exchange_legs(build, groups, n.rank, dkv_legs, &RingKey::dkv, last_dkv_frees);
-        last_dkv_frees.clear();
-        for (const Leg& leg : dkv_legs) append_frees(build, leg.out, &RingKey::dkv, last_dkv_frees);
-      }
-      if (s > 0) {
-        last_kv_frees.clear();
-        append_frees(build, t.fwd, &RingKey::kv, last_kv_frees);
-        append_frees(build, t.back, &RingKey::kv, last_kv_frees);
-      }
-    }
+    RingMemberBackward member(plan, scratch, ring, k, n_f, n_b, groups);
+    while (!member.done()) member.emit_step();
+  }
+}
+
+RingMemberBackward::RingMemberBackward(Plan& plan, FusingScratch& scratch,
+                                       const std::vector<RingMember>& ring, int k,
+                                       int forward_steps, int back_steps, CommGroups& groups)
+    : plan_(plan),
+      ring_(ring),
+      groups_(groups),
+      build_(plan, scratch, ring[static_cast<std::size_t>(k)].rank, true),
+      k_(k),
+      n_f_(forward_steps),
+      n_b_(back_steps) {}
+
+void RingMemberBackward::emit_step() {
+  const Neighbours n = neighbours(ring_, k_);
+  const RingMember& self = ring_[static_cast<std::size_t>(k_)];
+  const int k = k_, s = step_++;
+  StepKeys t;
+  step_keys(ring_, k, s, n_f_, n_b_, t);
+  const std::vector<Leg> legs = prefetch_legs(t, n);
+  if (!legs.empty()) exchange_legs(build_, groups_, n.rank, legs, &RingKey::kv, last_kv_frees_);
+  add_computes(plan_, build_, self, t.fwd, Pass::bwd);
+  add_computes(plan_, build_, self, t.back, Pass::bwd);
+  build_.flush();
+  // dKV follows its KV; after a key's last hop its dKV, now holding every contribution, goes
+  // straight to its owner (k - s forward, k + s back: the neighbour when the ring is whole),
+  // and this member's own keys whose last hop is this step come home from k + s / k - s.
+  std::vector<Leg> dkv_legs;
+  if (!t.fwd_out.empty() || !t.fwd_in.empty())
+    dkv_legs.push_back({t.fwd_out, n.next, t.fwd_in, n.prev});
+  if (!t.fwd_last.empty() || !t.fwd_home.empty())
+    dkv_legs.push_back(
+        {t.fwd_last, member(ring_, k - s).rank, t.fwd_home, member(ring_, k + s).rank});
+  if (!t.back_out.empty() || !t.back_in.empty())
+    dkv_legs.push_back({t.back_out, n.prev, t.back_in, n.next});
+  if (!t.back_last.empty() || !t.back_home.empty())
+    dkv_legs.push_back(
+        {t.back_last, member(ring_, k + s).rank, t.back_home, member(ring_, k - s).rank});
+  if (!dkv_legs.empty()) {
+    exchange_legs(build_, groups_, n.rank, dkv_legs, &RingKey::dkv, last_dkv_frees_);
+    last_dkv_frees_.clear();
+    for (const Leg& leg : dkv_legs) append_frees(build_, leg.out, &RingKey::dkv, last_dkv_frees_);
+  }
+  if (s > 0) {
+    last_kv_frees_.clear();
+    append_frees(build_, t.fwd, &RingKey::kv, last_kv_frees_);
+    append_frees(build_, t.back, &RingKey::kv, last_kv_frees_);
   }
 }
 

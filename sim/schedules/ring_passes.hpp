@@ -117,4 +117,24 @@ class RingMemberForward {
   std::vector<int> last_frees_;  // the previous step's frees, which this step's receives wait for
 };
 
+// Member k's backward program one ring step at a time, into plan.programs[its rank], with the
+// ring's own neighbours (add_ring_backward emits every step of every member with this; a
+// windowed simulation asks for steps as it runs). Lifetimes as RingMemberForward's.
+class RingMemberBackward {
+ public:
+  RingMemberBackward(Plan& plan, FusingScratch& scratch, const std::vector<RingMember>& ring, int k,
+                     int forward_steps, int back_steps, CommGroups& groups);
+  bool done() const { return step_ >= std::max(n_f_, n_b_); }
+  void emit_step();  // appends step step_ (not when done())
+
+ private:
+  Plan& plan_;
+  const std::vector<RingMember>& ring_;
+  CommGroups& groups_;
+  FusingBuilder build_;
+  int k_, n_f_, n_b_;
+  int step_ = 0;
+  std::vector<int> last_kv_frees_, last_dkv_frees_;  // the previous step's, as forward's
+};
+
 }  // namespace tilesim
