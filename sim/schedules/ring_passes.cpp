@@ -318,19 +318,24 @@ void route_keys_by_readers(const Plan& plan, std::vector<RingMember>& ring) {
   ring = two_way_steps < one_way ? std::move(two_way) : std::move(forward_only);
 }
 
-RingMemberForward::RingMemberForward(Plan& plan, FusingScratch& scratch,
-                                     const std::vector<RingMember>& ring, int k, int next, int prev,
-                                     int forward_steps, int back_steps, CommGroups& groups)
+RingMemberSteps::RingMemberSteps(Plan& plan, FusingScratch& scratch,
+                                 const std::vector<RingMember>& ring, int k, int forward_steps,
+                                 int back_steps, CommGroups& groups)
     : plan_(plan),
       ring_(ring),
       groups_(groups),
       build_(plan, scratch, ring[static_cast<std::size_t>(k)].rank, true),
       k_(k),
-      rank_(ring[static_cast<std::size_t>(k)].rank),
-      next_(next),
-      prev_(prev),
       n_f_(forward_steps),
       n_b_(back_steps) {}
+
+RingMemberForward::RingMemberForward(Plan& plan, FusingScratch& scratch,
+                                     const std::vector<RingMember>& ring, int k, int next, int prev,
+                                     int forward_steps, int back_steps, CommGroups& groups)
+    : RingMemberSteps(plan, scratch, ring, k, forward_steps, back_steps, groups),
+      rank_(ring[static_cast<std::size_t>(k)].rank),
+      next_(next),
+      prev_(prev) {}
 
 void RingMemberForward::emit_step() {
   const RingMember& self = ring_[static_cast<std::size_t>(k_)];
@@ -389,17 +394,6 @@ void add_ring_backward(Plan& plan, const std::vector<RingMember>& ring, CommGrou
     while (!member.done()) member.emit_step();
   }
 }
-
-RingMemberBackward::RingMemberBackward(Plan& plan, FusingScratch& scratch,
-                                       const std::vector<RingMember>& ring, int k,
-                                       int forward_steps, int back_steps, CommGroups& groups)
-    : plan_(plan),
-      ring_(ring),
-      groups_(groups),
-      build_(plan, scratch, ring[static_cast<std::size_t>(k)].rank, true),
-      k_(k),
-      n_f_(forward_steps),
-      n_b_(back_steps) {}
 
 void RingMemberBackward::emit_step() {
   const Neighbours n = neighbours(ring_, k_);

@@ -96,44 +96,49 @@ void add_ring_forward_classes(Plan& plan, const std::vector<RingMember>& ring, i
 void add_ring_backward(Plan& plan, const std::vector<RingMember>& ring, CommGroups& groups,
                        int emit_members = -1);
 
-// Member k's forward program one ring step at a time, into plan.programs[its rank], sending to
-// rank `next` and receiving from rank `prev` (add_ring_forward emits every step of every member
-// with this; a windowed simulation asks for steps as it runs, ring_classes_source.hpp). `plan`,
-// `ring`, `groups` and `scratch` must outlive it; steps of different members may interleave.
-class RingMemberForward {
+// What member k's step generators below share: the plan they append to, the ring, the comm
+// groups, the member's builder and its step count. `plan`, `ring`, `groups` and `scratch` must
+// outlive it; steps of different members may interleave.
+class RingMemberSteps {
  public:
-  RingMemberForward(Plan& plan, FusingScratch& scratch, const std::vector<RingMember>& ring, int k,
-                    int next, int prev, int forward_steps, int back_steps, CommGroups& groups);
   bool done() const { return step_ >= std::max(n_f_, n_b_); }
-  void emit_step();  // appends step step_ (not when done())
 
- private:
-  Plan& plan_;
-  const std::vector<RingMember>& ring_;
-  CommGroups& groups_;
-  FusingBuilder build_;
-  int k_, rank_, next_, prev_, n_f_, n_b_;
-  int step_ = 0;
-  std::vector<int> last_frees_;  // the previous step's frees, which this step's receives wait for
-};
+ protected:
+  RingMemberSteps(Plan& plan, FusingScratch& scratch, const std::vector<RingMember>& ring, int k,
+                  int forward_steps, int back_steps, CommGroups& groups);
 
-// Member k's backward program one ring step at a time, into plan.programs[its rank], with the
-// ring's own neighbours (add_ring_backward emits every step of every member with this; a
-// windowed simulation asks for steps as it runs). Lifetimes as RingMemberForward's.
-class RingMemberBackward {
- public:
-  RingMemberBackward(Plan& plan, FusingScratch& scratch, const std::vector<RingMember>& ring, int k,
-                     int forward_steps, int back_steps, CommGroups& groups);
-  bool done() const { return step_ >= std::max(n_f_, n_b_); }
-  void emit_step();  // appends step step_ (not when done())
-
- private:
   Plan& plan_;
   const std::vector<RingMember>& ring_;
   CommGroups& groups_;
   FusingBuilder build_;
   int k_, n_f_, n_b_;
   int step_ = 0;
+};
+
+// Member k's forward program one ring step at a time, into plan.programs[its rank], sending to
+// rank `next` and receiving from rank `prev` (add_ring_forward emits every step of every member
+// with this; a windowed simulation asks for steps as it runs, ring_classes_source.hpp).
+class RingMemberForward : public RingMemberSteps {
+ public:
+  RingMemberForward(Plan& plan, FusingScratch& scratch, const std::vector<RingMember>& ring, int k,
+                    int next, int prev, int forward_steps, int back_steps, CommGroups& groups);
+  void emit_step();  // appends step step_ (not when done())
+
+ private:
+  int rank_, next_, prev_;
+  std::vector<int> last_frees_;  // the previous step's frees, which this step's receives wait for
+};
+
+// Member k's backward program one ring step at a time, with the ring's own neighbours
+// (add_ring_backward emits every step of every member with this).
+class RingMemberBackward : public RingMemberSteps {
+ public:
+  RingMemberBackward(Plan& plan, FusingScratch& scratch, const std::vector<RingMember>& ring, int k,
+                     int forward_steps, int back_steps, CommGroups& groups)
+      : RingMemberSteps(plan, scratch, ring, k, forward_steps, back_steps, groups) {}
+  void emit_step();  // appends step step_ (not when done())
+
+ private:
   std::vector<int> last_kv_frees_, last_dkv_frees_;  // the previous step's, as forward's
 };
 
