@@ -87,7 +87,11 @@ std::vector<Case> cases() {
           pass("ring", full, "both"),
           pass("zigzag", causal, "both"),
           pass("zigzag", full, "both"),
-          pass("striped", causal, "both")};
+          pass("striped", causal, "both"),
+          // USP's backward and both passes (its backward opens with the all-to-all of dO).
+          usp(4, {"attention.causal=true", "attention.pass=backward"}),
+          usp(2, {"attention.causal=false", "attention.pass=both"}),
+          usp(4, {"attention.causal=true", "attention.kv_heads=2", "attention.pass=both"})};
 }
 
 std::vector<std::string> overrides(const Case& c, int gpus, const std::string& correction) {
@@ -126,15 +130,15 @@ TEST_CASE("the lazy sources leave out what they do not generate") {
                          "attention.mask=sliding_window", "attention.window=4096"}));
   CHECK_FALSE(generates({"schedule.kind=ring", "schedule.balance=work", "attention.causal=true"}));
   // Both passes where a rank's forward ends in steps without work: the plain ring, causal, and
-  // a window; USP's backward.
+  // a window.
   CHECK(generates({"attention.pass=both"}));
   CHECK_FALSE(generates({"attention.pass=both", "attention.causal=true"}));
   CHECK(generates({"attention.pass=both", "attention.causal=true", "schedule.kind=zigzag"}));
   CHECK(generates({"attention.pass=backward", "attention.causal=true"}));
   CHECK_FALSE(generates({"attention.pass=both", "attention.causal=true", "schedule.kind=striped",
                          "attention.mask=sliding_window", "attention.window=4096"}));
-  CHECK_FALSE(generates({"schedule.kind=usp", "schedule.ulysses=4", "attention.pass=both"}));
-  CHECK_FALSE(generates({"schedule.kind=usp", "schedule.ulysses=4", "attention.pass=backward"}));
+  CHECK(generates({"schedule.kind=usp", "schedule.ulysses=4", "attention.pass=both"}));
+  CHECK(generates({"schedule.kind=usp", "schedule.ulysses=4", "attention.pass=backward"}));
   CHECK_FALSE(generates({"schedule.kind=mesh"}));
   CHECK_FALSE(generates({"schedule.kind=usp", "schedule.ulysses=4", "attention.causal=true",
                          "attention.mask=sliding_window", "attention.window=4096"}));
@@ -171,9 +175,9 @@ TEST_CASE("lazy simulation equals the whole plan's byte for byte") {
 TEST_CASE("simulate runs lazily beyond the full check's ranks, with the same result") {
   // 512 GPUs: 1.57M ops each way for zigzag, 0.9M for USP (u = 8), seconds in Release; the
   // sanitizer suites keep 8 only.
-  // Zigzag both: 3.1M ops, forward then backward.
+  // Zigzag both: 3.1M ops, forward then backward; USP both: 2.6M.
   for (int gpus : tilesim::test::gpu_counts({8, 512}))
-    for (const std::string kind : {"zigzag", "usp", "zigzag-both"}) {
+    for (const std::string kind : {"zigzag", "usp", "zigzag-both", "usp-both"}) {
       INFO(kind << " on " << gpus << " GPUs");
       ScenarioSource source;
       source.path = kScenario;
@@ -181,8 +185,8 @@ TEST_CASE("simulate runs lazily beyond the full check's ranks, with the same res
                           "attention.seq_len=" + std::to_string(256 * gpus),
                           "schedule.kind=" + kind.substr(0, kind.find('-')),
                           "attention.causal=true"};
-      if (kind == "zigzag-both") source.overrides.push_back("attention.pass=both");
-      if (kind == "usp")
+      if (kind.ends_with("-both")) source.overrides.push_back("attention.pass=both");
+      if (kind.starts_with("usp"))
         source.overrides.push_back(gpus > 8 ? "schedule.ulysses=8" : "schedule.ulysses=4");
       const SimulationRun lazy = run_simulation(source);
       CHECK(lazy.lazy == (gpus > kFullCheckMaxRanks));

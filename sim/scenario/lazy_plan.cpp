@@ -52,10 +52,10 @@ bool every_rank_works_to_the_end(const Scenario& scenario) {
 }  // namespace
 
 bool lazy_generates(const Scenario& scenario) {
-  // The ring family's source generates the backward too; USP's the forward only.
   const bool ring =
       lazy_ring_ownership(scenario).has_value() && every_rank_works_to_the_end(scenario);
-  const bool usp = !scenario.attention.has_backward() && usp_degree(scenario) > 0;
+  // USP's backward opens with the all-to-all of dO, which its first call waits for.
+  const bool usp = usp_degree(scenario) > 0;
   return (ring || usp) && scenario.schedule.gpus >= 2;
 }
 

@@ -279,9 +279,10 @@ bool windowed_ring_quotient(const Scenario& scenario, int classes) {
          (!scenario.attention.has_backward() || classes == scenario.schedule.gpus);
 }
 
-// USP's forward quotient too (usp_classes_source.hpp); its backward is built whole.
-bool windowed_usp_quotient(const Scenario& scenario) {
-  return usp_shift_degree(scenario) > 0 && !scenario.attention.has_backward();
+// USP's forward quotient too (usp_classes_source.hpp); its backward only lazily, as the ring's.
+bool windowed_usp_quotient(const Scenario& scenario, int classes) {
+  return usp_shift_degree(scenario) > 0 &&
+         (!scenario.attention.has_backward() || classes == scenario.schedule.gpus);
 }
 
 }  // namespace
@@ -290,7 +291,7 @@ std::string windowed_plan_violation(const Scenario& scenario, int classes) {
   // The ring family's and USP's forward quotients run windowed (ring_classes_source.hpp,
   // usp_classes_source.hpp): a window of ops per class, u times the ring's for USP (a piece is
   // about u ring steps: a step moves u head-split bundles); the others are held whole.
-  const double window = windowed_usp_quotient(scenario)
+  const double window = windowed_usp_quotient(scenario, classes)
                             ? kWindowedOpsPerClass * usp_shift_degree(scenario)
                         : windowed_ring_quotient(scenario, classes) ? kWindowedOpsPerClass
                                                                     : 0.0;
@@ -363,7 +364,7 @@ std::unique_ptr<RingClassesSource> symmetric_ring_source(const Scenario& scenari
 
 std::unique_ptr<UspClassesSource> symmetric_usp_source(const Scenario& scenario,
                                                        const RingSymmetry& symmetry) {
-  if (!windowed_usp_quotient(scenario)) return nullptr;
+  if (!windowed_usp_quotient(scenario, symmetry.classes)) return nullptr;
   const ScheduleSpec& spec = scenario.schedule;
   return std::make_unique<UspClassesSource>(UspClassesSpec{scenario.attention, spec.gpus,
                                                            usp_shift_degree(scenario),

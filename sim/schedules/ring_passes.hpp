@@ -102,6 +102,7 @@ void add_ring_backward(Plan& plan, const std::vector<RingMember>& ring, CommGrou
 class RingMemberSteps {
  public:
   bool done() const { return step_ >= std::max(n_f_, n_b_); }
+  bool started() const { return step_ > 0; }
 
  protected:
   RingMemberSteps(Plan& plan, FusingScratch& scratch, const std::vector<RingMember>& ring, int k,

@@ -12,8 +12,9 @@ namespace tilesim {
 UspClassesSource::UspClassesSource(UspClassesSpec spec)
     : spec_(std::move(spec)), groups_(spec_.ranks) {
   const int u = spec_.ulysses, k_count = spec_.classes;
-  if (spec_.shape.has_backward()) {
-    throw std::invalid_argument("UspClassesSource generates the forward pass only");
+  const bool fwd = spec_.shape.has_forward(), bwd = spec_.shape.has_backward();
+  if (bwd && k_count != spec_.ranks) {
+    throw std::invalid_argument("UspClassesSource generates a backward with one class per rank");
   }
   if (u < 1 || k_count < 2 * u || k_count % u != 0 || spec_.ranks % k_count != 0) {
     throw std::invalid_argument(
@@ -39,32 +40,55 @@ UspClassesSource::UspClassesSource(UspClassesSpec spec)
     steps.push_back(usp_ring_steps(generated, ring));
   for (int x = 0; x < k_count; ++x) {
     const auto h = static_cast<std::size_t>(x % u);
-    members_.push_back(
-        usp_ring_member(generated, scratch_, rings_[h], steps[h], grid_, x, k_count / u, groups_));
+    if (fwd) {
+      members_.push_back(usp_ring_member(generated, scratch_, rings_[h], steps[h], grid_, x,
+                                         k_count / u, groups_));
+    }
+    if (bwd) {
+      backward_members_.push_back(
+          usp_backward_member(generated, scratch_, rings_[h], steps[h], grid_, x, groups_));
+    }
   }
-  phase_.assign(static_cast<std::size_t>(k_count), Phase::prologue);
+  phase_.assign(static_cast<std::size_t>(k_count), fwd ? Phase::prologue : Phase::bwd_prologue);
   raw_piece_begin_.assign(static_cast<std::size_t>(k_count), 0);
 }
 
 void UspClassesSource::emit_piece(int rank, Phase& phase) {
   Plan& generated = raw_ ? *raw_ : plan_;
-  RingMemberForward& member = *members_[static_cast<std::size_t>(rank)];
+  const Phase after_forward = backward_members_.empty() ? Phase::done : Phase::bwd_prologue;
   switch (phase) {
-    case Phase::prologue:
-      // As usp_forward_rank, with ring step 1 too: it makes every block partial of the rank
-      // (see the header).
+    case Phase::prologue: {
+      RingMemberForward& member = *members_[static_cast<std::size_t>(rank)];
+      // As usp_forward_rank, with ring step 1 too (see the header).
       usp_forward_prologue(generated, groups_, grid_, objs_, rank);
       member.emit_step();
       usp_free_own_bundle(generated, grid_, objs_, rank);
       if (!member.done()) member.emit_step();
       phase = member.done() ? Phase::epilogue : Phase::ring;
       break;
-    case Phase::ring:
+    }
+    case Phase::ring: {
+      RingMemberForward& member = *members_[static_cast<std::size_t>(rank)];
       member.emit_step();
       if (member.done()) phase = Phase::epilogue;
       break;
+    }
     case Phase::epilogue:
       usp_forward_epilogue(generated, groups_, grid_, objs_, rank);
+      phase = after_forward;
+      break;
+    case Phase::bwd_prologue:
+      usp_backward_prologue(generated, groups_, grid_, objs_, rank);
+      phase = Phase::bwd_ring;  // a ring has at least one step
+      break;
+    case Phase::bwd_ring: {
+      RingMemberBackward& member = *backward_members_[static_cast<std::size_t>(rank)];
+      usp_backward_step(generated, member, grid_, objs_, rank);
+      if (member.done()) phase = Phase::bwd_epilogue;
+      break;
+    }
+    case Phase::bwd_epilogue:
+      usp_backward_epilogue(generated, groups_, grid_, objs_, rank);
       phase = Phase::done;
       break;
     case Phase::done:

@@ -9,13 +9,17 @@
 // KV with ring steps 0 and 1 (and the frees of the own bundle's KV between them), then one ring
 // step (RingMemberForward) per piece, then the all-to-all back of O and the frees.
 // Peers are folded mod K as fold_onto_classes does; the correction's rewrite
-// (OutputCorrectionRewriter) runs on each piece when it is not fused. The first piece holds
-// ring step 1 because every block partial of x is made there (its first accumulating call
-// writes all of its u O and LSE accumulators): the tracker asks for the ranks' first pieces in
-// rank order, so the partials get the whole quotient's object ids (rank by rank);
-// whole_plan_digest() checks that, and tests/test_windowed_tracker.cpp the rest.
-// Forward only: the backward's partials (dQ, dKV) are made in its own ring steps, after every
-// rank's forward ones, which a rank-by-rank rewrite orders otherwise.
+// (OutputCorrectionRewriter) runs on each piece when it is not fused; its block partials are
+// made before any rewrite (output_correction.hpp), so they have the whole quotient's object
+// ids whatever order the ranks' pieces come in. (The first piece holds ring step 1 from when
+// the partials were made by the first accumulating call.) whole_plan_digest() checks the
+// objects, and tests/test_windowed_tracker.cpp the rest.
+// With K = P (no symmetry, sim/scenario/lazy_plan.hpp) it also generates the backward, after
+// the forward when the pass is both: the all-to-all of dO, one backward ring step
+// (usp_backward_step: RingMemberBackward's step with the frees whose last reader it is) per
+// piece, then the all-to-all back of dQ and dKV with the frees and the replicas' dKV sum
+// (usp_backward_rank's parts, usp_grid.hpp). A quotient's backward (K < P) is built whole
+// (make_usp_classes_plan).
 #pragma once
 
 #include <memory>
@@ -34,7 +38,7 @@
 namespace tilesim {
 
 struct UspClassesSpec {
-  AttentionShape shape;  // forward; full mask where K < P (a quotient), full or causal with K = P
+  AttentionShape shape;  // forward where K < P (full mask); any pass, full or causal with K = P
   int ranks = 0;         // P
   int ulysses = 0;       // u
   int classes = 0;       // K: a multiple of u, at least 2u, dividing P
@@ -43,7 +47,7 @@ struct UspClassesSpec {
 
 class UspClassesSource final : public ProgramSource {
  public:
-  // std::invalid_argument for a backward pass or classes the quotient does not take.
+  // std::invalid_argument for classes the quotient does not take, or a backward with K < P.
   explicit UspClassesSource(UspClassesSpec spec);
   UspClassesSource(const UspClassesSource&) = delete;
   UspClassesSource& operator=(const UspClassesSource&) = delete;
@@ -59,7 +63,7 @@ class UspClassesSource final : public ProgramSource {
   std::string whole_plan_digest() const override;
 
  private:
-  enum class Phase { prologue, ring, epilogue, done };
+  enum class Phase { prologue, ring, epilogue, bwd_prologue, bwd_ring, bwd_epilogue, done };
   void emit_piece(int rank, Phase& phase);
 
   UspClassesSpec spec_;
@@ -71,6 +75,7 @@ class UspClassesSource final : public ProgramSource {
   CommGroups groups_;
   FusingScratch scratch_;
   std::vector<std::unique_ptr<RingMemberForward>> members_;  // representative x's ring member
+  std::vector<std::unique_ptr<RingMemberBackward>> backward_members_;  // empty: forward only
   std::vector<Phase> phase_;
   std::optional<OutputCorrectionRewriter> rewriter_;
   std::vector<int> raw_piece_begin_;  // per rank: first raw op of the last piece

@@ -229,4 +229,66 @@ void usp_forward_rank(Plan& plan, CommGroups& groups, FusingScratch& scratch,
   usp_forward_epilogue(plan, groups, grid, objs, x);
 }
 
+void usp_backward_prologue(Plan& plan, CommGroups& groups, const UspGrid& grid,
+                           const UspHeadObjects& objs, int x) {
+  usp_exchange_member(plan, groups, grid, x, [&](int from, int to) {
+    return std::vector<int>{usp_object(objs.d_o, grid.chunk(from, to % grid.u))};
+  });
+}
+
+std::unique_ptr<RingMemberBackward> usp_backward_member(Plan& plan, FusingScratch& scratch,
+                                                        const std::vector<RingMember>& ring,
+                                                        UspRingSteps steps, const UspGrid& grid,
+                                                        int x, CommGroups& groups) {
+  return std::make_unique<RingMemberBackward>(plan, scratch, ring, x / grid.u, steps.forward,
+                                              steps.back, groups);
+}
+
+void usp_backward_step(Plan& plan, RingMemberBackward& member, const UspGrid& grid,
+                       const UspHeadObjects& objs, int x) {
+  const bool first = !member.started();
+  member.emit_step();
+  if (first) {
+    usp_free_foreign(plan, grid, x,
+                     [&](int i) { return std::vector<int>{usp_object(objs.kv, i)}; });
+  }
+  if (member.done()) {
+    usp_free_foreign(plan, grid, x, [&](int i) {
+      return std::vector<int>{usp_object(objs.d_o, i), usp_object(objs.q, i),
+                              usp_object(objs.o, i)};
+    });
+  }
+}
+
+void usp_backward_epilogue(Plan& plan, CommGroups& groups, const UspGrid& grid,
+                           const UspHeadObjects& objs, int x) {
+  usp_exchange_member(plan, groups, grid, x, [&](int from, int to) {
+    const int i = grid.chunk(to, from % grid.u);
+    return std::vector<int>{usp_object(objs.dq, i), usp_object(objs.dkv, i)};
+  });
+  usp_free_foreign(plan, grid, x, [&](int i) {
+    return std::vector<int>{usp_object(objs.dq, i), usp_object(objs.dkv, i)};
+  });
+  if (grid.rep == 1) return;
+  // The replicas' dKV[x, h] summed into dKV[x, h - h % rep].
+  std::vector<int> targets, partials;
+  for (int h = 0; h < grid.u; h += grid.rep) {
+    targets.push_back(usp_object(objs.dkv, grid.chunk(x, h)));
+    for (int c = 1; c < grid.rep; ++c)
+      partials.push_back(usp_object(objs.dkv, grid.chunk(x, h + c)));
+  }
+  ProgramBuilder build(plan);
+  build.merge(x, partials, targets);
+  for (int obj : partials) build.free(x, obj);
+}
+
+void usp_backward_rank(Plan& plan, CommGroups& groups, FusingScratch& scratch,
+                       const std::vector<RingMember>& ring, UspRingSteps steps, const UspGrid& grid,
+                       const UspHeadObjects& objs, int x) {
+  usp_backward_prologue(plan, groups, grid, objs, x);
+  const auto member = usp_backward_member(plan, scratch, ring, steps, grid, x, groups);
+  while (!member->done()) usp_backward_step(plan, *member, grid, objs, x);
+  usp_backward_epilogue(plan, groups, grid, objs, x);
+}
+
 }  // namespace tilesim

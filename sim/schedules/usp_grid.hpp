@@ -90,4 +90,28 @@ void usp_forward_rank(Plan& plan, CommGroups& groups, FusingScratch& scratch,
                       const std::vector<RingMember>& ring, UspRingSteps steps, const UspGrid& grid,
                       const UspHeadObjects& objs, int x, int ring_groups);
 
+// Rank x's backward program, piece by piece; usp_backward_rank emits them all in order:
+//   prologue: the all-to-all of dO in x's group;
+//   usp_backward_step: one step of member G of head ring h (usp_backward_member, the full
+//     ring's neighbours); after step 0 the frees of the KV that x received for its own bundle
+//     (read by step 0 only, sent on at step 0), after the last step the frees of what the ring
+//     read of every other member (dO, Q, O). Each free follows its last reader in the same
+//     piece, so that the windowed tracker derives it before that reader has finished;
+//   epilogue: the all-to-all back of dQ and dKV, the frees of the other members' dQ and dKV,
+//     and on an owner whose KV heads are replicated (rep > 1) one merge summing the replicas'
+//     dKV into the output's, then their frees.
+void usp_backward_prologue(Plan& plan, CommGroups& groups, const UspGrid& grid,
+                           const UspHeadObjects& objs, int x);
+std::unique_ptr<RingMemberBackward> usp_backward_member(Plan& plan, FusingScratch& scratch,
+                                                        const std::vector<RingMember>& ring,
+                                                        UspRingSteps steps, const UspGrid& grid,
+                                                        int x, CommGroups& groups);
+void usp_backward_step(Plan& plan, RingMemberBackward& member, const UspGrid& grid,
+                       const UspHeadObjects& objs, int x);
+void usp_backward_epilogue(Plan& plan, CommGroups& groups, const UspGrid& grid,
+                           const UspHeadObjects& objs, int x);
+void usp_backward_rank(Plan& plan, CommGroups& groups, FusingScratch& scratch,
+                       const std::vector<RingMember>& ring, UspRingSteps steps, const UspGrid& grid,
+                       const UspHeadObjects& objs, int x);
+
 }  // namespace tilesim
