@@ -77,17 +77,20 @@ std::vector<Case> cases() {
           usp(4, causal),
           usp(2, full),
           usp(4, replicated),
-          // The ring family's backward under every mask it takes, and both passes where every
-          // rank works in the forward's last step (lazy_plan.cpp).
+          // The ring family's backward and both passes under every mask it takes.
           pass("ring", causal, "backward"),
           pass("ring", window, "backward"),
           pass("ring", documents, "backward"),
           pass("zigzag", causal, "backward"),
           pass("striped", window, "backward"),
           pass("ring", full, "both"),
+          pass("ring", causal, "both"),
+          pass("ring", window, "both"),
+          pass("ring", documents, "both"),
           pass("zigzag", causal, "both"),
           pass("zigzag", full, "both"),
           pass("striped", causal, "both"),
+          pass("striped", window, "both"),
           // USP's backward and both passes (its backward opens with the all-to-all of dO).
           usp(4, {"attention.causal=true", "attention.pass=backward"}),
           usp(2, {"attention.causal=false", "attention.pass=both"}),
@@ -129,13 +132,14 @@ TEST_CASE("the lazy sources leave out what they do not generate") {
   CHECK_FALSE(generates({"schedule.kind=zigzag", "attention.causal=true",
                          "attention.mask=sliding_window", "attention.window=4096"}));
   CHECK_FALSE(generates({"schedule.kind=ring", "schedule.balance=work", "attention.causal=true"}));
-  // Both passes where a rank's forward ends in steps without work: the plain ring, causal, and
-  // a window.
+  // Both passes under every mask the ring family takes (a member's backward waits for its
+  // forward's last exchange, ring_passes.hpp), and the backward alone.
   CHECK(generates({"attention.pass=both"}));
-  CHECK_FALSE(generates({"attention.pass=both", "attention.causal=true"}));
-  CHECK(generates({"attention.pass=both", "attention.causal=true", "schedule.kind=zigzag"}));
+  CHECK(generates({"attention.pass=both", "attention.causal=true"}));
   CHECK(generates({"attention.pass=backward", "attention.causal=true"}));
-  CHECK_FALSE(generates({"attention.pass=both", "attention.causal=true", "schedule.kind=striped",
+  CHECK(generates({"attention.pass=both", "attention.causal=true", "schedule.kind=striped",
+                   "attention.mask=sliding_window", "attention.window=4096"}));
+  CHECK_FALSE(generates({"attention.pass=both", "attention.causal=true", "schedule.kind=zigzag",
                          "attention.mask=sliding_window", "attention.window=4096"}));
   CHECK(generates({"schedule.kind=usp", "schedule.ulysses=4", "attention.pass=both"}));
   CHECK(generates({"schedule.kind=usp", "schedule.ulysses=4", "attention.pass=backward"}));
@@ -144,9 +148,8 @@ TEST_CASE("the lazy sources leave out what they do not generate") {
                          "attention.mask=sliding_window", "attention.window=4096"}));
   CHECK_FALSE(generates({"schedule.kind=ulysses", "attention.causal=true"}));
   CHECK_FALSE(generates({"schedule.kind=usp", "schedule.ulysses=8", "schedule.gpus=8"}));
-  CHECK_THROWS_AS(
-      make_lazy_source(load_scenario(kScenario, {"attention.pass=both", "attention.causal=true"})),
-      std::invalid_argument);
+  CHECK_THROWS_AS(make_lazy_source(load_scenario(kScenario, {"schedule.kind=mesh"})),
+                  std::invalid_argument);
 }
 
 TEST_CASE("lazy simulation equals the whole plan's byte for byte") {
@@ -175,9 +178,9 @@ TEST_CASE("lazy simulation equals the whole plan's byte for byte") {
 TEST_CASE("simulate runs lazily beyond the full check's ranks, with the same result") {
   // 512 GPUs: 1.57M ops each way for zigzag, 0.9M for USP (u = 8), seconds in Release; the
   // sanitizer suites keep 8 only.
-  // Zigzag both: 3.1M ops, forward then backward; USP both: 2.6M.
+  // Zigzag and the plain ring both: 3.1M ops, forward then backward; USP both: 2.6M.
   for (int gpus : tilesim::test::gpu_counts({8, 512}))
-    for (const std::string kind : {"zigzag", "usp", "zigzag-both", "usp-both"}) {
+    for (const std::string kind : {"zigzag", "usp", "zigzag-both", "ring-both", "usp-both"}) {
       INFO(kind << " on " << gpus << " GPUs");
       ScenarioSource source;
       source.path = kScenario;
@@ -212,12 +215,13 @@ TEST_CASE("the guard sizes a lazy run by its window, a whole plan by its ops") {
   CHECK_NOTHROW(check_lazy_resources(s));
   CHECK_THROWS_AS(check_plan_resources(s), InputError);
   CHECK_NOTHROW(prepare_scenario(kScenario, big, limits));
-  // Zigzag's both passes run lazily too; the plain ring's (whose rank 0 computes in its first
-  // step only, lazy_plan.cpp) builds the whole plan, and its guard refuses it.
+  // Both passes run lazily too; blocks dealt by work (no lazy source) build the whole plan, and
+  // its guard refuses it.
   std::vector<std::string> with_both = big;
   with_both.push_back("attention.pass=both");
   CHECK_NOTHROW(prepare_scenario(kScenario, with_both, limits));
   with_both.push_back("schedule.kind=ring");
+  with_both.push_back("schedule.balance=work");
   CHECK_THROWS_AS(prepare_scenario(kScenario, with_both, limits), InputError);
   // --max-ops counts every op the lazy run simulates.
   limits.max_ops = 1e9;

@@ -34,11 +34,16 @@ void FusingBuilder::compute(ChunkPair pair, Pass pass, std::span<const int> read
 
 void FusingBuilder::flush() {
   if (pairs_.empty()) return;
-  build_.compute(rank_, pairs_, pass_, reads_, writes_);
+  build_.compute(rank_, pairs_, pass_, reads_, writes_, after_);
   pairs_.clear();
   reads_.clear();
   writes_.clear();
+  after_.clear();
   ++scratch_->batch;
+}
+
+void FusingBuilder::wait_before_next_compute(std::span<const int> ops) {
+  after_.insert(after_.end(), ops.begin(), ops.end());
 }
 
 int FusingBuilder::send(int object, int to, int group, std::span<const int> after) {

@@ -43,6 +43,8 @@ class FusingBuilder {
   int free(int object);
   // Emits the collected pairs as one compute op (nothing if none).
   void flush();
+  // The next compute op emitted also waits for these ops of the rank (its `after`).
+  void wait_before_next_compute(std::span<const int> ops);
 
  private:
   void list(std::vector<int>& into, std::vector<std::uint32_t>& stamps,
@@ -54,7 +56,7 @@ class FusingBuilder {
   bool fuse_;
   Pass pass_ = Pass::fwd;
   std::vector<ChunkPair> pairs_;
-  std::vector<int> reads_, writes_;
+  std::vector<int> reads_, writes_, after_;
 };
 
 }  // namespace tilesim

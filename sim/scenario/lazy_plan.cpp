@@ -30,30 +30,10 @@ int usp_degree(const Scenario& scenario) {
   return keys_reach_every_rank(scenario.attention) ? usp_shift_degree(scenario) : 0;
 }
 
-// Pass both: a rank's first backward call waits only for its last forward one (and the data it
-// wrote), so where a rank's forward ends in ring steps without work (the plain ring under a
-// causal mask: rank 0 computes in step 0 only; a window; documents) that call is ready while
-// the window of ops is still in the forward, before the tracker has generated it. The window
-// cannot run it in the past (windowed_tracker.hpp refuses), so those runs build the whole plan.
-// Every rank has work in every step under the full mask, and under the causal one with zigzag
-// or striped chunks.
-bool every_rank_works_to_the_end(const Scenario& scenario) {
-  if (!scenario.attention.has_forward() || !scenario.attention.has_backward()) return true;
-  switch (scenario.attention.mask.kind) {
-    case AttentionMaskKind::full:
-      return true;
-    case AttentionMaskKind::causal:
-      return lazy_ring_ownership(scenario) != ChunkOwnership::contiguous;
-    default:
-      return false;
-  }
-}
-
 }  // namespace
 
 bool lazy_generates(const Scenario& scenario) {
-  const bool ring =
-      lazy_ring_ownership(scenario).has_value() && every_rank_works_to_the_end(scenario);
+  const bool ring = lazy_ring_ownership(scenario).has_value();
   // USP's backward opens with the all-to-all of dO, which its first call waits for.
   const bool usp = usp_degree(scenario) > 0;
   return (ring || usp) && scenario.schedule.gpus >= 2;

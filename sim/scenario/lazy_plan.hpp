@@ -11,8 +11,8 @@
 //   - ring and striped under every mask, zigzag under the full and causal masks
 //     (RingClassesSource; under a window or documents zigzag takes its two-direction ring, which
 //     the source does not generate); not `balance: work` (blocks dealt by work); forward,
-//     backward, or both where every rank has work in the forward's last step (the full mask;
-//     causal with zigzag or striped chunks; lazy_plan.cpp says why);
+//     backward or both (a member's backward waits for its forward's last exchange,
+//     ring_passes.hpp, so its first call is generated before it can start);
 //   - USP with two or more Ulysses groups under the full and causal masks (UspClassesSource;
 //     under a window or documents its rings route keys by their readers, and the tracker's
 //     window no longer sees each op before its prerequisites finish); forward, backward or

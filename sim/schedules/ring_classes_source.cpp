@@ -42,11 +42,11 @@ RingClassesSource::RingClassesSource(RingClassesSpec spec)
                                               (k - 1 + k_count) % k_count, n_f, n_b, groups_));
     }
     if (bwd) {
-      backward_members_.push_back(
-          std::make_unique<RingMemberBackward>(generated, scratch_, ring_, k, n_f, n_b, groups_));
+      backward_members_.push_back(std::make_unique<RingMemberBackward>(
+          generated, scratch_, ring_, k, n_f, n_b, groups_, spec_.shape.has_forward()));
     }
   }
-  raw_step_begin_.assign(static_cast<std::size_t>(k_count), 0);
+  raw_step_begin_.assign(static_cast<std::size_t>(k_count), {0, 0});
   digests_.assign(static_cast<std::size_t>(k_count), ProgramDigest{});
 }
 
@@ -80,10 +80,13 @@ bool RingClassesSource::extend(int rank) {
   const int begin = static_cast<int>(raw.size());
   emit_step(rank);
   rewriter_->rewrite(rank, raw, begin, plan_.programs[static_cast<std::size_t>(rank)]);
-  // The next step's receives may wait for this step's frees, no earlier raw op.
-  int& previous = raw_step_begin_[static_cast<std::size_t>(rank)];
-  raw.discard_before(previous);
-  rewriter_->discard_before(rank, previous);
+  // The next step's receives may wait for this step's frees, and the backward's first call
+  // for the forward's last exchange (RingMemberBackward), one step before its last: no raw op
+  // older than the previous step.
+  auto& [older, previous] = raw_step_begin_[static_cast<std::size_t>(rank)];
+  raw.discard_before(older);
+  rewriter_->discard_before(rank, older);
+  older = previous;
   previous = begin;
   if (done(rank)) rewriter_->forget(rank);
   digest_new_ops(rank);

@@ -22,6 +22,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/plan/comm_groups.hpp"
@@ -37,9 +38,8 @@ namespace tilesim {
 
 struct RingClassesSpec {
   std::string schedule;  // ring, zigzag, striped
-  AttentionShape
-      shape;      // forward; full mask where K < P (a quotient), any mask and pass with K = P
-  int ranks = 0;  // P
+  AttentionShape shape;  // K < P (a quotient): forward, full mask; K = P: any mask and pass
+  int ranks = 0;         // P
   ChunkOwnership ownership = ChunkOwnership::contiguous;
   int classes = 0;  // K
   Correction correction = Correction::separate;
@@ -75,8 +75,8 @@ class RingClassesSource final : public ProgramSource {
   std::vector<std::unique_ptr<RingMemberForward>> members_;            // empty: backward only
   std::vector<std::unique_ptr<RingMemberBackward>> backward_members_;  // empty: forward only
   std::optional<OutputCorrectionRewriter> rewriter_;
-  std::vector<int> raw_step_begin_;     // per rank: first raw op of the last step
-  std::vector<ProgramDigest> digests_;  // per rank: the ops generated so far
+  std::vector<std::pair<int, int>> raw_step_begin_;  // per rank: first raw op of the last two steps
+  std::vector<ProgramDigest> digests_;               // per rank: the ops generated so far
 };
 
 }  // namespace tilesim

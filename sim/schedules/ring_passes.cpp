@@ -245,6 +245,22 @@ class KeyReaders {
   bool hulls_ = false;
 };
 
+// The ops of the program's last comm group (one run of consecutive comm ops, other ops may sit
+// between them; plan_semantics.hpp), searched back from its end; none without one.
+std::vector<int> last_comm_group(const RankProgram& program) {
+  std::vector<int> ops;
+  int group = -1;
+  for (int i = static_cast<int>(program.size()) - 1; i >= program.first_index(); --i) {
+    const Op& op = program.op(i);
+    if (op.kind != OpKind::send && op.kind != OpKind::recv) continue;
+    if (group >= 0 && op.comm_group != group) break;
+    group = op.comm_group;
+    ops.push_back(i);
+  }
+  std::reverse(ops.begin(), ops.end());
+  return ops;
+}
+
 int steps_for(const Plan& plan, const std::vector<RingMember>& ring, int sign) {
   const int m = static_cast<int>(ring.size());
   // A direction no key travels needs one step; without this check a one-way ring's back
@@ -385,12 +401,12 @@ void add_ring_forward_classes(Plan& plan, const std::vector<RingMember>& ring, i
 }
 
 void add_ring_backward(Plan& plan, const std::vector<RingMember>& ring, CommGroups& groups,
-                       int emit_members) {
+                       int emit_members, bool wait_for_forward) {
   FusingScratch scratch;
   const int m = static_cast<int>(ring.size());
   const int n_f = ring_steps(plan, ring), n_b = ring_back_steps(plan, ring);
   for (int k = 0; k < (emit_members >= 0 ? emit_members : m); ++k) {
-    RingMemberBackward member(plan, scratch, ring, k, n_f, n_b, groups);
+    RingMemberBackward member(plan, scratch, ring, k, n_f, n_b, groups, wait_for_forward);
     while (!member.done()) member.emit_step();
   }
 }
@@ -401,6 +417,10 @@ void RingMemberBackward::emit_step() {
   const int k = k_, s = step_++;
   StepKeys t;
   step_keys(ring_, k, s, n_f_, n_b_, t);
+  if (s == 0 && wait_for_forward_) {
+    build_.wait_before_next_compute(
+        last_comm_group(plan_.programs[static_cast<std::size_t>(n.rank)]));
+  }
   const std::vector<Leg> legs = prefetch_legs(t, n);
   if (!legs.empty()) exchange_legs(build_, groups_, n.rank, legs, &RingKey::kv, last_kv_frees_);
   add_computes(plan_, build_, self, t.fwd, Pass::bwd);

@@ -92,9 +92,15 @@ void add_ring_forward(Plan& plan, const std::vector<RingMember>& ring, CommGroup
 void add_ring_forward_classes(Plan& plan, const std::vector<RingMember>& ring, int classes,
                               CommGroups& groups);
 // emit_members >= 0: the programs of members 0..emit_members-1 only, naming their peers as full
-// ranks (a quotient plan's, folded by fold_onto_classes in class_plan.hpp).
+// ranks (a quotient plan's, folded by fold_onto_classes in class_plan.hpp). wait_for_forward
+// (the ring's pass both): a member's first backward call also waits for the last comm group of
+// the program so far, its forward's last exchange, as an implementation's forward returns only
+// after its last wait (ring-flash-attention ring_flash_attn.py waits on the step's
+// send/recv before the next step and returns after the loop) and the backward runs after it.
+// Without it a member whose forward ends in steps without work (the causal ring's rank 0, a
+// window) would start its backward while its forward still passes keys on.
 void add_ring_backward(Plan& plan, const std::vector<RingMember>& ring, CommGroups& groups,
-                       int emit_members = -1);
+                       int emit_members = -1, bool wait_for_forward = false);
 
 // What member k's step generators below share: the plan they append to, the ring, the comm
 // groups, the member's builder and its step count. `plan`, `ring`, `groups` and `scratch` must
@@ -134,12 +140,17 @@ class RingMemberForward : public RingMemberSteps {
 // (add_ring_backward emits every step of every member with this).
 class RingMemberBackward : public RingMemberSteps {
  public:
+  // wait_for_forward: as add_ring_backward's (the program so far must hold the forward's last
+  // comm group when step 0 is emitted).
   RingMemberBackward(Plan& plan, FusingScratch& scratch, const std::vector<RingMember>& ring, int k,
-                     int forward_steps, int back_steps, CommGroups& groups)
-      : RingMemberSteps(plan, scratch, ring, k, forward_steps, back_steps, groups) {}
+                     int forward_steps, int back_steps, CommGroups& groups,
+                     bool wait_for_forward = false)
+      : RingMemberSteps(plan, scratch, ring, k, forward_steps, back_steps, groups),
+        wait_for_forward_(wait_for_forward) {}
   void emit_step();  // appends step step_ (not when done())
 
  private:
+  bool wait_for_forward_;
   std::vector<int> last_kv_frees_, last_dkv_frees_;  // the previous step's, as forward's
 };
 

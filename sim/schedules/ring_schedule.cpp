@@ -32,7 +32,7 @@ Plan make_pass_kv_ring_plan(std::string schedule, const AttentionShape& shape, i
   const std::vector<RingMember> ring = ring_members(objs, ranks, bwd);
   CommGroups groups(ranks);
   if (shape.has_forward()) add_ring_forward(plan, ring, groups);
-  if (bwd) add_ring_backward(plan, ring, groups);
+  if (bwd) add_ring_backward(plan, ring, groups, -1, shape.has_forward());
   return plan;
 }
 
@@ -45,7 +45,7 @@ Plan make_pass_kv_ring_classes_plan(std::string schedule, const AttentionShape& 
   const std::vector<RingMember> ring = ring_members(objs, ranks, shape.has_backward());
   CommGroups groups(ranks);
   if (shape.has_forward()) add_ring_forward_classes(plan, ring, classes, groups);
-  if (shape.has_backward()) add_ring_backward(plan, ring, groups, classes);
+  if (shape.has_backward()) add_ring_backward(plan, ring, groups, classes, shape.has_forward());
   fold_onto_classes(plan, classes);
   return plan;
 }

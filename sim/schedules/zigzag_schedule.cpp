@@ -95,7 +95,7 @@ Plan make_zigzag_plan(const AttentionShape& shape, int ranks) {
   const std::vector<RingMember> ring = two_direction_ring(plan, ranks, &objs, bwd);
   CommGroups groups(ranks);
   if (shape.has_forward()) add_ring_forward(plan, ring, groups);
-  if (bwd) add_ring_backward(plan, ring, groups);
+  if (bwd) add_ring_backward(plan, ring, groups, -1, shape.has_forward());
   return plan;
 }
 
