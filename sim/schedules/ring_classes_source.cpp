@@ -50,17 +50,13 @@ RingClassesSource::RingClassesSource(RingClassesSpec spec)
   digests_.assign(static_cast<std::size_t>(k_count), ProgramDigest{});
 }
 
-bool RingClassesSource::emit_step(int rank) {
+void RingClassesSource::emit_step(int rank) {
   const auto i = static_cast<std::size_t>(rank);
   if (!members_.empty() && !members_[i]->done()) {
     members_[i]->emit_step();
-    return true;
+  } else {
+    backward_members_[i]->emit_step();  // not done(rank): the backward has steps left
   }
-  if (!backward_members_.empty() && !backward_members_[i]->done()) {
-    backward_members_[i]->emit_step();
-    return true;
-  }
-  return false;
 }
 
 bool RingClassesSource::done(int rank) const {

@@ -51,6 +51,7 @@ UspClassesSource::UspClassesSource(UspClassesSpec spec)
   }
   phase_.assign(static_cast<std::size_t>(k_count), fwd ? Phase::prologue : Phase::bwd_prologue);
   raw_piece_begin_.assign(static_cast<std::size_t>(k_count), 0);
+  digests_.assign(static_cast<std::size_t>(k_count), ProgramDigest{});
 }
 
 void UspClassesSource::emit_piece(int rank, Phase& phase) {
@@ -108,7 +109,10 @@ bool UspClassesSource::extend(int rank) {
     Op& op = program.mutable_op(i);
     if (op.kind == OpKind::send || op.kind == OpKind::recv) op.peer %= spec_.classes;
   }
-  if (!raw_) return true;
+  if (!raw_) {
+    digest_new_ops(rank);
+    return true;
+  }
   rewriter_->rewrite(rank, program, begin, plan_.programs[static_cast<std::size_t>(rank)]);
   // A piece's receives wait for the previous piece's frees at most (a ring step's receives
   // for the step before's; the all-to-alls' for none).
@@ -117,7 +121,14 @@ bool UspClassesSource::extend(int rank) {
   rewriter_->discard_before(rank, previous);
   previous = begin;
   if (phase == Phase::done) rewriter_->forget(rank);
+  digest_new_ops(rank);
   return true;
+}
+
+void UspClassesSource::digest_new_ops(int rank) {
+  const RankProgram& program = plan_.programs[static_cast<std::size_t>(rank)];
+  ProgramDigest& digest = digests_[static_cast<std::size_t>(rank)];
+  for (auto i = digest.ops(); i < program.size(); ++i) digest.add_op(program, static_cast<int>(i));
 }
 
 void UspClassesSource::discard_before(int /*rank*/, int /*index*/) {
@@ -126,34 +137,13 @@ void UspClassesSource::discard_before(int /*rank*/, int /*index*/) {
 }
 
 std::string UspClassesSource::whole_plan_digest() const {
-  UspClassesSource fresh(spec_);
+  for (const Phase phase : phase_) {
+    if (phase != Phase::done) {
+      throw std::logic_error("UspClassesSource::whole_plan_digest: a program is not complete");
+    }
+  }
   PlanDigestBuilder digest(plan_);
-  for (int r = 0; r < plan_.ranks; ++r) {
-    const std::size_t ops = plan_.programs[static_cast<std::size_t>(r)].size();
-    RankProgram& program = fresh.plan_.programs[static_cast<std::size_t>(r)];
-    ProgramDigest program_digest;
-    int next = 0;
-    while (fresh.extend(r)) {
-      for (; next < static_cast<int>(program.size()); ++next) program_digest.add_op(program, next);
-      program.discard_before(next);
-    }
-    if (static_cast<std::size_t>(next) != ops) {
-      throw std::logic_error("UspClassesSource::whole_plan_digest: a program changed length");
-    }
-    digest.add_program(program_digest);
-  }
-  // The header hashed this plan's objects; the regeneration, rank after rank as the whole
-  // quotient is built, must have made the same block partials.
-  const auto& mine = plan_.objects;
-  const auto& theirs = fresh.plan_.objects;
-  bool same = mine.size() == theirs.size();
-  for (std::size_t i = 0; same && i < mine.size(); ++i) {
-    same = mine[i].name == theirs[i].name && mine[i].bytes == theirs[i].bytes;
-  }
-  if (!same) {
-    throw std::logic_error(
-        "UspClassesSource::whole_plan_digest: the run made its block partials in another order");
-  }
+  for (const ProgramDigest& program : digests_) digest.add_program(program);
   return digest.value();
 }
 

@@ -12,8 +12,9 @@
 // (OutputCorrectionRewriter) runs on each piece when it is not fused; its block partials are
 // made before any rewrite (output_correction.hpp), so they have the whole quotient's object
 // ids whatever order the ranks' pieces come in. (The first piece holds ring step 1 from when
-// the partials were made by the first accumulating call.) whole_plan_digest() checks the
-// objects, and tests/test_windowed_tracker.cpp the rest.
+// the partials were made by the first accumulating call.) whole_plan_digest() is plan_digest of
+// the whole quotient: each program's ops are digested as they are generated, as
+// RingClassesSource does; tests/test_windowed_tracker.cpp checks it.
 // With K = P (no symmetry, sim/scenario/lazy_plan.hpp) it also generates the backward, after
 // the forward when the pass is both: the all-to-all of dO, one backward ring step
 // (usp_backward_step: RingMemberBackward's step with the frees whose last reader it is) per
@@ -31,6 +32,7 @@
 #include "sim/plan/fusing_builder.hpp"
 #include "sim/plan/output_correction.hpp"
 #include "sim/plan/plan.hpp"
+#include "sim/plan/plan_digest.hpp"
 #include "sim/plan/windowed_tracker.hpp"
 #include "sim/schedules/ring_passes.hpp"
 #include "sim/schedules/usp_grid.hpp"
@@ -59,12 +61,13 @@ class UspClassesSource final : public ProgramSource {
   void discard_before(int rank, int index) override;
 
   // plan_digest of the whole quotient plan. Call once every program is complete (after a run):
-  // it takes the op counts and objects from this plan and regenerates the ops.
+  // it takes the objects from this plan and the ops' hashes taken as they were generated.
   std::string whole_plan_digest() const override;
 
  private:
   enum class Phase { prologue, ring, epilogue, bwd_prologue, bwd_ring, bwd_epilogue, done };
   void emit_piece(int rank, Phase& phase);
+  void digest_new_ops(int rank);  // the ops extend() appended to rank's program
 
   UspClassesSpec spec_;
   UspGrid grid_;
@@ -78,7 +81,8 @@ class UspClassesSource final : public ProgramSource {
   std::vector<std::unique_ptr<RingMemberBackward>> backward_members_;  // empty: forward only
   std::vector<Phase> phase_;
   std::optional<OutputCorrectionRewriter> rewriter_;
-  std::vector<int> raw_piece_begin_;  // per rank: first raw op of the last piece
+  std::vector<int> raw_piece_begin_;    // per rank: first raw op of the last piece
+  std::vector<ProgramDigest> digests_;  // per rank: the ops generated so far
 };
 
 }  // namespace tilesim

@@ -198,9 +198,17 @@ std::unique_ptr<RingMemberForward> usp_ring_member(Plan& plan, FusingScratch& sc
                                              steps.forward, steps.back, groups);
 }
 
-void usp_free_own_bundle(Plan& plan, const UspGrid& grid, const UspHeadObjects& objs, int x) {
-  if (plan.shape.has_backward()) return;
+namespace {
+
+// The frees, on rank x, of the KV slices it received for its own bundle.
+void free_own_bundle_kv(Plan& plan, const UspGrid& grid, const UspHeadObjects& objs, int x) {
   usp_free_foreign(plan, grid, x, [&](int i) { return std::vector<int>{usp_object(objs.kv, i)}; });
+}
+
+}  // namespace
+
+void usp_free_own_bundle(Plan& plan, const UspGrid& grid, const UspHeadObjects& objs, int x) {
+  if (!plan.shape.has_backward()) free_own_bundle_kv(plan, grid, objs, x);
 }
 
 void usp_forward_epilogue(Plan& plan, CommGroups& groups, const UspGrid& grid,
@@ -248,10 +256,7 @@ void usp_backward_step(Plan& plan, RingMemberBackward& member, const UspGrid& gr
                        const UspHeadObjects& objs, int x) {
   const bool first = !member.started();
   member.emit_step();
-  if (first) {
-    usp_free_foreign(plan, grid, x,
-                     [&](int i) { return std::vector<int>{usp_object(objs.kv, i)}; });
-  }
+  if (first) free_own_bundle_kv(plan, grid, objs, x);
   if (member.done()) {
     usp_free_foreign(plan, grid, x, [&](int i) {
       return std::vector<int>{usp_object(objs.d_o, i), usp_object(objs.q, i),
