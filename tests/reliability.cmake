@@ -29,11 +29,19 @@ tilesim_cli_test(symmetric_summary_ops 0
 # pass-Q's offset quotient holds all P^2 partials whatever its classes: on 256 GPUs (8 classes)
 # 95.6 MB estimated, 33.6 MB of it the 262,656 objects (the schedule's O and LSE partials and
 # the correction's block partial of each), 62 MB without them; one class (the check before the
-# symmetry search) 92.4 MB. 95 MB passes that check and refuses the quotient.
+# symmetry search) 92.4 MB. 95 MB passes that check and refuses the quotient, already from the
+# ring successors' bound on its classes (8 here too), before the search routes every pair.
 tilesim_cli_test(guard_symmetric_pass_q_objects 2
-  "key 'schedule\\.gpus': a plan this machine can hold: pass_q on 256 GPUs simulated as 8 rank classes is about 2\\.65e\\+04 ops, 91\\.19 MiB of memory"
+  "key 'schedule\\.gpus': a plan this machine can hold: pass_q on 256 GPUs simulated as at least 8 rank classes is about 2\\.65e\\+04 ops, 91\\.19 MiB of memory"
   simulate scenarios/ring-256k.yaml --set attention.seq_len=1M --set schedule.kind=pass_q
            --set schedule.gpus=256 --max-memory 95MB)
+# pass-Q on 4096 GPUs: the ring successors' shift search (4096 routes) bounds its classes from
+# below by 1024, whose quotient alone is over the limit: refused before the search routes the
+# 16.8M rank pairs (4.5 s and 52 MB here, where the search reached 2.2 GB in 42 s).
+tilesim_cli_test(guard_all_peers_classes_bound 2
+  "key 'schedule\\.gpus': a plan this machine can hold: pass_q on 4096 GPUs simulated as at least 1024 rank classes is about 5\\.45e\\+07 ops, 17\\.00 GiB of memory"
+  simulate scenarios/ring-256k.yaml --set attention.seq_len=1M --set schedule.kind=pass_q
+           --set schedule.gpus=4096 --max-memory 11GB)
 tilesim_cli_test(guard_bad_max_memory 2 "--max-memory.*a positive byte size"
   simulate scenarios/ring-256k.yaml --max-memory lots)
 

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "sim/scenario/prepared_scenario.hpp"
+#include "sim/scenario/symmetric_plan.hpp"
 #include "tests/gpu_counts.hpp"
 #include "tests/symmetry_fixture.hpp"
 
@@ -101,4 +102,30 @@ TEST_CASE("no all-peers symmetry where the programs differ or it is switched off
     INFO(overrides.back());
     CHECK_FALSE(symmetry_case(kScenario, overrides).symmetry.has_value());
   }
+}
+
+TEST_CASE("the ring successors' shift search bounds the all-peers classes from below") {
+  // The guard's early check (prepared_scenario.cpp): every shift that maps all pairs' routes
+  // maps the successors' too. On the H100 cluster the successors need the same shifts (one
+  // node: any; across nodes: whole nodes), so the bound is the classes themselves.
+  for (int gpus : {8, 16, 64, 256}) {
+    for (const std::string kind : {"pass_q", "allgather_kv"}) {
+      INFO(kind << " on " << gpus << " GPUs");
+      const SymmetryCase c =
+          symmetry_case(kScenario, scale_overrides(gpus, "forward", {"schedule.kind=" + kind}));
+      REQUIRE(c.symmetry.has_value());
+      const int least = all_peers_classes_lower_bound(c.prepared.scenario, c.prepared.topology,
+                                                      c.prepared.profile);
+      CHECK(least == expected_classes(gpus, 1));
+      CHECK(least <= c.symmetry->classes);
+    }
+  }
+  // Not an all-peers schedule, or no symmetric run: 0.
+  const SymmetryCase ring = symmetry_case(kScenario, scale_overrides(64, "forward", {}));
+  CHECK(all_peers_classes_lower_bound(ring.prepared.scenario, ring.prepared.topology,
+                                      ring.prepared.profile) == 0);
+  const SymmetryCase off = symmetry_case(
+      kScenario, scale_overrides(64, "forward", {"schedule.kind=pass_q", "schedule.symmetry=off"}));
+  CHECK(all_peers_classes_lower_bound(off.prepared.scenario, off.prepared.topology,
+                                      off.prepared.profile) == 0);
 }

@@ -125,6 +125,7 @@ TEST_CASE("topology: a spread group takes switches not yet in a group", "[topolo
   CHECK_THROWS_AS(t.add_spread_group({99}), std::invalid_argument);
   CHECK_THROWS_AS(t.add_spread_group({}), std::invalid_argument);
   CHECK_THROWS_AS(t.add_spread_group({s2}, 0), std::invalid_argument);
+  CHECK_THROWS_AS(t.add_spread_group({s2}, 1, -1), std::invalid_argument);
   t.add_spread_group({s2}, 3);
   const Topology copy = t;
   REQUIRE(copy.spread_groups().size() == 2);

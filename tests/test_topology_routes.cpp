@@ -151,6 +151,35 @@ TEST_CASE("topology: routes prefetched by destination equal the pairwise searche
   CHECK_THROWS_AS(prefetched.prefetch_to(0, {-1}), std::out_of_range);
 }
 
+TEST_CASE("topology: routes walked from a destination's tree equal the pairwise searches",
+          "[topology][routes]") {
+  // An all-to-all asks one destination from every GPU: after kTreeAfterSearches searches the
+  // router walks that destination's tree. Compared with a fresh router per pair, which
+  // always runs the bidirectional search.
+  const Topology t = load_topology(shipped("h100-cluster.yaml"), 2048);
+  const int gpus = t.gpu_count();
+  Router fan_in(t);
+  int compared = 0;
+  for (int dst : {7, 1531}) {
+    for (int src = 0; src < gpus; ++src) {
+      const Route& walked = fan_in.route(src, dst);
+      if (src % 97 != 0 && src >= static_cast<int>(Router::kTreeAfterSearches) + 2) continue;
+      const Route searched = Router(t).route(src, dst);
+      CHECK(walked.links == searched.links);
+      CHECK(walked.latency_ps == searched.latency_ps);
+      ++compared;
+    }
+  }
+  CHECK(fan_in.destination_trees() == 2);
+  // Both sides of the switch to the tree: the searched sources and some walked ones.
+  CHECK(compared > 2 * static_cast<int>(Router::kTreeAfterSearches + 2));
+  // A destination asked fewer times keeps the searches.
+  for (int src = 0; src < static_cast<int>(Router::kTreeAfterSearches) - 1; ++src) {
+    CHECK(fan_in.route(src + 100, 2047).links == Router(t).route(src + 100, 2047).links);
+  }
+  CHECK(fan_in.destination_trees() == 2);
+}
+
 TEST_CASE("topology: one 1024-GPU pod loads and routes ring neighbours", "[topology][routes]") {
   const Topology t = load_topology(shipped("h100-cluster.yaml"), 1024);
   // 128 nodes of 8 GPUs = one pod (pod_nodes 128): 8 rails x 4 leaf groups = 32 leaves,
@@ -188,18 +217,47 @@ TEST_CASE("topology: 65536 GPUs are 64 pods joined by a core tier", "[topology][
   CHECK(t.graph()[*first].bandwidth_bytes_per_s == Approx(50e9));
   Router router(t);
   // Node 0 rail 0 to node 128 * 5 + 37 (pod 5) rail 0: leaf, spine (n mod 32 = 5... ),
-  // core (n / 32 mod 32), spine of pod 5, leaf: 8 links, 5 switches = 3.0 us of switches +
-  // 2 x 1 us PCIe.
+  // core ((n / 32) 8 + rail) mod 32 = (21 x 8) mod 32 = 8, spine of pod 5, leaf: 8 links,
+  // 5 switches = 3.0 us of switches + 2 x 1 us PCIe.
   const int node = 128 * 5 + 37;
   const Route& r = router.route(0, node * 8);
   const Names names = route_names(t, r);
   REQUIRE(names.size() == 9);
   CHECK(names[2] == "leaf.r0.0");
   CHECK(names[3] == fmt::format("spine.p0.{}", node % 32));
-  CHECK(names[4] == fmt::format("core.{}.{}", node % 32, (node / 32) % 32));
+  CHECK(names[4] == fmt::format("core.{}.{}", node % 32, 8));
   CHECK(names[5] == fmt::format("spine.p5.{}", node % 32));
   CHECK(names[6] == fmt::format("leaf.r0.{}", node / 32));
   CHECK(r.latency_ps == 2'000'000 + 5 * 600'000);
+}
+
+TEST_CASE("topology: traffic from one pod to another spreads over every core",
+          "[topology][routes]") {
+  // Two pods of 1024 GPUs. Behind spine s of pod 1 are its 4 nodes n = s mod 32 on 8 rails:
+  // 32 destination GPUs, which the core rotation ((n / 32) 8 + rail) mod 32 sends through the
+  // 32 cores of plane s, one each. So from any set of sources in pod 0, each of the 32 x 32
+  // core -> pod-1-spine links carries the routes to exactly one destination GPU. Without the
+  // rail, (n / 32) mod 32 took 4 values (n / 32 = 4..7 in pod 1): 4 links of 32 per spine,
+  // an eighth of the core tier, carried all of it.
+  const Topology t = load_topology(shipped("h100-cluster.yaml"), 2048);
+  Router router(t);
+  std::map<std::string, int> routes_into_pod1;  // core -> spine.p1.* link: routes over it
+  const int sources = 128;                      // GPU 0 of each node of pod 0
+  for (int node = 0; node < 128; ++node) {
+    for (int dst = 1024; dst < 2048; ++dst) {
+      const Names names = route_names(t, router.route(node * 8, dst));
+      for (std::size_t i = 0; i + 1 < names.size(); ++i) {
+        if (names[i].rfind("core.", 0) == 0 && names[i + 1].rfind("spine.p1.", 0) == 0) {
+          ++routes_into_pod1[names[i] + ">" + names[i + 1]];
+        }
+      }
+    }
+  }
+  CHECK(routes_into_pod1.size() == 32 * 32);
+  for (const auto& [link, routes] : routes_into_pod1) {
+    INFO(link);
+    CHECK(routes == sources);
+  }
 }
 
 TEST_CASE("topology: a pod size that is not whole leaf groups is an input error",

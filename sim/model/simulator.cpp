@@ -136,7 +136,12 @@ class Simulation final : private TransferCalendar {
       transfers.clear();
       tracker_.poll(computes, transfers);
       // Transfers first: a compute that starts with them overlaps them.
-      for (const Transfer& t : transfers) post_transfer(t, now);
+      for (std::size_t i = 0; i < transfers.size(); ++i) {
+        // One step of an all-to-all on thousands of GPUs posts millions of transfers, each
+        // routed on its first use: poll there too, not only between steps.
+        if (i % 4096 == 4095) throw_if_interrupted();
+        post_transfer(transfers[i], now);
+      }
       for (OpId id : computes) start_compute(id, now);
       network_->settle(now);
       follow_traffic(now);

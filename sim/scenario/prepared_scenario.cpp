@@ -90,6 +90,11 @@ PreparedScenario prepare_scenario(Scenario scenario, const ResourceLimits& limit
     // What any symmetric run needs, before the search routes every rank's peers (P (P - 1)
     // pairs for pass-Q and all-gather KV): the search alone could outgrow the machine.
     check_symmetric_plan_resources(s, 0);
+    // pass-Q and all-gather KV: refused in O(P) routes where even the fewest classes their
+    // quotient could have do not fit.
+    if (const int least = all_peers_classes_lower_bound(s, p.topology, p.profile); least > 0) {
+      check_symmetric_plan_resources(s, least, /*at_least=*/true);
+    }
     choose_symmetry_of(p, s);
     if (p.symmetry && p.symmetry->exact()) {
       check_symmetric_plan_resources(s, p.symmetry->classes);

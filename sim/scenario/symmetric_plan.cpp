@@ -116,22 +116,35 @@ int all_peers_shift_step(const Scenario& scenario) {
   return 0;
 }
 
+// A search over peers by offset r + t, t = 1..offsets, shifts a multiple of `step`.
+ShiftSearch offset_search(int ranks, int offsets, int step, const CalibrationProfile& profile) {
+  ShiftSearch search;
+  search.peers.resize(static_cast<std::size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) {
+    std::vector<int>& peers = search.peers[static_cast<std::size_t>(r)];
+    peers.reserve(static_cast<std::size_t>(offsets));
+    for (int t = 1; t <= offsets; ++t) peers.push_back((r + t) % ranks);
+  }
+  search.shift_allowed = [step](int k) { return k % step == 0; };
+  search.node_cores_shared = profile.compute_cores > 0;
+  search.peers_by_offset = true;
+  return search;
+}
+
 // Every rank's peers are all the others, by offset r + t, t = 1..P-1 (the exchanges' order;
 // pass-Q's Q successor r + 1 and partial owners r - s are the same set): a shift by K is a
 // symmetry when it maps the routes between every pair of ranks onto each other.
 RankShiftSymmetry all_peers_symmetry(int ranks, int step, const Topology& topology,
                                      const CalibrationProfile& profile) {
-  ShiftSearch search;
-  search.peers.resize(static_cast<std::size_t>(ranks));
-  for (int r = 0; r < ranks; ++r) {
-    std::vector<int>& peers = search.peers[static_cast<std::size_t>(r)];
-    peers.reserve(static_cast<std::size_t>(ranks - 1));
-    for (int t = 1; t < ranks; ++t) peers.push_back((r + t) % ranks);
-  }
-  search.shift_allowed = [step](int k) { return k % step == 0; };
-  search.node_cores_shared = profile.compute_cores > 0;
-  search.peers_by_offset = true;
-  return find_rank_shift_symmetry(topology, std::move(search));
+  return find_rank_shift_symmetry(topology, offset_search(ranks, ranks - 1, step, profile));
+}
+
+// The same search over each rank's ring successor r + 1 alone. Those routes are a subset of
+// all_peers_symmetry's, so every shift that maps all pairs' routes onto each other maps these
+// too: its classes are a lower bound on all_peers_symmetry's, from P routes, not P (P - 1).
+RankShiftSymmetry ring_peer_symmetry(int ranks, int step, const Topology& topology,
+                                     const CalibrationProfile& profile) {
+  return find_rank_shift_symmetry(topology, offset_search(ranks, 1, step, profile));
 }
 
 // schedule.symmetry, checked by load_scenario to be auto, exact, roles or off; absent is auto.
@@ -263,6 +276,15 @@ SymmetryChoice choose_symmetry(const Scenario& scenario, const Topology& topolog
   return choice;
 }
 
+int all_peers_classes_lower_bound(const Scenario& scenario, const Topology& topology,
+                                  const CalibrationProfile& profile) {
+  const int step = all_peers_shift_step(scenario);
+  if (step <= 0 || !symmetry_applies(scenario)) return 0;
+  const int classes = ring_peer_symmetry(scenario.schedule.gpus, step, topology, profile).classes;
+  // None: neither has a quotient, and the whole plan runs under its own guard.
+  return classes < scenario.schedule.gpus ? classes : 0;
+}
+
 std::optional<RingSymmetry> scenario_symmetry(const Scenario& scenario, const Topology& topology,
                                               const CalibrationProfile& profile) {
   return choose_symmetry(scenario, topology, profile).symmetry;
@@ -287,7 +309,7 @@ bool windowed_usp_quotient(const Scenario& scenario, int classes) {
 
 }  // namespace
 
-std::string windowed_plan_violation(const Scenario& scenario, int classes) {
+std::string windowed_plan_violation(const Scenario& scenario, int classes, bool at_least) {
   // The ring family's and USP's forward quotients run windowed (ring_classes_source.hpp,
   // usp_classes_source.hpp): a window of ops per class, u times the ring's for USP (a piece is
   // about u ring steps: a step moves u head-split bundles); the others are held whole.
@@ -307,12 +329,13 @@ std::string windowed_plan_violation(const Scenario& scenario, int classes) {
   // Before the search: where no symmetry is found the full plan runs, its own guard's to judge
   // (its estimate holds every route the search makes).
   if (classes < 1 && fits(estimate_plan(scenario.attention, scenario.schedule))) return {};
-  const std::string how = classes == scenario.schedule.gpus ? std::string("generated as it runs")
-                          : classes > 0
-                              ? fmt::format("simulated as {} rank classes", classes)
-                              : std::string(
-                                    "simulated symmetrically with any number of rank classes (its "
-                                    "symmetry search alone routes every rank's peers)");
+  const std::string how =
+      classes == scenario.schedule.gpus ? std::string("generated as it runs")
+      : classes > 0
+          ? fmt::format("simulated as {}{} rank classes", at_least ? "at least " : "", classes)
+          : std::string(
+                "simulated symmetrically with any number of rank classes (its "
+                "symmetry search alone routes every rank's peers)");
   return fmt::format(
       "a plan this machine can hold: {} on {} GPUs {} is about {:.3g} ops, {} of memory "
       "(sim/scenario/symmetric_plan.hpp), beyond the limits ({}{}); raise --max-memory or "
@@ -322,8 +345,8 @@ std::string windowed_plan_violation(const Scenario& scenario, int classes) {
       limits.max_ops > 0 ? fmt::format(", {:.3g} ops", limits.max_ops) : "");
 }
 
-void check_symmetric_plan_resources(const Scenario& scenario, int classes) {
-  const std::string violation = windowed_plan_violation(scenario, classes);
+void check_symmetric_plan_resources(const Scenario& scenario, int classes, bool at_least) {
+  const std::string violation = windowed_plan_violation(scenario, classes, at_least);
   if (!violation.empty()) throw scenario.error_at("schedule.gpus", violation);
 }
 

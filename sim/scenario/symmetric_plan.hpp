@@ -86,11 +86,20 @@ std::optional<RingSymmetry> scenario_symmetry(const Scenario& scenario, const To
 // pieces are u ring steps), the others are held whole; either holds the objects of all P
 // ranks, and the symmetry search has routed every rank's peers (P (P - 1) pairs for pass-Q and
 // all-gather KV). classes = 0: before the search, the least any symmetric run of the shape
-// needs (one class). InputError at schedule.gpus when it passes the scenario's limits.
-void check_symmetric_plan_resources(const Scenario& scenario, int classes);
+// needs (one class); at_least: `classes` is a lower bound (all_peers_classes_lower_bound), as
+// the message says. InputError at schedule.gpus when it passes the scenario's limits.
+void check_symmetric_plan_resources(const Scenario& scenario, int classes, bool at_least = false);
 // The same check's message, empty where the run fits; classes = P is every rank's program
 // generated as it runs (lazy_plan.hpp).
-std::string windowed_plan_violation(const Scenario& scenario, int classes);
+std::string windowed_plan_violation(const Scenario& scenario, int classes, bool at_least = false);
+
+// pass-Q and all-gather KV (every rank sends to every other): a lower bound on the classes of
+// their exact quotient, from the shift search over each rank's ring successor alone (P routes,
+// where the quotient's own search routes P (P - 1) pairs and holds them: 2 GiB and 40 s on 4096
+// GPUs). 0 for the other schedules, where no symmetric run applies, or where the successors
+// admit no shift either (then neither has a quotient).
+int all_peers_classes_lower_bound(const Scenario& scenario, const Topology& topology,
+                                  const CalibrationProfile& profile);
 
 // The chunk ownership of ring, zigzag or striped as make_pass_kv_ring_plan lays it out;
 // nullopt for another kind or balance: work (blocks dealt by work).

@@ -200,7 +200,7 @@ void add_rail_fabric(Topology& topology, const RailFabricSpec& spec,
                          core_link, spec.switch_latency_ps, spec.cls);
       }
     }
-    topology.add_spread_group(plane, spines);
+    topology.add_spread_group(plane, spines, static_cast<int>(rails));
   }
 }
 

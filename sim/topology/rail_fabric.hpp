@@ -20,7 +20,9 @@
 // every switch-switch link a full one (half of each switch), so nic-leaf-nic costs one
 // switch latency, nic-leaf-spine-leaf-nic three and a route through a core five.
 // Each pod's spines and each core plane are spread groups (Topology::add_spread_group):
-// the Router picks spine n mod S and core (n / S) mod K for destination node n (d-mod-k).
+// the Router picks spine n mod S and core ((n / S) R + k) mod K for GPU k of destination
+// node n and R rails (d-mod-k, the rail included so that a pod's pod_nodes / S nodes behind
+// one spine times its R rails cover the K cores of the plane).
 #pragma once
 
 #include <string>

@@ -13,6 +13,7 @@ namespace tilesim {
 namespace {
 
 constexpr std::int64_t kInfinity = std::numeric_limits<std::int64_t>::max() / 4;
+constexpr std::uint32_t kNoLink = std::numeric_limits<std::uint32_t>::max();
 
 // Builds a compressed adjacency (begin offsets + link ids) keyed by `key`.
 void build_csr(std::size_t vertices, const std::vector<std::uint32_t>& key,
@@ -81,6 +82,7 @@ Router::Router(const Topology& topology) : topology_(&topology) {
     s->seen.assign(vertices, 0);
     s->settled.assign(vertices, 0);
   }
+  searches_to_.assign(static_cast<std::size_t>(topology.gpu_count()), 0);
 }
 
 void Router::reset(Search& search, std::uint32_t origin) {
@@ -163,42 +165,94 @@ void Router::settle_all() {
   }
 }
 
-std::uint32_t Router::order(std::uint32_t v, int node) const {
+Router::Destination Router::destination_of(std::uint32_t dst) const {
+  const Device& device = topology_->device(dst);
+  const int per_node = topology_->gpus_per_node;
+  return Destination{device.node,
+                     per_node > 0 && device.gpu_index >= 0 ? device.gpu_index % per_node : 0};
+}
+
+std::uint32_t Router::order(std::uint32_t v, Destination to) const {
   const VertexGroup place = vertex_group_[v];
   if (place.group < 0) return v;
   const auto& ids = group_ids_[static_cast<std::size_t>(place.group)];
-  const int stride = topology_->spread_groups()[static_cast<std::size_t>(place.group)].node_stride;
+  const Topology::SpreadGroup& group =
+      topology_->spread_groups()[static_cast<std::size_t>(place.group)];
   const auto size = static_cast<std::int64_t>(ids.size());
-  const std::int64_t rotation = ((node / stride) % size + size) % size;
+  std::int64_t turn = to.node / group.node_stride;
+  if (group.lanes > 0) turn = turn * group.lanes + to.lane % group.lanes;
+  const std::int64_t rotation = (turn % size + size) % size;
   return ids[static_cast<std::size_t>((place.index + size - rotation) % size)];
 }
 
-Route Router::walk(std::uint32_t src, std::uint32_t dst, int node) const {
+std::uint32_t Router::next_link(std::uint32_t u, Destination to) const {
+  const Search& b = backward_;
+  std::uint32_t best_link = kNoLink;
+  std::uint32_t best_order = 0;
+  for (std::uint32_t i = out_begin_[u]; i < out_begin_[u + 1]; ++i) {
+    const std::uint32_t l = out_links_[i];
+    const std::uint32_t v = link_target_[l];
+    if (b.settled[v] != generation_ || b.dist[v] + link_key_[l] != b.dist[u]) continue;
+    // Strictly smaller: of parallel links to one vertex the first (smallest id) stays.
+    if (best_link == kNoLink || order(v, to) < best_order) {
+      best_order = order(v, to);
+      best_link = l;
+    }
+  }
+  return best_link;
+}
+
+Route Router::walk(std::uint32_t src, std::uint32_t dst, Destination to) const {
   const Search& b = backward_;
   Route route;
   route.latency_ps = b.dist[src] >> kHopBits;
   route.links.reserve(static_cast<std::size_t>(b.dist[src] & ((Key{1} << kHopBits) - 1)));
   std::uint32_t u = src;
   while (u != dst) {
-    std::uint32_t best_link = 0;
-    std::uint32_t best_order = 0;
-    bool found = false;
-    for (std::uint32_t i = out_begin_[u]; i < out_begin_[u + 1]; ++i) {
-      const std::uint32_t l = out_links_[i];
-      const std::uint32_t v = link_target_[l];
-      if (b.settled[v] != generation_ || b.dist[v] + link_key_[l] != b.dist[u]) continue;
-      // Strictly smaller: of parallel links to one vertex the first (smallest id) stays.
-      if (!found || order(v, node) < best_order) {
-        found = true;
-        best_order = order(v, node);
-        best_link = l;
-      }
-    }
-    if (!found) throw std::logic_error("Router: inconsistent search state");
-    route.links.push_back(static_cast<LinkId>(best_link));
-    u = link_target_[best_link];
+    const std::uint32_t l = next_link(u, to);
+    if (l == kNoLink) throw std::logic_error("Router: inconsistent search state");
+    route.links.push_back(static_cast<LinkId>(l));
+    u = link_target_[l];
   }
   return route;
+}
+
+std::vector<std::uint32_t> Router::build_tree(std::uint32_t dst) {
+  const Destination to = destination_of(dst);
+  next_generation();
+  reset(backward_, dst);
+  settle_all();
+  std::vector<std::uint32_t> tree(backward_.dist.size(), kNoLink);
+  for (std::uint32_t u = 0; u < tree.size(); ++u) {
+    if (u != dst && backward_.settled[u] == generation_) tree[u] = next_link(u, to);
+  }
+  return tree;
+}
+
+Route Router::walk_tree(const std::vector<std::uint32_t>& tree, std::uint32_t src,
+                        std::uint32_t dst, int src_gpu, int dst_gpu) const {
+  Route route;
+  for (std::uint32_t u = src; u != dst; u = link_target_[route.links.back()]) {
+    const std::uint32_t l = tree[u];
+    if (l == kNoLink) {
+      throw std::runtime_error("Router: no path from GPU " + std::to_string(src_gpu) + " to GPU " +
+                               std::to_string(dst_gpu));
+    }
+    route.links.push_back(static_cast<LinkId>(l));
+    route.latency_ps += link_key_[l] >> kHopBits;
+  }
+  return route;
+}
+
+const std::vector<std::uint32_t>* Router::tree_to(int dst_gpu, std::uint32_t dst) {
+  if (auto it = trees_.find(dst_gpu); it != trees_.end()) return &it->second;
+  const std::size_t bytes = backward_.dist.size() * sizeof(std::uint32_t);
+  if (++searches_to_[static_cast<std::size_t>(dst_gpu)] < kTreeAfterSearches ||
+      tree_bytes_ + bytes > kMaxTreeBytes) {
+    return nullptr;
+  }
+  tree_bytes_ += bytes;
+  return &trees_.emplace(dst_gpu, build_tree(dst)).first->second;
 }
 
 const Route& Router::route(int src_gpu, int dst_gpu) {
@@ -208,6 +262,9 @@ const Route& Router::route(int src_gpu, int dst_gpu) {
   const auto src = static_cast<std::uint32_t>(topology_->gpu_vertex(src_gpu));
   const auto dst = static_cast<std::uint32_t>(topology_->gpu_vertex(dst_gpu));
   if (src == dst) return cache_.emplace(key, Route{}).first->second;
+  if (const auto* tree = tree_to(dst_gpu, dst)) {
+    return cache_.emplace(key, walk_tree(*tree, src, dst, src_gpu, dst_gpu)).first->second;
+  }
   next_generation();
   reset(forward_, src);
   reset(backward_, dst);
@@ -217,7 +274,7 @@ const Route& Router::route(int src_gpu, int dst_gpu) {
                              std::to_string(dst_gpu));
   }
   settle_source(src, cheapest);
-  return cache_.emplace(key, walk(src, dst, topology_->device(dst).node)).first->second;
+  return cache_.emplace(key, walk(src, dst, destination_of(dst))).first->second;
 }
 
 void Router::next_generation() {
@@ -234,7 +291,10 @@ void Router::prefetch_to(int dst_gpu, const std::vector<int>& src_gpus) {
   const int gpus = topology_->gpu_count();
   pair_key(dst_gpu, dst_gpu, gpus);  // checks dst_gpu even when src_gpus is empty
   const auto dst = static_cast<std::uint32_t>(topology_->gpu_vertex(dst_gpu));
-  bool searched = false;
+  // The stored tree if there is one, else one built for this call (and dropped after it).
+  std::vector<std::uint32_t> own_tree;
+  const std::vector<std::uint32_t>* tree = nullptr;
+  if (auto it = trees_.find(dst_gpu); it != trees_.end()) tree = &it->second;
   for (int src_gpu : src_gpus) {
     const std::uint64_t key = pair_key(src_gpu, dst_gpu, gpus);
     if (cache_.contains(key)) continue;
@@ -243,17 +303,11 @@ void Router::prefetch_to(int dst_gpu, const std::vector<int>& src_gpus) {
       cache_.emplace(key, Route{});
       continue;
     }
-    if (!searched) {
-      next_generation();
-      reset(backward_, dst);
-      settle_all();
-      searched = true;
+    if (tree == nullptr) {
+      own_tree = build_tree(dst);
+      tree = &own_tree;
     }
-    if (backward_.settled[src] != generation_) {
-      throw std::runtime_error("Router: no path from GPU " + std::to_string(src_gpu) + " to GPU " +
-                               std::to_string(dst_gpu));
-    }
-    cache_.emplace(key, walk(src, dst, topology_->device(dst).node));
+    cache_.emplace(key, walk_tree(*tree, src, dst, src_gpu, dst_gpu));
   }
 }
 

@@ -82,13 +82,13 @@ VertexId Topology::link_target(LinkId id) const {
   return link_ends_.at(static_cast<std::size_t>(id)).second;
 }
 
-void Topology::add_spread_group(std::vector<VertexId> members, int node_stride) {
+void Topology::add_spread_group(std::vector<VertexId> members, int node_stride, int lanes) {
   const auto is_switch = [](DeviceKind kind) {
     return kind == DeviceKind::ib_switch || kind == DeviceKind::nvswitch ||
            kind == DeviceKind::pcie_switch;
   };
-  if (members.empty() || node_stride < 1) {
-    throw std::invalid_argument("Topology::add_spread_group: empty group or stride < 1");
+  if (members.empty() || node_stride < 1 || lanes < 0) {
+    throw std::invalid_argument("Topology::add_spread_group: empty group, stride < 1 or lanes < 0");
   }
   for (std::size_t i = 0; i < members.size(); ++i) {
     const VertexId v = members[i];
@@ -102,7 +102,7 @@ void Topology::add_spread_group(std::vector<VertexId> members, int node_stride) 
           "Topology::add_spread_group: not a switch, or already in a spread group");
     }
   }
-  spread_groups_.push_back(SpreadGroup{std::move(members), node_stride});
+  spread_groups_.push_back(SpreadGroup{std::move(members), node_stride, lanes});
 }
 
 std::optional<VertexId> Topology::find_device(std::string_view device_name) const {

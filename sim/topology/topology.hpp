@@ -88,18 +88,23 @@ class Topology {
   // Vertex of the device with this exact name, if any (linear scan).
   std::optional<VertexId> find_device(std::string_view device_name) const;
 
-  // Switches over which the Router spreads equal-cost routes by destination node
-  // (d-mod-k): the spines of a pod, or the core switches of one core plane. Members are
-  // in index order; `node_stride` t makes the rotation (n / t) mod S for destination node
-  // n and S members (the spines of a pod rotate with n, t = 1; a plane's cores with n /
-  // spines per pod, so that spine and core choices are independent). Throws
-  // std::invalid_argument for an empty group, a member that is not a switch or is
-  // already in a group, or a stride < 1.
+  // Switches over which the Router spreads equal-cost routes by destination (d-mod-k):
+  // the spines of a pod, or the core switches of one core plane. Members are in index
+  // order; for a destination GPU of node n and index k in its node, the rotation over S
+  // members is (n / t) mod S with `node_stride` t, or ((n / t) L + k mod L) mod S with
+  // L = `lanes` > 0. The spines of a pod rotate with n (t = 1, L = 0); a plane's cores
+  // with n / spines per pod and the rail (t = S_spines, L = rails): the destinations
+  // behind one spine of a pod are its pod_nodes / S_spines nodes on every rail, and
+  // without the rail a pod's traffic through that spine would share pod_nodes / S_spines
+  // of the plane's cores (4 of 32 on the H100 cluster: an eighth of the core tier).
+  // Throws std::invalid_argument for an empty group, a member that is not a switch or is
+  // already in a group, a stride < 1 or lanes < 0.
   struct SpreadGroup {
     std::vector<VertexId> members;
     int node_stride = 1;
+    int lanes = 0;
   };
-  void add_spread_group(std::vector<VertexId> members, int node_stride = 1);
+  void add_spread_group(std::vector<VertexId> members, int node_stride = 1, int lanes = 0);
   const std::vector<SpreadGroup>& spread_groups() const { return spread_groups_; }
 
  private:
@@ -115,13 +120,15 @@ class Topology {
 // Cost of a path = sum of link latencies, then hop count. Among equal-cost
 // paths the route is the one whose vertex sequence comes first at the first
 // difference, in this vertex order: vertex id, except inside each spread group
-// (Topology::spread_groups()): with the group's S members, stride t and n = the
-// destination GPU's node (Device::node), member ((n / t) + j) mod S takes the j-th
-// smallest member id. In a rail fat tree all spines of a pod tie, so a route that
-// crosses the spine layer goes through spine n mod S (d-mod-k routing): the nodes
-// behind one leaf are reached through distinct spines and all-to-all traffic spreads
-// over every spine instead of hot-spotting spine 0; across pods the core of that
-// spine's plane is (n / S) mod K of its K cores. Every other tie
+// (Topology::spread_groups()): with the group's S members and its rotation for the
+// destination GPU (SpreadGroup: from its node n and its index k in the node),
+// member (rotation + j) mod S takes the j-th smallest member id. In a rail fat tree
+// all spines of a pod tie, so a route that crosses the spine layer goes through
+// spine n mod S (d-mod-k routing): the nodes behind one leaf are reached through
+// distinct spines and all-to-all traffic spreads over every spine instead of
+// hot-spotting spine 0; across pods the core of that spine's plane is
+// ((n / S) R + k) mod K of its K cores (R rails), so the traffic into one spine of a
+// pod spreads over all K cores. Every other tie
 // (e.g. NVLink first vs. rail first inside a leaf group) goes to the smaller
 // vertex id. A route depends only on (src, dst) and the topology, never on the
 // order of queries.
@@ -133,8 +140,13 @@ class Topology {
 // takes the next vertex that comes first in the order above (then the smallest
 // link id) among those still on a cheapest path, which is exactly the
 // first-difference tie-break. Both searches stay near the two GPUs, so a query
-// costs far less than a full Dijkstra. The topology must outlive the router and
-// not change while it is in use.
+// costs far less than a full Dijkstra. That choice of next link depends only on the
+// vertex and the destination, so the routes to one destination form a tree: once
+// kTreeAfterSearches searches went to one destination (an all-to-all asks P - 1),
+// the router settles the whole graph from it once and keeps each vertex's next link
+// (4 bytes a vertex, at most kMaxTreeBytes in all); later routes to it are walks of
+// that tree. Routes never depend on which path answered. The topology must outlive
+// the router and not change while it is in use.
 class Router {
  public:
   explicit Router(const Topology& topology);
@@ -150,6 +162,10 @@ class Router {
   // minutes). Same errors as route().
   void prefetch_to(int dst_gpu, const std::vector<int>& src_gpus);
   std::size_t cached_routes() const { return cache_.size(); }
+  std::size_t destination_trees() const { return trees_.size(); }
+
+  static constexpr std::uint32_t kTreeAfterSearches = 48;
+  static constexpr std::size_t kMaxTreeBytes = std::size_t{256} << 20;
 
  private:
   // A cost (latency_ps, hops) packed as latency_ps << kHopBits | hops, so that
@@ -173,8 +189,25 @@ class Router {
   void settle_all();  // the backward search from its reset state to every reachable vertex
   void next_generation();
   // Position of vertex v in the tie-break order for routes to destination node `node`.
-  std::uint32_t order(std::uint32_t v, int node) const;
-  Route walk(std::uint32_t src, std::uint32_t dst, int node) const;
+  struct Destination {
+    int node = 0;  // Device::node
+    int lane = 0;  // the GPU's index in its node (its rail where GPU k has NIC k)
+  };
+  Destination destination_of(std::uint32_t dst) const;
+  std::uint32_t order(std::uint32_t v, Destination to) const;
+  // The link a route towards a destination of node `node` takes out of u: among u's
+  // out-links on a cheapest path (by backward_'s settled costs) the one whose far end
+  // comes first in order(), the smallest link id among parallel ones.
+  std::uint32_t next_link(std::uint32_t u, Destination to) const;
+  Route walk(std::uint32_t src, std::uint32_t dst, Destination to) const;
+  // next_link of every vertex towards dst (kNoLink for dst and unreachable vertices), from
+  // one backward search of the whole graph.
+  std::vector<std::uint32_t> build_tree(std::uint32_t dst);
+  Route walk_tree(const std::vector<std::uint32_t>& tree, std::uint32_t src, std::uint32_t dst,
+                  int src_gpu, int dst_gpu) const;
+  // The destination's tree, built now if searches towards it reached kTreeAfterSearches and
+  // the budget allows; nullptr otherwise.
+  const std::vector<std::uint32_t>* tree_to(int dst_gpu, std::uint32_t dst);
 
   const Topology* topology_;
   // Compressed adjacency: out-links of vertex v are
@@ -190,7 +223,10 @@ class Router {
   std::vector<std::vector<std::uint32_t>> group_ids_;  // per group: member ids, ascending
   Search forward_, backward_;                          // scratch, reused (stamps avoid clearing)
   std::uint32_t generation_ = 0;
-  std::unordered_map<std::uint64_t, Route> cache_;  // key: src_gpu << 32 | dst_gpu
+  std::unordered_map<std::uint64_t, Route> cache_;             // key: src_gpu << 32 | dst_gpu
+  std::vector<std::uint32_t> searches_to_;                     // per destination GPU
+  std::unordered_map<int, std::vector<std::uint32_t>> trees_;  // by destination GPU
+  std::size_t tree_bytes_ = 0;
 };
 
 }  // namespace tilesim

@@ -24,7 +24,7 @@ void add_scenario_options(CLI::App& verb, ScenarioArgs& args) {
 void add_resource_options(CLI::App& verb, ScenarioArgs& args) {
   verb.add_option("--max-memory", args.max_memory,
                   "Refuse a plan estimated to need more memory than this (default: half of "
-                  "this machine's), e.g. 8G");
+                  "this machine's), e.g. 8GB or 8GiB");
   verb.add_option("--max-ops", args.max_ops, "Refuse a plan estimated to have more ops")
       ->check(CLI::NonNegativeNumber);
 }
@@ -36,7 +36,7 @@ ResourceLimits resource_limits(const ScenarioArgs& args) {
     const auto bytes = parse_bytes(args.max_memory);
     if (!bytes || !(*bytes > 0)) {
       throw InputError("command line", 0, "--max-memory",
-                       "a positive byte size such as 8G or 512MiB, got '" + args.max_memory + "'");
+                       "a positive byte size such as 8GB or 512MiB, got '" + args.max_memory + "'");
     }
     limits.max_memory_bytes = *bytes;
   }
