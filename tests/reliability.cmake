@@ -37,7 +37,7 @@ tilesim_cli_test(guard_symmetric_pass_q_objects 2
            --set schedule.gpus=256 --max-memory 95MB)
 # pass-Q on 4096 GPUs: the ring successors' shift search (4096 routes) bounds its classes from
 # below by 1024, whose quotient alone is over the limit: refused before the search routes the
-# 16.8M rank pairs (4.5 s and 52 MB here, where the search reached 2.2 GB in 42 s).
+# 16.8M rank pairs (0.07 s and 52 MB here, where the search reached 2.2 GB in 42 s).
 tilesim_cli_test(guard_all_peers_classes_bound 2
   "key 'schedule\\.gpus': a plan this machine can hold: pass_q on 4096 GPUs simulated as at least 1024 rank classes is about 5\\.45e\\+07 ops, 17\\.00 GiB of memory"
   simulate scenarios/ring-256k.yaml --set attention.seq_len=1M --set schedule.kind=pass_q

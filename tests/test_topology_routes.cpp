@@ -163,7 +163,10 @@ TEST_CASE("topology: routes walked from a destination's tree equal the pairwise 
   for (int dst : {7, 1531}) {
     for (int src = 0; src < gpus; ++src) {
       const Route& walked = fan_in.route(src, dst);
-      if (src % 97 != 0 && src >= static_cast<int>(Router::kTreeAfterSearches) + 2) continue;
+      const bool same_node = src / 8 == dst / 8;  // walked too for dst 1531 (1528..1535)
+      if (!same_node && src % 97 != 0 && src >= static_cast<int>(Router::kTreeAfterSearches) + 2) {
+        continue;
+      }
       const Route searched = Router(t).route(src, dst);
       CHECK(walked.links == searched.links);
       CHECK(walked.latency_ps == searched.latency_ps);

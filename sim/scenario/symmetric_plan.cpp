@@ -326,9 +326,12 @@ std::string windowed_plan_violation(const Scenario& scenario, int classes, bool 
     return x.memory_bytes <= max_memory && (limits.max_ops <= 0 || x.ops <= limits.max_ops);
   };
   if (fits(e)) return {};
-  // Before the search: where no symmetry is found the full plan runs, its own guard's to judge
-  // (its estimate holds every route the search makes).
-  if (classes < 1 && fits(estimate_plan(scenario.attention, scenario.schedule))) return {};
+  // Before the search (no classes yet, or only a lower bound): where the search finds no
+  // symmetry the full plan runs, its own guard's to judge (its estimate holds every route the
+  // search makes).
+  if ((classes < 1 || at_least) && fits(estimate_plan(scenario.attention, scenario.schedule))) {
+    return {};
+  }
   const std::string how =
       classes == scenario.schedule.gpus ? std::string("generated as it runs")
       : classes > 0

@@ -141,8 +141,8 @@ class Topology {
 // link id) among those still on a cheapest path, which is exactly the
 // first-difference tie-break. Both searches stay near the two GPUs, so a query
 // costs far less than a full Dijkstra. That choice of next link depends only on the
-// vertex and the destination, so the routes to one destination form a tree: once
-// kTreeAfterSearches searches went to one destination (an all-to-all asks P - 1),
+// vertex and the destination, so the routes to one destination form a tree: on the
+// kTreeAfterSearches-th uncached query to one destination (an all-to-all asks P - 1),
 // the router settles the whole graph from it once and keeps each vertex's next link
 // (4 bytes a vertex, at most kMaxTreeBytes in all); later routes to it are walks of
 // that tree. Routes never depend on which path answered. The topology must outlive
@@ -188,14 +188,15 @@ class Router {
   void settle_source(std::uint32_t src, Key cheapest);  // pruned backward phase
   void settle_all();  // the backward search from its reset state to every reachable vertex
   void next_generation();
-  // Position of vertex v in the tie-break order for routes to destination node `node`.
+  // What the spread groups' rotation reads of a destination GPU (Topology::SpreadGroup).
   struct Destination {
     int node = 0;  // Device::node
     int lane = 0;  // the GPU's index in its node (its rail where GPU k has NIC k)
   };
   Destination destination_of(std::uint32_t dst) const;
+  // Position of vertex v in the tie-break order for routes to the destination `to`.
   std::uint32_t order(std::uint32_t v, Destination to) const;
-  // The link a route towards a destination of node `node` takes out of u: among u's
+  // The link a route towards the destination `to` takes out of u: among u's
   // out-links on a cheapest path (by backward_'s settled costs) the one whose far end
   // comes first in order(), the smallest link id among parallel ones.
   std::uint32_t next_link(std::uint32_t u, Destination to) const;
@@ -205,8 +206,8 @@ class Router {
   std::vector<std::uint32_t> build_tree(std::uint32_t dst);
   Route walk_tree(const std::vector<std::uint32_t>& tree, std::uint32_t src, std::uint32_t dst,
                   int src_gpu, int dst_gpu) const;
-  // The destination's tree, built now if searches towards it reached kTreeAfterSearches and
-  // the budget allows; nullptr otherwise.
+  // The destination's tree, built on its kTreeAfterSearches-th uncached query (after that
+  // many minus one searches) if the budget allows; nullptr otherwise.
   const std::vector<std::uint32_t>* tree_to(int dst_gpu, std::uint32_t dst);
 
   const Topology* topology_;
