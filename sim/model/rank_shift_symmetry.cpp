@@ -173,9 +173,9 @@ RankShiftSymmetry find_rank_shift_symmetry(const Topology& topology, ShiftSearch
   Router router(topology);
   if (search.peers_by_offset) {
     // Every rank talks to (nearly) every other: route by destination, one backward search
-    // each, instead of one search per pair (pass-Q on 4096 GPUs: 16.8M pairs). A destination
-    // with fewer sources than make a tree worth it (the ring successors' search of
-    // all_peers_classes_lower_bound: one each) keeps the pairwise searches below.
+    // each, instead of one search per pair (pass-Q on 4096 GPUs: 16.8M pairs; the ring
+    // successors' search of all_peers_classes_lower_bound, one source each, keeps the pairwise
+    // searches: Router::prefetch_to).
     std::vector<std::vector<int>> sources(at(ranks));
     for (int r = 0; r < ranks; ++r) {
       for (int d : search.peers[at(r)]) {
@@ -184,9 +184,7 @@ RankShiftSymmetry find_rank_shift_symmetry(const Topology& topology, ShiftSearch
     }
     for (int d = 0; d < ranks; ++d) {
       throw_if_interrupted();
-      if (sources[at(d)].size() >= Router::kTreeAfterSearches) {
-        router.prefetch_to(placement[at(d)], sources[at(d)]);
-      }
+      router.prefetch_to(placement[at(d)], sources[at(d)]);
       std::vector<int>().swap(sources[at(d)]);
     }
   }

@@ -289,7 +289,11 @@ void Router::next_generation() {
 
 void Router::prefetch_to(int dst_gpu, const std::vector<int>& src_gpus) {
   const int gpus = topology_->gpu_count();
-  pair_key(dst_gpu, dst_gpu, gpus);  // checks dst_gpu even when src_gpus is empty
+  pair_key(dst_gpu, dst_gpu, gpus);            // checks dst_gpu even when src_gpus is empty
+  if (src_gpus.size() < kTreeAfterSearches) {  // too few to pay for a whole-graph search
+    for (int src_gpu : src_gpus) route(src_gpu, dst_gpu);
+    return;
+  }
   const auto dst = static_cast<std::uint32_t>(topology_->gpu_vertex(dst_gpu));
   // The stored tree if there is one, else one built for this call (and dropped after it).
   std::vector<std::uint32_t> own_tree;

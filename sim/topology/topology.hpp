@@ -159,7 +159,8 @@ class Router {
   // returns, from one backward search of the whole graph instead of one search per pair, for
   // all-to-all peer sets (the symmetry search of pass-Q and all-gather KV routes P (P - 1)
   // pairs: on 4096 GPUs it ends in about 30 s, where pairwise searches ran for more than 10
-  // minutes). Same errors as route().
+  // minutes). Fewer than kTreeAfterSearches sources are routed by route()'s searches.
+  // Same errors as route().
   void prefetch_to(int dst_gpu, const std::vector<int>& src_gpus);
   std::size_t cached_routes() const { return cache_.size(); }
   std::size_t destination_trees() const { return trees_.size(); }
