@@ -209,6 +209,44 @@ TEST_CASE("tune search: the closed-form bounds are at most the plan-based ones, 
   }
 }
 
+TEST_CASE("tune search: the mesh's closed-form backward bounds are at most the plan-based ones") {
+  // The backward and both: the closed form sums the groups mesh_schedule.hpp's header lists and
+  // the compute floor of each pass; the plan-based bound reads the generated ops. Every tile and
+  // placement at 16 to 128 GPUs (causal to 64), and the simulated makespan at 64 GPUs.
+  for (const char* pass : {"backward", "both"}) {
+    for (const bool causal : {false, true}) {
+      for (const int gpus : tilesim::test::gpu_counts({16, 64, 128})) {
+        if (causal && gpus > 64) continue;
+        INFO(gpus << " GPUs, causal " << causal << ", pass " << pass);
+        const PreparedScenario p = prepare_scenario(
+            kScenario,
+            {fmt::format("schedule.gpus={}", gpus), "schedule.symmetry=auto",
+             fmt::format("attention.causal={}", causal), fmt::format("attention.pass={}", pass)});
+        MakespanBound bound(p.topology, p.profile);
+        int checked = 0;
+        for (const ScheduleCandidate& c :
+             tune_candidates(p.scenario.attention, p.scenario.schedule, true)) {
+          INFO(c.label);
+          const CandidateResult from_plan = plan_bound_candidate(p, c, bound);
+          REQUIRE(from_plan.ok);
+          const std::optional<double> closed_s =
+              shape_lower_bound_s(p.scenario.attention, c.spec, p.profile, bound);
+          REQUIRE(closed_s);
+          CHECK(*closed_s > 0);
+          CHECK(*closed_s <= from_plan.lower_bound_s * (1 + 1e-12));
+          if (gpus == 64) {
+            const CandidateResult r = evaluate_candidate(p, c);
+            REQUIRE(r.ok);
+            CHECK(*closed_s <= r.figures.makespan_s);
+          }
+          ++checked;
+        }
+        CHECK(checked >= 8);
+      }
+    }
+  }
+}
+
 TEST_CASE("tune search: closed-form bounds of mesh tiles and USP at 128 GPUs, simulated") {
   // Against the simulation itself (symmetric where exact, tests/test_symmetric_simulation.cpp).
   const PreparedScenario p = prepared(128, true);

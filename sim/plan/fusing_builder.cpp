@@ -1,9 +1,14 @@
 #include "sim/plan/fusing_builder.hpp"
 
+#include "sim/core/interrupt.hpp"
+
 namespace tilesim {
 
 FusingBuilder::FusingBuilder(Plan& plan, FusingScratch& scratch, int rank, bool fuse)
     : build_(plan), scratch_(&scratch), rank_(rank), fuse_(fuse) {
+  // A generator builds one rank's program (or step) per builder: a safe point to stop, so a
+  // plan of millions of ops answers SIGINT/SIGTERM while it is built (core/interrupt.hpp).
+  throw_if_interrupted();
   if (scratch_->read_stamp.size() < plan.objects.size()) {
     scratch_->read_stamp.resize(plan.objects.size(), 0);
     scratch_->write_stamp.resize(plan.objects.size(), 0);

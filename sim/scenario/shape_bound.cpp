@@ -64,15 +64,17 @@ class Transfers {
   std::vector<int> placement_;
 };
 
-// The largest forward call efficiency the profile can give any call (calibration_profile.hpp:
-// e = min(1, table(size) x occupancy(call) / occupancy(reference launch))): the table's largest
-// value over every head_dim row (inside a row it interpolates, above it holds the last value,
-// below it continues the first segment, unbounded when that falls towards larger sizes), and
-// an occupancy of at most 1 over the reference launch's.
-double forward_efficiency_sup(const CalibrationProfile& profile) {
-  if (profile.forward.empty()) return 1.0;
+// The largest call efficiency of `pass` the profile can give any call (calibration_profile.hpp:
+// e = min(1, table(size) x occupancy(call) / occupancy(reference launch))): the pass's table's
+// largest value over every head_dim row (inside a row it interpolates, above it holds the last
+// value, below it continues the first segment, unbounded when that falls towards larger sizes),
+// and an occupancy of at most 1 over the reference launch's.
+double efficiency_sup(const CalibrationProfile& profile, Pass pass) {
+  const std::map<int, EfficiencyCurve>& table =
+      pass == Pass::fwd ? profile.forward : profile.backward;
+  if (table.empty()) return 1.0;
   double table_sup = EfficiencyCurve::kMinEfficiency;
-  for (const auto& [head_dim, curve] : profile.forward) {
+  for (const auto& [head_dim, curve] : table) {
     const auto& points = curve.points;
     if (points.empty()) return 1.0;
     if (points.size() >= 2 && points[1].second < points[0].second) return 1.0;
@@ -94,22 +96,32 @@ double causal_factor_sup(const CalibrationProfile& profile) {
   return sup;
 }
 
-// Every pair the mask keeps is computed once in these schedules, so the busiest rank computes
-// at least 1/P of them (all of them: S^2 under the full mask, S(S+1)/2 causal), at no more than
-// the largest call efficiency (causal: 1, times the largest causal factor for cut blocks;
-// every stretch >= 1), and launches at least one call. Lowered by 2 ps for each of at most P ops.
+// Every pair the mask keeps is computed once in each pass in these schedules, so the busiest
+// rank computes at least 1/P of them (all of them: S^2 under the full mask, S(S+1)/2 causal),
+// at no more than the pass's largest call efficiency (causal: 1, times the largest causal
+// factor for cut blocks; every stretch >= 1), and launches at least one call per pass. The
+// passes run one after another on the compute stream, so their floors add. Lowered by 2 ps for
+// each of at most P ops a pass.
 double compute_floor_ps(const AttentionShape& shape, const ScheduleSpec& spec,
                         const CalibrationProfile& profile) {
   const PositionRun all{0, 1, shape.seq_len};
   const double pairs = shape.mask.pairs(all, all);
   const double causal_sup = shape.mask.hides_future() ? causal_factor_sup(profile) : 1.0;
   if (causal_sup <= 0) return 0.0;
-  const double flops = pairs / spec.gpus * shape.flops_per_pair_forward();
-  // A causal call's occupancy is against the reference causal launch's (occupancy.hpp), which
-  // may sit further below 1 than the equal-CTA reference: only e <= 1 holds for it.
-  const double e_sup = shape.mask.hides_future() ? 1.0 : forward_efficiency_sup(profile);
-  const double rate = profile.peak_flops * e_sup * causal_sup;
-  return std::max(0.0, (flops / rate + profile.launch_overhead_s) * 1e12 - kRoundingPs * spec.gpus);
+  double floor_ps = 0.0;
+  for (const Pass pass : {Pass::fwd, Pass::bwd}) {
+    if (pass == Pass::fwd ? !shape.has_forward() : !shape.has_backward()) continue;
+    const double per_pair =
+        pass == Pass::fwd ? shape.flops_per_pair_forward() : shape.flops_per_pair_backward();
+    const double flops = pairs / spec.gpus * per_pair;
+    // A causal call's occupancy is against the reference causal launch's (occupancy.hpp),
+    // which may sit further below 1 than the equal-CTA reference: only e <= 1 holds for it.
+    const double e_sup = shape.mask.hides_future() ? 1.0 : efficiency_sup(profile, pass);
+    const double rate = profile.peak_flops * e_sup * causal_sup;
+    floor_ps +=
+        std::max(0.0, (flops / rate + profile.launch_overhead_s) * 1e12 - kRoundingPs * spec.gpus);
+  }
+  return floor_ps;
 }
 
 // The attention calls every rank makes, where they are all alike (full mask): count calls of
@@ -125,7 +137,7 @@ struct Calls {
 };
 
 std::optional<Calls> forward_calls(const AttentionShape& shape, const ScheduleSpec& spec) {
-  if (shape.mask.kind != AttentionMaskKind::full) return std::nullopt;
+  if (shape.mask.kind != AttentionMaskKind::full || shape.has_backward()) return std::nullopt;
   const std::string& kind = spec.kind;
   const int p = spec.gpus;
   const double c = static_cast<double>(shape.seq_len / p);
@@ -269,7 +281,12 @@ double usp_ps(const AttentionShape& shape, const ScheduleSpec& spec, int u, Make
   return worst_ps;
 }
 
-// mesh_schedule.hpp's forward; nullopt where the generator would refuse the shape.
+// mesh_schedule.hpp, the passes of shape.pass; nullopt where the generator would refuse the
+// shape. Forward: a-1 Q groups, a-1 R groups, b-1 KV groups, each one ring step. Backward, m =
+// max(a, b) - 1 gather groups then m reduce groups: gather group s holds Q ring step s (s < a-1:
+// Q, dO, O and LSE of one chunk) and KV ring step s (s < b-1), reduce group s dQ ring step s
+// (s < a-1) and dKV ring step s (s < b-1); the backward's rings are the forward's. A group takes
+// at least the alone time of its largest transfer and its bytes over the GPU's link capacities.
 std::optional<double> mesh_ps(const AttentionShape& shape, const ScheduleSpec& spec,
                               MakespanBound& bound) {
   const MeshTile tile{spec.tile_a, spec.tile_b};
@@ -292,12 +309,39 @@ std::optional<double> mesh_ps(const AttentionShape& shape, const ScheduleSpec& s
   const double q = shape.q_bytes(c), kv = shape.kv_bytes(c);
   // The R step moves O then LSE; the LSE is the smaller, so O's alone time is the step's.
   const double o = std::max(shape.o_accumulator_bytes(c), shape.lse_bytes(c));
+  // The backward's Q side: what one Q ring step moves, its largest object and its sum.
+  const double q_side_max = std::max({q, shape.d_o_bytes(c), o});
+  const double q_side = q + shape.d_o_bytes(c) + shape.o_accumulator_bytes(c) + shape.lse_bytes(c);
+  const double dq = shape.dq_accumulator_bytes(c), dkv = shape.dkv_accumulator_bytes(c);
+  const int m = std::max(tile.a, tile.b) - 1;
   double worst_ps = 0.0;
   for (int r = 0; r < tile.ranks(); ++r) {
-    const double q_ps = t.ring_step_ps(tile.q_prev(r), r, tile.q_next(r), q);
-    const double r_ps = t.ring_step_ps(tile.q_prev(r), r, tile.q_next(r), o);
-    const double kv_ps = t.ring_step_ps(tile.kv_prev(r), r, tile.kv_next(r), kv);
-    worst_ps = std::max(worst_ps, (tile.a - 1) * (q_ps + r_ps) + (tile.b - 1) * kv_ps);
+    auto q_step_ps = [&](double bytes) {
+      return t.ring_step_ps(tile.q_prev(r), r, tile.q_next(r), bytes);
+    };
+    auto kv_step_ps = [&](double bytes) {
+      return t.ring_step_ps(tile.kv_prev(r), r, tile.kv_next(r), bytes);
+    };
+    double ps = 0.0;
+    if (shape.has_forward()) {
+      ps += (tile.a - 1) * (q_step_ps(q) + q_step_ps(o)) + (tile.b - 1) * kv_step_ps(kv);
+    }
+    if (shape.has_backward() && m > 0) {
+      // Groups where both rings step (s < min(a, b) - 1), then only the longer ring's.
+      const int both = std::min(tile.a, tile.b) - 1;
+      const bool q_longer = tile.a > tile.b;
+      const double gather_both_ps =
+          std::max({q_step_ps(q_side_max), kv_step_ps(kv), t.gpu_ps(r, q_side + kv, q_side + kv)});
+      const double gather_one_ps =
+          q_longer ? std::max(q_step_ps(q_side_max), t.gpu_ps(r, q_side, q_side))
+                   : std::max(kv_step_ps(kv), t.gpu_ps(r, kv, kv));
+      const double reduce_both_ps =
+          std::max({q_step_ps(dq), kv_step_ps(dkv), t.gpu_ps(r, dq + dkv, dq + dkv)});
+      const double reduce_one_ps = q_longer ? std::max(q_step_ps(dq), t.gpu_ps(r, dq, dq))
+                                            : std::max(kv_step_ps(dkv), t.gpu_ps(r, dkv, dkv));
+      ps += both * (gather_both_ps + reduce_both_ps) + (m - both) * (gather_one_ps + reduce_one_ps);
+    }
+    worst_ps = std::max(worst_ps, ps);
   }
   return worst_ps;
 }
@@ -340,10 +384,10 @@ std::optional<double> shape_lower_bound_s(const AttentionShape& shape, const Sch
   const int p = spec.gpus;
   const bool full = shape.mask.kind == AttentionMaskKind::full;
   const bool plain_causal = shape.mask.kind == AttentionMaskKind::causal;
-  // What make_plan refuses, a backward, and masks that may empty chunk pairs (the generators
-  // then move less than the closed forms): left to the plan.
+  // What make_plan refuses, a backward (but the mesh's), and masks that may empty chunk pairs
+  // (the generators then move less than the closed forms): left to the plan.
   if (p < 1 || shape.heads <= 0 || shape.kv_heads <= 0 || shape.heads % shape.kv_heads != 0 ||
-      shape.has_backward() || !(full || plain_causal) ||
+      (shape.has_backward() && spec.kind != "mesh") || !(full || plain_causal) ||
       shape.seq_len % (plain_causal ? 2 * p : p) != 0) {
     return std::nullopt;
   }

@@ -20,11 +20,16 @@
 //                          u kv/u / c_in|out) + A(of/u),
 //                          A(x) the all-to-all group's max(alone(x), (u-1) x / c_in|out)
 //   mesh a x b             (a-1) (step_Q(q) + step_Q(o)) + (b-1) step_KV(kv)  mesh_schedule.hpp
-// and, for every kind, the compute term: each unmasked pair is computed once, so the busiest
-// rank computes at least 1/P of them, at no more than the largest call efficiency e_sup the
-// profile can give (every stretch is at least 1), with one launch at least:
-//   C = pairs(S, S) / P x flops_per_pair / (peak x e_sup x causal_sup) + launch_overhead,
-// e_sup = min(1, the efficiency table's largest value / the reference launch's occupancy), 1
+//     backward, m = max(a, b) - 1: m gather groups (step_Q of the largest of Q, dO, O, LSE,
+//     step_KV(kv), the group's bytes over the GPU's link capacities; the shorter ring stops
+//     after its own steps) and m reduce groups the same over dQ and dKV partials
+// and, for every kind, the compute term: each unmasked pair is computed once a pass, so the
+// busiest rank computes at least 1/P of them, at no more than the largest call efficiency e_sup
+// the profile can give the pass (every stretch is at least 1), with one launch at least, the
+// passes one after another:
+//   C = sum over passes of pairs(S, S) / P x flops_per_pair / (peak x e_sup x causal_sup)
+//       + launch_overhead,
+// e_sup = min(1, the pass's efficiency table's largest value / the reference launch's occupancy), 1
 // under a causal mask (its occupancy is against a causal reference), causal_sup >= 1 the
 // causal factor table's largest value. Where every rank's calls are alike and known (full
 // mask; every kind but mesh, whose fused calls vary) the compute term is also their count x
@@ -38,7 +43,8 @@
 // tests/test_tune_search.cpp checks it against the plan-based bound (16-256 GPUs, full and
 // causal masks) and the simulated makespan.
 //
-// No closed form (nullopt: the caller bounds the plan): the backward, masks that may leave
+// No closed form (nullopt: the caller bounds the plan): the backward of every kind but mesh
+// (the others' backward groups are not written out here), masks that may leave
 // chunk pairs empty (sliding window, documents: the generators then move less), work-balanced
 // ring or all-gather ownership, KV-head replication in USP, and shapes the generator refuses
 // (tokens that do not split, a memory budget no mesh window fits), for its reason.

@@ -76,6 +76,7 @@ bool MeshRelay::gather_hop(int x, int h) const {
 bool MeshRelay::reduce_hop(int u, int y) const { return reduce_carrier(u, y) >= 0; }
 
 int MeshRelay::reduce_carrier(int u, int y) const {
+  if (needs_.empty()) return y;  // every member has work on u: the last one visited, y
   int carrier = -1;
   for (int z = mod(u + 1, n_);; z = mod(z + 1, n_)) {
     if (needs(z, u)) carrier = z;
