@@ -28,6 +28,9 @@ tilesim_test(test_usp_windowed SOURCES test_usp_windowed.cpp
 
 # The tuner's branch and bound against every candidate simulated whole (issue 13, tune at scale).
 tilesim_test(test_tune_search SOURCES test_tune_search.cpp LIBS tilesim_model tilesim_scenario)
+# tune's candidates run, and are refused, as `simulate` runs the same scenario.
+tilesim_test(test_candidate_run SOURCES test_candidate_run.cpp
+             LIBS tilesim_model tilesim_scenario tilesim_schedules)
 tilesim_test(test_mesh_symmetry SOURCES test_mesh_symmetry.cpp test_double_ring_symmetry.cpp
              test_usp_symmetry.cpp symmetry_fixture.cpp
              LIBS tilesim_model tilesim_scenario tilesim_schedules)

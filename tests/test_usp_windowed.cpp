@@ -44,6 +44,20 @@ PreparedScenario prepared(int gpus, int u, const std::string& correction,
   return prepare_scenario(kScenario, overrides);
 }
 
+// A source with the ring family's lookahead, whatever its own pieces need.
+class ShortLookahead final : public ProgramSource {
+ public:
+  explicit ShortLookahead(ProgramSource& inner) : inner_(inner) {}
+  Plan& plan() override { return inner_.plan(); }
+  bool extend(int rank) override { return inner_.extend(rank); }
+  void discard_before(int rank, int index) override { inner_.discard_before(rank, index); }
+  std::string whole_plan_digest() const override { return inner_.whole_plan_digest(); }
+  int lookahead_ops() const override { return kWindowLookaheadOps; }
+
+ private:
+  ProgramSource& inner_;
+};
+
 // Runs both paths and requires the same result JSON, byte for byte.
 void check_windowed_equals_whole(const PreparedScenario& p) {
   REQUIRE(p.symmetry.has_value());
@@ -156,4 +170,29 @@ TEST_CASE("USP passes with a backward keep the whole quotient") {
   spec.ulysses = 8;
   spec.classes = 16;
   CHECK_THROWS_AS(UspClassesSource(spec), std::invalid_argument);
+}
+
+TEST_CASE("windowed USP of 16 and 32 ranks per group: the source's lookahead covers its pieces") {
+  // 1M tokens on 256 GPUs: a ring step's piece moves u bundles (about 3u ops), so with the ring
+  // family's 64-op lookahead a rank's next comm group was not yet generated when its current
+  // one completed (u = 16 and 32 then stopped with an internal error in `simulate`; u <= 8 at
+  // these sizes never met it). The source asks for 64 u (UspClassesSource::lookahead_ops).
+  for (int u : {16, 32}) {
+    INFO("usp u = " << u);
+    std::vector<std::string> overrides = {"schedule.gpus=256", "attention.seq_len=1M",
+                                          "schedule.kind=usp",
+                                          "schedule.ulysses=" + std::to_string(u)};
+    const PreparedScenario p = prepare_scenario(kScenario, overrides);
+    REQUIRE(p.symmetry.has_value());
+    REQUIRE(p.symmetry->exact());
+    const auto source = symmetric_usp_source(p.scenario, *p.symmetry);
+    REQUIRE(source != nullptr);
+    CHECK(source->lookahead_ops() == kWindowLookaheadOps * u);
+    check_windowed_equals_whole(p);
+    // The default lookahead is too short for these pieces; the tracker says so.
+    const auto short_source = symmetric_usp_source(p.scenario, *p.symmetry);
+    ShortLookahead short_lookahead(*short_source);
+    CHECK_THROWS_AS(simulate_classes_windowed(short_lookahead, *p.symmetry, p.topology, p.profile),
+                    std::logic_error);
+  }
 }

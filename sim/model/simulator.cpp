@@ -459,7 +459,7 @@ SimulationResult simulate_windowed(ProgramSource& source, const Topology& topolo
     throw std::invalid_argument(
         "simulate_windowed: op, transfer and link records need the whole plan (simulate())");
   }
-  return Simulation<WindowedTracker>(source.plan(), WindowedTracker(source, kWindowLookaheadOps),
+  return Simulation<WindowedTracker>(source.plan(), WindowedTracker(source, source.lookahead_ops()),
                                      topology, profile, options)
       .run();
 }
@@ -480,10 +480,11 @@ SimulationResult simulate_classes(const Plan& quotient, const RingSymmetry& symm
 SimulationResult simulate_classes_windowed(ProgramSource& source, const RingSymmetry& symmetry,
                                            const Topology& topology,
                                            const CalibrationProfile& profile,
-                                           bool record_route_busy) {
+                                           bool record_route_busy, Picoseconds stop_after_ps) {
   SimulationOptions options;
   options.record_route_busy = record_route_busy;
-  return Simulation<WindowedTracker>(source.plan(), WindowedTracker(source, kWindowLookaheadOps),
+  options.stop_after_ps = stop_after_ps;
+  return Simulation<WindowedTracker>(source.plan(), WindowedTracker(source, source.lookahead_ops()),
                                      topology, profile, options, &symmetry)
       .run();
 }

@@ -38,10 +38,11 @@ SimulationResult simulate_classes(const Plan& quotient, const RingSymmetry& symm
 
 // The same over a quotient generated as it runs (sim/plan/windowed_tracker.hpp; the ring
 // family's source is ring_classes_source.hpp): the same result, with the quotient's programs
-// held kWindowLookaheadOps ops ahead of each representative's first unfinished op.
+// held the source's lookahead_ops() ahead of each representative's first unfinished op.
 SimulationResult simulate_classes_windowed(ProgramSource& source, const RingSymmetry& symmetry,
                                            const Topology& topology,
                                            const CalibrationProfile& profile,
-                                           bool record_route_busy = false);
+                                           bool record_route_busy = false,
+                                           Picoseconds stop_after_ps = kNeverStop);
 
 }  // namespace tilesim

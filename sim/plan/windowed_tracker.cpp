@@ -49,15 +49,36 @@ void WindowedTracker::derive_new(int rank) {
   rs.derived = end;
 }
 
+namespace {
+constexpr std::size_t kHazardScanMax = 32;  // longer hazard lists are looked up by index
+}  // namespace
+
 std::size_t WindowedTracker::hazard_slot(int rank, int object) {
   RankState& rs = ranks_[static_cast<std::size_t>(rank)];
-  for (std::size_t k = rs.hazards.size(); k-- > 0;) {
-    if (rs.hazards[k].first == object) return k;
+  if (rs.hazard_index.empty()) {
+    for (std::size_t k = rs.hazards.size(); k-- > 0;) {
+      if (rs.hazards[k].first == object) return k;
+    }
+  } else if (const auto it = rs.hazard_index.find(object); it != rs.hazard_index.end()) {
+    return it->second;
   }
   const DataObject& o = plan_.object(object);
   rs.hazards.emplace_back(object, Hazard{});
   rs.hazards.back().second.live = o.input && o.home_rank == rank;
-  return rs.hazards.size() - 1;
+  const std::size_t slot = rs.hazards.size() - 1;
+  if (!rs.hazard_index.empty()) {
+    rs.hazard_index.emplace(object, slot);
+  } else if (rs.hazards.size() > kHazardScanMax) {
+    index_hazards(rs);
+  }
+  return slot;
+}
+
+void WindowedTracker::index_hazards(RankState& rs) {
+  rs.hazard_index.clear();
+  if (rs.hazards.size() <= kHazardScanMax) return;
+  for (std::size_t k = 0; k < rs.hazards.size(); ++k)
+    rs.hazard_index.emplace(rs.hazards[k].first, k);
 }
 
 void WindowedTracker::add_successor(RankState& rs, int prerequisite, int successor) {
@@ -348,6 +369,7 @@ void WindowedTracker::compact(int rank) {
     const bool live_at_start = o.input && o.home_rank == rank;
     return h.last_writer < 0 && h.readers_since_write.empty() && h.live == live_at_start;
   });
+  index_hazards(rs);  // the slots moved
   plan_.programs[static_cast<std::size_t>(rank)].discard_before(rs.base);
   source_.discard_before(rank, rs.base);
 }

@@ -26,6 +26,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -34,6 +35,10 @@
 #include "sim/plan/plan_tracker.hpp"
 
 namespace tilesim {
+
+// The lookahead the simulator runs a source with by default (simulate_windowed,
+// simulate_classes_windowed): some ring steps of the ring family's pieces.
+inline constexpr int kWindowLookaheadOps = 64;
 
 class ProgramSource {
  public:
@@ -46,10 +51,11 @@ class ProgramSource {
   virtual void discard_before(int rank, int index) = 0;
   // plan_digest of the whole plan the pieces make, once every program is complete.
   virtual std::string whole_plan_digest() const = 0;
+  // The lookahead the tracker needs over these pieces: a rank's next comm group must be
+  // generated before its current one completes, so at least the ops of the pieces that may lie
+  // between its first unfinished op and that group (the tracker throws where it is short).
+  virtual int lookahead_ops() const { return kWindowLookaheadOps; }
 };
-
-// The lookahead the simulator runs it with (simulate_windowed, simulate_classes_windowed).
-inline constexpr int kWindowLookaheadOps = 64;
 
 class WindowedTracker {
  public:
@@ -122,9 +128,12 @@ class WindowedTracker {
     // Derivation state (plan_semantics.hpp, carried from piece to piece).
     int derived = 0;
     int last_compute = -1;
-    // Per object the rank touched lately: a few (its own Q, O, LSE, partials, the KV in
-    // flight), so a flat list searched from the back beats a hash map.
+    // Per object the rank touched lately: a few for a ring (its own Q, O, LSE, partials, the
+    // KV in flight), where a flat list searched from the back beats a hash map; USP's 4u
+    // (every bundle of its group, held for the whole ring: 43% of a u = 32 run's time in the
+    // search) get an index, object -> slot, past kHazardScanMax entries.
     std::vector<std::pair<int, Hazard>> hazards;
+    std::unordered_map<int, std::size_t> hazard_index;  // empty while the list is short
     // Sends of this rank waiting for their recv, or recvs waiting for their send, per peer.
     std::vector<std::pair<int, Unmatched>> unmatched_to;
     MemoryLedger memory;
@@ -142,6 +151,7 @@ class WindowedTracker {
   void derive_new(int rank);
   void derive_op(int rank, int index);
   std::size_t hazard_slot(int rank, int object);  // index in RankState::hazards, made if new
+  static void index_hazards(RankState& rs);       // RankState::hazard_index, afresh
   void match(int rank, int index, const Op& op);
   void add_successor(RankState& rs, int prerequisite, int successor);
   void advance_front(int rank);

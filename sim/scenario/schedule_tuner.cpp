@@ -10,6 +10,7 @@
 #include "sim/job/job_simulation.hpp"
 #include "sim/model/simulator.hpp"
 #include "sim/model/symmetric_simulation.hpp"
+#include "sim/scenario/candidate_run.hpp"
 #include "sim/scenario/lazy_plan.hpp"
 #include "sim/scenario/symmetric_plan.hpp"
 #include "sim/scenario/tune_search.hpp"
@@ -126,15 +127,6 @@ std::string candidate_refusal(const PreparedScenario& p, const ScheduleCandidate
   return violation.empty() ? violation : "schedule.gpus: " + violation;
 }
 
-std::optional<Scenario> lazy_candidate(const PreparedScenario& p, const ScheduleCandidate& c) {
-  Scenario s = p.scenario;
-  s.schedule = c.spec;
-  if (p.job_layout || !lazy_runs(s)) return std::nullopt;
-  const std::optional<RingSymmetry> symmetry = candidate_symmetry(p, c);
-  if (symmetry && symmetry->exact()) return std::nullopt;
-  return s;
-}
-
 CandidateResult evaluate_candidate(const PreparedScenario& p, const ScheduleCandidate& c,
                                    Picoseconds stop_after_ps) {
   CandidateResult r;
@@ -150,32 +142,27 @@ CandidateResult evaluate_candidate(const PreparedScenario& p, const ScheduleCand
     return true;
   };
   try {
-    // A ring-family or USP forward beyond 256 GPUs that no symmetry covers runs as `simulate`
-    // runs it, guarded by its window; the others are refused by the whole plan's size before
-    // the symmetry search (which may route every rank pair) starts.
-    const std::optional<Scenario> lazy = lazy_candidate(p, c);
-    if (lazy) {
-      const std::string violation = lazy_violation(*lazy);
-      if (!violation.empty()) r.reason = "schedule.gpus: " + violation;
-    } else {
-      r.reason = candidate_refusal(p, c);
-    }
+    // As `simulate` would run it, under the same guard (candidate_run.hpp).
+    const CandidateRun run = decide_candidate_run(p, c);
+    r.reason = run.refusal;
     if (!r.reason.empty()) return r;
-    const std::optional<RingSymmetry> symmetry = lazy ? std::nullopt : candidate_symmetry(p, c);
-    const bool symmetric = symmetry && symmetry->exact();
-    if (symmetric) {  // one rank per class, exact to the picosecond unless by roles
-      r.approximate = symmetry->roles.has_value();
-      Scenario s = p.scenario;
-      s.schedule = c.spec;
-      const Plan quotient = build_symmetric_plan(s, *symmetry);
+    if (run.symmetry) {  // one rank per class, exact to the picosecond unless by roles
+      r.approximate = run.symmetry->roles.has_value();
+      // Generated as it runs where `simulate` does that (the ring family's and USP's forward:
+      // the guard sized it so), else the quotient built whole.
+      std::unique_ptr<ProgramSource> source = symmetric_ring_source(run.scenario, *run.symmetry);
+      if (!source) source = symmetric_usp_source(run.scenario, *run.symmetry);
       const SimulationResult result =
-          simulate_classes(quotient, *symmetry, p.topology, p.profile, true, stop_after_ps);
+          source ? simulate_classes_windowed(*source, *run.symmetry, p.topology, p.profile, true,
+                                             stop_after_ps)
+                 : simulate_classes(build_symmetric_plan(run.scenario, *run.symmetry),
+                                    *run.symmetry, p.topology, p.profile, true, stop_after_ps);
       if (cut_off(result)) return r;
       r.figures = summarize(result);
       r.bound = bound_of(result.route_busy_ps, r.figures, p.topology);
       r.sim_wall_s = result.sim_wall_s;
-    } else if (lazy) {
-      const std::unique_ptr<ProgramSource> source = make_lazy_source(*lazy);
+    } else if (run.lazy) {
+      const std::unique_ptr<ProgramSource> source = make_lazy_source(run.scenario);
       SimulationOptions options;
       options.record_route_busy = true;  // bound_of finds the busiest route from them
       options.stop_after_ps = stop_after_ps;
@@ -186,11 +173,11 @@ CandidateResult evaluate_candidate(const PreparedScenario& p, const ScheduleCand
       r.sim_wall_s = result.sim_wall_s;
     } else if (p.job_layout) {  // every candidate runs as the job's CP groups, all at once
       const Plan plan = make_plan(p.scenario.attention, c.spec);
-      const JobRun run = simulate_job(plan, *p.job_layout, p.topology, p.profile, 0);
-      r.figures = summarize(run.job);
-      r.bound = bound_of(route_busy_of(run.plan, run.job), r.figures, p.topology);
-      r.sim_wall_s = run.job.sim_wall_s;
-      r.job_slowdown = run.slowdown;
+      const JobRun job = simulate_job(plan, *p.job_layout, p.topology, p.profile, 0);
+      r.figures = summarize(job.job);
+      r.bound = bound_of(route_busy_of(job.plan, job.job), r.figures, p.topology);
+      r.sim_wall_s = job.job.sim_wall_s;
+      r.job_slowdown = job.slowdown;
     } else {
       const Plan plan = make_plan(p.scenario.attention, c.spec);
       SimulationOptions options;

@@ -10,8 +10,10 @@
 // assignment as node-major under mesh_tile.hpp's rank numbering, so it is not
 // simulated twice). The memory budget of the scenario applies to every mesh
 // candidate (a tile that cannot fit is listed with the generator's reason).
-// A ring, zigzag or striped candidate that symmetric_plan.hpp can run as one rank per class
-// is simulated that way (the same figures to the picosecond, tests/test_symmetric_simulation.cpp);
+// Each candidate runs as `simulate` would run the scenario with its schedule, under the same
+// resource guard (candidate_run.hpp): as one rank per class where symmetric_plan.hpp finds a
+// quotient (the same figures to the picosecond, tests/test_symmetric_simulation.cpp), else
+// every rank, generated as it runs or built whole;
 // schedule.symmetry: off simulates every rank; a candidate that runs on the role quotient
 // (rank_roles.hpp; schedule.symmetry: roles, or auto where the exact quotient would exceed
 // kAutoExactClasses classes) has approximate figures that CandidateResult::approximate marks.
@@ -77,17 +79,15 @@ std::vector<ScheduleCandidate> tune_candidates(const AttentionShape& shape,
 std::optional<RingSymmetry> candidate_symmetry(const PreparedScenario& p,
                                                const ScheduleCandidate& c);
 
-// Why the scenario's resource limits refuse the candidate ("schedule.gpus: ..."), or empty.
+// Why the scenario's resource limits refuse the candidate's whole plan (every rank, built
+// whole), or empty. How a candidate really runs, and its guard: candidate_run.hpp.
 std::string candidate_refusal(const PreparedScenario& p, const ScheduleCandidate& c);
 
-// The candidate's scenario where it runs as `simulate` would run it lazily (lazy_plan.hpp: one
-// CP group, beyond 256 GPUs, no exact symmetry), else nullopt. Its guard is lazy_violation.
-std::optional<Scenario> lazy_candidate(const PreparedScenario& p, const ScheduleCandidate& c);
-
-// Builds, simulates and summarises one candidate; a ScheduleError becomes
-// ok = false with the reason. stop_after_ps: the simulation's stop-at-time
-// (SimulationOptions::stop_after_ps; not with a job or a memory budget, whose verdict needs the
-// whole run's peak): a run that stops comes back cut off.
+// Builds, simulates and summarises one candidate, run as `simulate` would run it
+// (candidate_run.hpp: its quotient, every rank generated as it runs, or the whole plan, under
+// the same resource guard); a refusal or a ScheduleError becomes ok = false with the reason.
+// stop_after_ps: the simulation's stop-at-time (SimulationOptions::stop_after_ps; not with a job or
+// a memory budget, whose verdict needs the whole run's peak): a run that stops comes back cut off.
 CandidateResult evaluate_candidate(const PreparedScenario& p, const ScheduleCandidate& c,
                                    Picoseconds stop_after_ps = kNeverStop);
 

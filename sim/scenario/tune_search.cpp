@@ -11,7 +11,7 @@
 #include "sim/core/interrupt.hpp"
 #include "sim/core/units.hpp"
 #include "sim/model/makespan_bound.hpp"
-#include "sim/scenario/lazy_plan.hpp"
+#include "sim/scenario/candidate_run.hpp"
 #include "sim/scenario/resource_guard.hpp"
 #include "sim/scenario/shape_bound.hpp"
 #include "sim/scenario/symmetric_plan.hpp"
@@ -93,67 +93,76 @@ Picoseconds stop_ps(double ceiling_s, double guess_s, bool guess) {
 
 }  // namespace
 
+namespace {
+
+// The plan-based bound of a decided run: the quotient's for a ring-family candidate that runs
+// symmetric (the bound reads a quotient's peers as ring offsets, makespan_bound.cpp), the whole
+// plan's for the others where it fits the limits, else the compute term alone (a quotient of
+// mesh or double ring without a closed form, e.g. a backward, whose whole plan would not fit).
+CandidateResult plan_bound_of(const CandidateRun& run, const PreparedScenario& p,
+                              const ScheduleCandidate& c, MakespanBound& bound) {
+  CandidateResult r;
+  r.candidate = c;
+  r.reason = run.refusal;
+  if (!r.reason.empty()) return r;
+  const Scenario& s = run.scenario;
+  const bool ring_family =
+      c.spec.kind == "ring" || c.spec.kind == "zigzag" || c.spec.kind == "striped";
+  if (run.lazy) {
+    // Its whole plan is what the lazy run avoids building: by the compute term.
+    r.lower_bound_s = shape_compute_floor_s(s.attention, c.spec, p.profile);
+  } else if (ring_family && run.symmetry) {
+    r.lower_bound_s = bound.lower_bound_s(build_symmetric_plan(s, *run.symmetry), &*run.symmetry);
+  } else if (candidate_refusal(p, c).empty()) {
+    r.lower_bound_s = bound.lower_bound_s(make_plan(s.attention, c.spec));
+  } else {
+    r.lower_bound_s = shape_compute_floor_s(s.attention, c.spec, p.profile);
+  }
+  r.ok = true;
+  return r;
+}
+
+CandidateResult schedule_error(const ScheduleCandidate& c, const ScheduleError& e) {
+  CandidateResult r;
+  r.candidate = c;
+  r.reason = fmt::format("{}: {}", e.key(), e.what());
+  return r;
+}
+
+}  // namespace
+
 CandidateResult bound_candidate(const PreparedScenario& p, const ScheduleCandidate& c,
                                 MakespanBound& bound) {
-  // A ring-family or USP forward that evaluate_candidate runs lazily (lazy_plan.hpp) is guarded
-  // by its window and bounded without its whole plan: in closed form where there is one (full
-  // and causal masks), else by its compute term alone (a window, documents), which prunes less
-  // but never builds the plan.
-  if (const std::optional<Scenario> lazy = lazy_candidate(p, c)) {
+  try {
+    // The guard up to the shift search (candidate_run.hpp): the search routes every rank's
+    // peers, seconds a candidate on 16384 GPUs, and one bounded in closed form (shape_bound.hpp)
+    // needs it only if it is simulated. A refusal only the classes found can tell (too many)
+    // then comes when it is simulated; a candidate pruned first is listed as pruned.
+    CandidateRun run = decide_candidate_run(p, c, /*search=*/false);
     CandidateResult r;
     r.candidate = c;
-    const std::string violation = lazy_violation(*lazy);
-    if (!violation.empty()) {
-      r.reason = "schedule.gpus: " + violation;
-      return r;
-    }
-    const std::optional<double> shape_s =
-        shape_lower_bound_s(p.scenario.attention, c.spec, p.profile, bound);
-    r.ok = true;
-    r.lower_bound_s =
-        shape_s ? *shape_s : shape_compute_floor_s(p.scenario.attention, c.spec, p.profile);
-    return r;
-  }
-  const std::string refusal = candidate_refusal(p, c);
-  if (refusal.empty()) {
-    const std::optional<double> shape_s =
-        shape_lower_bound_s(p.scenario.attention, c.spec, p.profile, bound);
-    if (shape_s) {
-      CandidateResult r;
-      r.candidate = c;
+    r.reason = run.refusal;
+    if (!r.reason.empty()) return r;
+    if (const std::optional<double> shape_s =
+            shape_lower_bound_s(p.scenario.attention, c.spec, p.profile, bound)) {
       r.ok = true;
       r.lower_bound_s = *shape_s;
       return r;
     }
+    if (!run.searched) run = decide_candidate_run(p, c);
+    return plan_bound_of(run, p, c, bound);
+  } catch (const ScheduleError& e) {
+    return schedule_error(c, e);
   }
-  return plan_bound_candidate(p, c, bound);
 }
 
 CandidateResult plan_bound_candidate(const PreparedScenario& p, const ScheduleCandidate& c,
                                      MakespanBound& bound) {
-  CandidateResult r;
-  r.candidate = c;
   try {
-    r.reason = candidate_refusal(p, c);
-    if (!r.reason.empty()) return r;
-    // The bound reads a quotient's peers as ring offsets (makespan_bound.cpp), so only the
-    // ring family's quotient is bounded; mesh and double ring are bounded on the full plan.
-    const bool ring_family =
-        c.spec.kind == "ring" || c.spec.kind == "zigzag" || c.spec.kind == "striped";
-    const std::optional<RingSymmetry> symmetry =
-        ring_family ? candidate_symmetry(p, c) : std::nullopt;
-    if (symmetry && symmetry->exact()) {
-      Scenario s = p.scenario;
-      s.schedule = c.spec;
-      r.lower_bound_s = bound.lower_bound_s(build_symmetric_plan(s, *symmetry), &*symmetry);
-    } else {
-      r.lower_bound_s = bound.lower_bound_s(make_plan(p.scenario.attention, c.spec));
-    }
-    r.ok = true;
+    return plan_bound_of(decide_candidate_run(p, c), p, c, bound);
   } catch (const ScheduleError& e) {
-    r.reason = fmt::format("{}: {}", e.key(), e.what());
+    return schedule_error(c, e);
   }
-  return r;
 }
 
 std::vector<CandidateResult> search_candidates(

@@ -36,13 +36,16 @@ std::vector<CandidateResult> search_candidates(
     const std::function<void(std::size_t, std::size_t)>& progress = {});
 
 // The lower bound for one candidate: the closed form of shape_bound.hpp where there is one
-// (no plan built), otherwise plan_bound_candidate's.
+// (no plan built, no symmetry search: the guard checks up to the search, candidate_run.hpp),
+// otherwise plan_bound_candidate's.
 CandidateResult bound_candidate(const PreparedScenario& p, const ScheduleCandidate& c,
                                 class MakespanBound& bound);
 
 // The lower bound of makespan_bound.hpp for one candidate, building its plan (the quotient's
-// where it runs symmetric). A candidate that cannot run (resource guard, ScheduleError) comes
-// back with ok = false and the reason evaluate_candidate would give.
+// where a ring-family candidate runs symmetric, else the whole plan where that fits the limits;
+// the compute term alone where the run is lazy or the whole plan would not fit). A candidate
+// that cannot run (resource guard, ScheduleError) comes back with ok = false and the reason
+// evaluate_candidate would give.
 CandidateResult plan_bound_candidate(const PreparedScenario& p, const ScheduleCandidate& c,
                                      class MakespanBound& bound);
 

@@ -63,6 +63,10 @@ class UspClassesSource final : public ProgramSource {
   // plan_digest of the whole quotient plan. Call once every program is complete (after a run):
   // it takes the objects from this plan and the ops' hashes taken as they were generated.
   std::string whole_plan_digest() const override;
+  // A ring step's piece moves u head-split bundles (about 3u ops: u sends, receives and
+  // calls), and the all-to-alls 2 (u - 1) transfers per tensor: the ring's lookahead per
+  // bundle, as the guard sizes the window (resource_guard.hpp, u x kWindowedOpsPerClass).
+  int lookahead_ops() const override { return kWindowLookaheadOps * spec_.ulysses; }
 
  private:
   enum class Phase { prologue, ring, epilogue, bwd_prologue, bwd_ring, bwd_epilogue, done };

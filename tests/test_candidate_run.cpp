@@ -1,0 +1,94 @@
+// How tune and compare run a candidate (sim/scenario/candidate_run.hpp): as `simulate` runs the
+// same scenario, under the same guard. Until 2026-12 tune refused every candidate whose whole
+// plan passed the limits before it looked for a symmetry, so on 16384 GPUs it left out the ring
+// that `simulate` runs in a second. Here, on 512 GPUs, a memory limit between the ring's whole
+// plan and its quotient plays that part.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <string>
+
+#include "sim/core/input_error.hpp"
+#include "sim/model/makespan_bound.hpp"
+#include "sim/model/symmetric_simulation.hpp"
+#include "sim/scenario/candidate_run.hpp"
+#include "sim/scenario/prepared_scenario.hpp"
+#include "sim/scenario/resource_guard.hpp"
+#include "sim/scenario/schedule_tuner.hpp"
+#include "sim/scenario/symmetric_plan.hpp"
+#include "sim/scenario/tune_search.hpp"
+#include "sim/schedules/ring_classes_source.hpp"
+
+using namespace tilesim;
+
+namespace {
+
+const std::string kScenario = std::string(TILESIM_SOURCE_DIR) + "/scenarios/ring-256k.yaml";
+
+}  // namespace
+
+TEST_CASE("a candidate runs on its quotient where the whole plan is over the limits") {
+  PreparedScenario p = prepare_scenario(kScenario, {"schedule.gpus=512", "schedule.kind=ring"});
+  REQUIRE(p.symmetry.has_value());
+  REQUIRE(p.symmetry->exact());
+  const int classes = p.symmetry->classes;
+  const double whole_bytes = estimate_plan(p.scenario.attention, p.scenario.schedule).memory_bytes;
+  const double quotient_bytes = estimate_symmetric_plan(p.scenario.attention, p.scenario.schedule,
+                                                        classes, kWindowedOpsPerClass)
+                                    .memory_bytes;
+  REQUIRE(whole_bytes > 2 * quotient_bytes);
+  const ScheduleCandidate ring{"ring", p.scenario.schedule};
+  // The figures of the quotient simulate runs, without a limit.
+  const auto source = symmetric_ring_source(p.scenario, *p.symmetry);
+  REQUIRE(source != nullptr);
+  const SimulationResult expected =
+      simulate_classes_windowed(*source, *p.symmetry, p.topology, p.profile);
+
+  p.scenario.limits.max_memory_bytes = std::sqrt(whole_bytes * quotient_bytes);
+  CHECK_FALSE(candidate_refusal(p, ring).empty());  // what tune refused it by before
+
+  const CandidateRun before_search = decide_candidate_run(p, ring, /*search=*/false);
+  CHECK(before_search.refusal.empty());
+  CHECK_FALSE(before_search.searched);
+  CHECK_FALSE(before_search.symmetry.has_value());
+
+  const CandidateRun run = decide_candidate_run(p, ring);
+  CHECK(run.refusal.empty());
+  CHECK(run.searched);
+  CHECK_FALSE(run.lazy);
+  REQUIRE(run.symmetry.has_value());
+  CHECK(run.symmetry->classes == classes);
+
+  MakespanBound bound(p.topology, p.profile);
+  const CandidateResult bounded = bound_candidate(p, ring, bound);
+  REQUIRE(bounded.ok);
+  const CandidateResult r = evaluate_candidate(p, ring);
+  REQUIRE(r.ok);
+  CHECK(r.figures.makespan_s == ps_to_s(expected.makespan_ps));
+  CHECK(bounded.lower_bound_s <= r.figures.makespan_s);
+}
+
+TEST_CASE("a candidate whose quotient is over the limits is refused as simulate refuses it") {
+  PreparedScenario p = prepare_scenario(kScenario, {"schedule.gpus=512", "schedule.kind=ring"});
+  REQUIRE(p.symmetry.has_value());
+  const double quotient_bytes = estimate_symmetric_plan(p.scenario.attention, p.scenario.schedule,
+                                                        p.symmetry->classes, kWindowedOpsPerClass)
+                                    .memory_bytes;
+  // Above one class's needs (the check before the search passes), below the classes found.
+  const double one_class_bytes =
+      estimate_symmetric_plan(p.scenario.attention, p.scenario.schedule, 1, kWindowedOpsPerClass)
+          .memory_bytes;
+  REQUIRE(one_class_bytes < quotient_bytes);
+  p.scenario.limits.max_memory_bytes = (one_class_bytes + quotient_bytes) / 2;
+  const ScheduleCandidate ring{"ring", p.scenario.schedule};
+  CHECK(decide_candidate_run(p, ring, /*search=*/false).refusal.empty());
+  const CandidateRun run = decide_candidate_run(p, ring);
+  CHECK(run.refusal.rfind("schedule.gpus: ", 0) == 0);
+  CHECK(run.refusal.find(std::to_string(p.symmetry->classes) + " rank classes") !=
+        std::string::npos);
+  const CandidateResult r = evaluate_candidate(p, ring);
+  CHECK_FALSE(r.ok);
+  CHECK(r.reason == run.refusal);
+  // The same limit through simulate's guard.
+  Scenario s = p.scenario;
+  CHECK_THROWS_AS(prepare_scenario(s, s.limits), InputError);
+}
