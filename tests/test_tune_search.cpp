@@ -11,6 +11,7 @@
 
 #include "sim/model/makespan_bound.hpp"
 #include "sim/model/simulator.hpp"
+#include "sim/scenario/candidate_run.hpp"
 #include "sim/scenario/prepared_scenario.hpp"
 #include "sim/scenario/schedule_tuner.hpp"
 #include "sim/scenario/shape_bound.hpp"
@@ -148,7 +149,7 @@ TEST_CASE("tune search: a symmetric candidate has the figures and bound of the f
       ScheduleSpec spec = p.scenario.schedule;
       spec.kind = kind;
       const ScheduleCandidate c{kind, spec};
-      const std::optional<RingSymmetry> symmetry = candidate_symmetry(p, c);
+      const std::optional<RingSymmetry> symmetry = decide_candidate_run(p, c).symmetry;
       REQUIRE(symmetry);
       CHECK(symmetry->exact());
       const CandidateResult r = evaluate_candidate(p, c);

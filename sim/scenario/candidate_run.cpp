@@ -1,7 +1,6 @@
 #include "sim/scenario/candidate_run.hpp"
 
 #include "sim/scenario/lazy_plan.hpp"
-#include "sim/scenario/resource_guard.hpp"
 #include "sim/scenario/schedule_tuner.hpp"
 #include "sim/scenario/symmetric_plan.hpp"
 
@@ -23,8 +22,7 @@ CandidateRun decide_candidate_run(const PreparedScenario& p, const ScheduleCandi
   const auto every_rank = [&] {
     run.searched = true;
     run.lazy = !p.job_layout && lazy_runs(s);
-    run.refusal = refused(run.lazy ? lazy_violation(s)
-                                   : resource_violation(s.attention, s.schedule, s.limits));
+    run.refusal = run.lazy ? refused(lazy_violation(s)) : candidate_refusal(p, c);
   };
   if (p.job_layout || !symmetry_applies(s)) {
     every_rank();

@@ -115,13 +115,6 @@ std::vector<ScheduleCandidate> tune_candidates(const AttentionShape& shape,
   return out;
 }
 
-std::optional<RingSymmetry> candidate_symmetry(const PreparedScenario& p,
-                                               const ScheduleCandidate& c) {
-  Scenario s = p.scenario;
-  s.schedule = c.spec;
-  return scenario_symmetry(s, p.topology, p.profile);
-}
-
 std::string candidate_refusal(const PreparedScenario& p, const ScheduleCandidate& c) {
   const std::string violation = resource_violation(p.scenario.attention, c.spec, p.scenario.limits);
   return violation.empty() ? violation : "schedule.gpus: " + violation;
@@ -150,8 +143,7 @@ CandidateResult evaluate_candidate(const PreparedScenario& p, const ScheduleCand
       r.approximate = run.symmetry->roles.has_value();
       // Generated as it runs where `simulate` does that (the ring family's and USP's forward:
       // the guard sized it so), else the quotient built whole.
-      std::unique_ptr<ProgramSource> source = symmetric_ring_source(run.scenario, *run.symmetry);
-      if (!source) source = symmetric_usp_source(run.scenario, *run.symmetry);
+      const std::unique_ptr<ProgramSource> source = symmetric_source(run.scenario, *run.symmetry);
       const SimulationResult result =
           source ? simulate_classes_windowed(*source, *run.symmetry, p.topology, p.profile, true,
                                              stop_after_ps)

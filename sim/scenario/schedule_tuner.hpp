@@ -75,10 +75,6 @@ std::vector<int> double_ring_inner_sizes(int gpus);
 std::vector<ScheduleCandidate> tune_candidates(const AttentionShape& shape,
                                                const ScheduleSpec& base, bool mesh_only);
 
-// The exact shift symmetry the candidate would run with (see above), or nullopt / not exact().
-std::optional<RingSymmetry> candidate_symmetry(const PreparedScenario& p,
-                                               const ScheduleCandidate& c);
-
 // Why the scenario's resource limits refuse the candidate's whole plan (every rank, built
 // whole), or empty. How a candidate really runs, and its guard: candidate_run.hpp.
 std::string candidate_refusal(const PreparedScenario& p, const ScheduleCandidate& c);

@@ -397,6 +397,12 @@ std::unique_ptr<UspClassesSource> symmetric_usp_source(const Scenario& scenario,
                                                            symmetry.classes, spec.correction});
 }
 
+std::unique_ptr<ProgramSource> symmetric_source(const Scenario& scenario,
+                                                const RingSymmetry& symmetry) {
+  if (std::unique_ptr<ProgramSource> ring = symmetric_ring_source(scenario, symmetry)) return ring;
+  return symmetric_usp_source(scenario, symmetry);
+}
+
 std::size_t full_ring_ops(const Plan& quotient, const RingSymmetry& symmetry) {
   return quotient.op_count() * static_cast<std::size_t>(symmetry.full_ranks / quotient.ranks);
 }

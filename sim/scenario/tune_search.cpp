@@ -91,10 +91,6 @@ Picoseconds stop_ps(double ceiling_s, double guess_s, bool guess) {
   return guess ? s_to_ps(kGuessFactor * guess_s) : kNeverStop;
 }
 
-}  // namespace
-
-namespace {
-
 // The plan-based bound of a decided run: the quotient's for a ring-family candidate that runs
 // symmetric (the bound reads a quotient's peers as ring offsets, makespan_bound.cpp), the whole
 // plan's for the others where it fits the limits, else the compute term alone (a quotient of

@@ -71,9 +71,7 @@ void simulate_prepared(SimulationRun& run, const SimulateRequest& request) {
   if (run.symmetric()) {
     // The ring family's and USP's forward quotients are generated as they run (O(K x window)
     // ops held); the mesh's, the double ring's and the backwards are built whole.
-    std::unique_ptr<ProgramSource> source = symmetric_ring_source(p.scenario, *run.symmetry);
-    if (!source) source = symmetric_usp_source(p.scenario, *run.symmetry);
-    if (source) {
+    if (const std::unique_ptr<ProgramSource> source = symmetric_source(p.scenario, *run.symmetry)) {
       run.result = simulate_classes_windowed(*source, *run.symmetry, p.topology, p.profile);
       keep_windowed(*source);
       return;
