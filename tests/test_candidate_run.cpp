@@ -92,3 +92,57 @@ TEST_CASE("a candidate whose quotient is over the limits is refused as simulate 
   Scenario s = p.scenario;
   CHECK_THROWS_AS(prepare_scenario(s, s.limits), InputError);
 }
+
+TEST_CASE("a mesh whose tile is searched is guarded by its tiles' quotients, not a whole plan") {
+  // Until 2026-12 prepare_scenario checked the whole plan of the fewest-ops tile first, which
+  // no tile search builds; with the mesh's references counted that refused `tile: auto` from
+  // about 11,400 GPUs on a 24 GB machine, where each tile runs as a quotient.
+  const std::vector<std::string> overrides{"schedule.gpus=1024", "schedule.kind=mesh"};
+  const PreparedScenario free_run = prepare_scenario(kScenario, overrides);
+  REQUIRE(free_run.symmetry.has_value());
+  const ScheduleSpec& chosen = free_run.scenario.schedule;
+  const Scenario searched = load_scenario(kScenario, overrides);
+  REQUIRE(searched.schedule.tile_choice != MeshTileChoice::given);
+  CHECK(searched_mesh_tiles_symmetric(searched));
+  const double whole_bytes = estimate_plan(searched.attention, searched.schedule).memory_bytes;
+  const double quotient_bytes =
+      estimate_symmetric_plan(searched.attention, chosen, free_run.symmetry->classes, 0.0)
+          .memory_bytes;
+  REQUIRE(whole_bytes > 1.5 * quotient_bytes);
+
+  ResourceLimits limits;
+  limits.max_memory_bytes = std::sqrt(whole_bytes * quotient_bytes);
+  Scenario limited = searched;
+  limited.limits = limits;
+  CHECK_THROWS_AS(check_plan_resources(limited), InputError);  // the check before
+  const PreparedScenario p = prepare_scenario(kScenario, overrides, limits);
+  CHECK(p.scenario.schedule.tile_a == chosen.tile_a);
+  CHECK(p.scenario.schedule.tile_b == chosen.tile_b);
+  // With symmetry off every tile would be a whole plan: the whole plan's guard, as before.
+  std::vector<std::string> off = overrides;
+  off.push_back("schedule.symmetry=off");
+  CHECK_FALSE(searched_mesh_tiles_symmetric(load_scenario(kScenario, off)));
+}
+
+TEST_CASE("tile: auto warns when the guard left out a tile that might be faster") {
+  const std::vector<std::string> overrides{"schedule.gpus=1024", "schedule.kind=mesh"};
+  const PreparedScenario free_run = prepare_scenario(kScenario, overrides);
+  REQUIRE(free_run.symmetry.has_value());
+  CHECK(free_run.tile_warning.empty());
+  // Just above what the chosen tile's quotient needs: it still runs, tiles needing more do not.
+  ResourceLimits limits;
+  limits.max_memory_bytes =
+      1.001 * estimate_symmetric_plan(free_run.scenario.attention, free_run.scenario.schedule,
+                                      free_run.symmetry->classes, 0.0)
+                  .memory_bytes;
+  const PreparedScenario p = prepare_scenario(kScenario, overrides, limits);
+  CHECK(p.scenario.schedule.tile_a == free_run.scenario.schedule.tile_a);
+  CHECK(p.scenario.schedule.tile_b == free_run.scenario.schedule.tile_b);
+  CHECK(p.scenario.schedule.placement == free_run.scenario.schedule.placement);
+  // Node-major 16x64 runs more classes than kv-group-major's: over the limit, with a bound
+  // below the chosen makespan.
+  CHECK_THAT(p.tile_warning,
+             Catch::Matchers::Contains("tile: auto chose mesh:16x64/kv-group-major") &&
+                 Catch::Matchers::Contains("mesh:16x64/node-major") &&
+                 Catch::Matchers::Contains("raise --max-memory"));
+}

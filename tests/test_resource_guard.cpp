@@ -50,8 +50,13 @@ void check_estimate(const AttentionShape& a, const ScheduleSpec& s, double slack
   CHECK(estimate <= slack * real);
 }
 
+// The mesh's reference bound holds for the whole plan (make_plan: the default separate
+// correction), within `slack` of it.
+void check_refs_estimate(const AttentionShape& a, const ScheduleSpec& s, double slack);
+
 // What a generated plan holds, counted from its programs: ops, objects, the sends of each
-// rank's largest comm group (summed) and each rank's distinct send peers (summed).
+// rank's largest comm group (summed), each rank's distinct send peers (summed) and every op's
+// references (as mesh_refs, which only the mesh's form counts).
 PlanSize counted(const Plan& plan) {
   PlanSize s;
   s.ops = static_cast<double>(plan.op_count());
@@ -61,6 +66,7 @@ PlanSize counted(const Plan& plan) {
     std::set<int> peers;
     for (int i = program.first_index(); i < static_cast<int>(program.size()); ++i) {
       const Op& op = program.op(i);
+      s.mesh_refs += op.read_count + op.write_count + op.after_count;
       if (op.kind == OpKind::compute) s.pairs += op.pair_count;
       if (op.kind != OpKind::send) continue;
       ++sends_in_group[op.comm_group];
@@ -80,6 +86,15 @@ Plan corrected(Plan plan) {
   return plan;
 }
 
+void check_refs_estimate(const AttentionShape& a, const ScheduleSpec& s, double slack) {
+  const double real = counted(make_plan(a, s)).mesh_refs;
+  const double estimate = plan_size(a, s).mesh_refs;
+  INFO("mesh " << s.tile_a << "x" << s.tile_b << ": real references " << real << ", estimate "
+               << estimate);
+  CHECK(estimate >= real);
+  CHECK(estimate <= slack * real);
+}
+
 void check_equal(const PlanSize& form, const PlanSize& plan) {
   CHECK(form.ops == plan.ops);
   CHECK(form.objects == plan.objects);
@@ -96,6 +111,7 @@ void check_bound(const PlanSize& form, const PlanSize& plan, double slack) {
   CHECK(form.flows >= plan.flows);
   CHECK(form.routes >= plan.routes);
   CHECK(form.pairs >= plan.pairs);
+  CHECK(form.mesh_refs >= plan.mesh_refs);
 }
 
 }  // namespace
@@ -223,7 +239,30 @@ TEST_CASE("mesh estimates bound the generated op counts of every tile within 33%
                        a * b < 8                        ? 2.0
                        : pass == PassSelection::forward ? 1.33
                                                         : 1.11);
+        check_refs_estimate(shape(pass), s,
+                            a * b < 8                        ? 1.8
+                            : pass == PassSelection::forward ? 1.44
+                                                             : 1.28);
       }
+    }
+  }
+}
+
+TEST_CASE("mesh reference bounds hold for large elongated tiles") {
+  // Beyond the grid above: tall and wide tiles of 2048 GPUs (the references a rank
+  // holds depend on the tile only), as a quotient of one class a row.
+  for (auto [a, b] :
+       {std::pair{8, 256}, std::pair{256, 8}, std::pair{16, 128}, std::pair{128, 16}}) {
+    for (PassSelection pass :
+         {PassSelection::forward, PassSelection::backward, PassSelection::both}) {
+      ScheduleSpec s = spec("mesh", a * b);
+      s.tile_a = a;
+      s.tile_b = b;
+      INFO("mesh " << a << "x" << b << ", pass " << static_cast<int>(pass));
+      const PlanSize plan = counted(corrected(make_mesh_classes_plan(shape(pass), s, a)));
+      const PlanSize form = plan_size(shape(pass), s, a);
+      CHECK(form.mesh_refs >= plan.mesh_refs);
+      CHECK(form.mesh_refs <= 1.44 * plan.mesh_refs);
     }
   }
 }
@@ -244,6 +283,17 @@ TEST_CASE("memory and time follow the per-op, object, flow and route constants")
   CHECK(u.pairs == 256.0 * 256 * 256);
   CHECK(u.objects == 6.0 * 256 * 256);  // Q, KV, O, LSE and the O and LSE partials
   CHECK(u.flows == 2.0 * 256 * 255);
+  // A mesh 8 x 32 on 256 GPUs: 366 ops a rank (17a + 8b - 26), 2 x (4P + 2P (2a - 1)) objects
+  // (the accumulators bounded by every object), 2 flows and 2 routes a rank, P^2 pairs, and
+  // 366 + 1.2 x 256 + 7.6 x 8 x 32 + 2 x 40 = 2698.8 references a rank at 6 bytes each.
+  ScheduleSpec m = spec("mesh", 256);
+  m.tile_a = 8;
+  m.tile_b = 32;
+  const PlanEstimate mesh = estimate_plan(shape(PassSelection::forward), m);
+  CHECK(mesh.ops == 256.0 * 366);
+  CHECK(mesh.memory_bytes == Approx(50e6 + 113.0 * 256 * 366 + 128.0 * 2 * (1024 + 512 * 15) +
+                                    (800.0 + 300.0) * 512 + 12.0 * 256 * 256 + 6.0 * 256 * 2698.8)
+                                 .epsilon(1e-12));
 }
 
 TEST_CASE("a symmetric pass-Q run is sized by its P^2 objects and routed pairs, not only ops") {

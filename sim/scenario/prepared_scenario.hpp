@@ -32,6 +32,9 @@ struct PreparedScenario {
   // declined; auto on the approximate role quotient), empty otherwise: `simulate` adds it to
   // the result's warnings.
   std::string symmetry_warning;
+  // A mesh tile chosen by its run (tile: auto) where the resource guard left out a tile that
+  // might be faster (resolve_mesh_tile), empty otherwise: `simulate` adds it to the warnings.
+  std::string tile_warning;
 };
 
 // Throws InputError for anything wrong in the scenario or the files it names,

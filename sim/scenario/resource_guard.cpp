@@ -24,6 +24,22 @@ double mesh_ops(double p, int a, int b, bool forward, bool backward) {
   return p * std::max(1.0, 17 * fa + 8 * fb - 26);
 }
 
+// A mesh rank's references (reads, writes, after), from its ops' bound: a fused call reads its
+// Q and KV chunks and writes the partials of every query row it covers, which its correction
+// then merges and frees, so the count follows the rows a call covers. The greedy interleaves Q
+// and KV steps until the shorter side is in, so a KV chunk meets at most about min(a, b) rows:
+// the min(a, b) b term. The coefficients are the smallest on a grid of 0.2 that bound the 288
+// tiles a x b, a and b powers of 2 from 1 to 512, 2 <= ab <= 65536: within 43% (forward), 27%
+// (backward) and 26% (both) from 8 GPUs, 80% below (tests/test_resource_guard.cpp checks the
+// tiles up to 512 GPUs and four of 2048).
+double mesh_refs_per_rank(int a, int b, bool forward, bool backward) {
+  const double fa = a, fb = b, ab = fa * fb, shorter_b = std::min(fa, fb) * fb;
+  const double ops = mesh_ops(1.0, a, b, forward, backward);
+  if (forward && backward) return ops + 8.0 * ab + 8.6 * shorter_b + 4 * (fa + fb);
+  if (backward) return ops + 6.0 * ab + 2.0 * shorter_b + 2 * (fa + fb);
+  return ops + 1.2 * ab + 7.6 * shorter_b + 2 * (fa + fb);
+}
+
 // The mesh tile estimated: the one given, else the one with the fewest ops.
 std::pair<int, int> mesh_tile(const ScheduleSpec& spec, bool forward, bool backward) {
   if (spec.tile_a > 0 && spec.tile_b > 0) return {spec.tile_a, spec.tile_b};
@@ -73,7 +89,8 @@ int usp_degree(const AttentionShape& shape, const ScheduleSpec& spec) {
 //                          2 (P - 1), routes P - 1
 //   mesh a x b             ops (bound) as mesh_ops / P; objects (bound) 4P + 2R (2a - 1)
 //                          forward, 7P + P (a + b - 2) + R (a + b) backward, both the sum less
-//                          4P; flows 2 forward, 5 with a backward; routes 2
+//                          4P; flows 2 forward, 5 with a backward; routes 2; references
+//                          (bound) as mesh_refs_per_rank
 // with R = `programs` (P for the full plan); pairs R P per pass, R P u for usp and ulysses.
 // A correction that is not fused adds one block partial per accumulator object (O, LSE, dQ,
 // dKV, output_correction.hpp): the accumulators above (2 of the 4 per chunk, 4 of the 7, and
@@ -91,6 +108,7 @@ PlanSize plan_size(const AttentionShape& shape, const ScheduleSpec& spec, int pr
     const auto [a, b] = mesh_tile(spec, fwd, bwd);
     const double fa = a, fb = b;
     rank_ops = mesh_ops(p, a, b, fwd, bwd) / p;
+    s.mesh_refs = k * mesh_refs_per_rank(a, b, fwd, bwd);
     s.objects = 0.0;
     if (fwd) s.objects += 4 * p + 2 * k * (2 * fa - 1);
     if (bwd) s.objects += 7 * p + p * (fa + fb - 2) + k * (fa + fb) - (both ? 4 * p : 0.0);
@@ -155,7 +173,8 @@ namespace {
 
 double memory_of(const PlanSize& s) {
   return kSimBaseBytes + kSimBytesPerOp * s.ops + kSimBytesPerObject * s.objects +
-         kSimBytesPerFlow * s.flows + kSimBytesPerRoute * s.routes + kSimBytesPerPair * s.pairs;
+         kSimBytesPerFlow * s.flows + kSimBytesPerRoute * s.routes + kSimBytesPerPair * s.pairs +
+         kSimBytesPerMeshRef * s.mesh_refs;
 }
 
 }  // namespace
@@ -181,6 +200,7 @@ PlanEstimate estimate_symmetric_plan(const AttentionShape& shape, const Schedule
   if (window_ops_per_class > 0) {
     held.ops = window_ops_per_class * std::max(1, classes);
     held.pairs = q.pairs * std::min(1.0, held.ops / q.ops);  // the window's share
+    held.mesh_refs = q.mesh_refs * std::min(1.0, held.ops / q.ops);
   }
   e.memory_bytes = memory_of(held) + kSearchBytesPerPair * searched +
                    (window_ops_per_class > 0 ? kWindowedBytesPerGpu * std::max(1, spec.gpus) : 0.0);

@@ -22,16 +22,19 @@
 // backward); the forms before (fitted on seven tiles) fell up to 5% short of elongated ones.
 // The objects, flows and routes of each plan: plan_size (resource_guard.cpp).
 // Memory = kSimBaseBytes + kSimBytesPerOp x ops + kSimBytesPerObject x objects +
-// kSimBytesPerFlow x flows + kSimBytesPerRoute x routes + kSimBytesPerPair x pairs (plan_size:
-// the objects of all P ranks' chunks, the transfers in flight at once, the sender-receiver
-// pairs routed and the computes' chunk pairs); time = 5.6 us per op. The per-op cost is the
+// kSimBytesPerFlow x flows + kSimBytesPerRoute x routes + kSimBytesPerPair x pairs +
+// kSimBytesPerMeshRef x mesh references (plan_size: the objects of all P ranks' chunks, the
+// transfers in flight at once, the sender-receiver pairs routed, the computes' chunk pairs and
+// the mesh ops' reads and writes); time = 5.6 us per op. The per-op cost is the
 // RSS slope of `simulate` ring 1M tokens at 64..1024 GPUs (16K..4.2M ops, O(P) of everything
 // else); the others matter where they grow faster than the ops held: the O(P^2) objects,
 // flows and routes of pass-Q, all-gather KV and Ulysses, Ulysses' P^3 chunk pairs, and a
 // symmetric run (estimate_symmetric_plan), which holds K of the P programs but every object
 // and routes every pair in its search. Measured with /usr/bin/time -v on a 2-core host
 // (docs/reliability.md, Plan-size guard). A mesh with an automatic tile is estimated with the
-// tile that gives the fewest ops, so the guard never refuses what could fit.
+// tile that gives the fewest ops, so the guard never refuses what could fit; where its tiles
+// would run as quotients, prepare_scenario checks one class of that tile instead of its whole
+// plan (searched_mesh_tiles_symmetric, symmetric_plan.hpp).
 #pragma once
 
 #include <string>
@@ -57,6 +60,14 @@ inline constexpr double kSimBytesPerRoute = 300.0;
 // with the slack of the pool's growth): P^3 of them in Ulysses, whose every rank computes all P
 // x P chunk pairs of its head group (Ulysses on 256 GPUs: 134 MB of its 382 MB).
 inline constexpr double kSimBytesPerPair = 12.0;
+// A reference (read, write or after) of a mesh op: the int in its rank's pool with the pool's
+// growth slack, and the tracker's state for it. The ring family's ops hold 2-4 each, which
+// kSimBytesPerOp (their RSS slope) includes; the mesh's fused calls and their corrections hold
+// 7-9 per block pair (a 32 x 512 tile: 148,066 a rank, 40 an op), which it does not. Least
+// squares, the other constants fixed, over the max RSS of 14 mesh forward runs at 1M tokens
+// (1024, 4096 and 16384 GPUs, tiles 8x128 to 256x16, both placements, 128 to 2048 classes;
+// docs/reliability.md, Plan-size guard): 5.5 bytes; taken as 6.
+inline constexpr double kSimBytesPerMeshRef = 6.0;
 // A rank pair the symmetry search routes (its router's cache, route pointers and peer lists):
 // 101-109 bytes measured at 256 and 512 GPUs (all-gather KV stopped by --max-ops 1 right after
 // the search, at d51a7c0: the guard now checks before it).
@@ -84,11 +95,12 @@ struct PlanEstimate {
 // plan; K: a symmetric run's quotient, whose objects stay those of all P ranks). With the
 // default separate output correction (fused and eager make no more).
 struct PlanSize {
-  double ops = 0.0;      // ops of the programs built
-  double objects = 0.0;  // data objects: every chunk's, partials, correction partials
-  double flows = 0.0;    // sends one comm group of a rank posts, largest group, summed
-  double routes = 0.0;   // distinct (rank, peer) pairs the programs send on
-  double pairs = 0.0;    // block pairs of the compute ops (every chunk pair once per pass)
+  double ops = 0.0;        // ops of the programs built
+  double objects = 0.0;    // data objects: every chunk's, partials, correction partials
+  double flows = 0.0;      // sends one comm group of a rank posts, largest group, summed
+  double routes = 0.0;     // distinct (rank, peer) pairs the programs send on
+  double pairs = 0.0;      // block pairs of the compute ops (every chunk pair once per pass)
+  double mesh_refs = 0.0;  // the mesh's op references (0 elsewhere: kSimBytesPerMeshRef)
 };
 // Exact for the generated plans of ring, zigzag, striped, double_ring (objects and ops),
 // allgather_kv, pass_q, ulysses and usp; an upper bound for the mesh

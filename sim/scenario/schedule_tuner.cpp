@@ -138,7 +138,8 @@ CandidateResult evaluate_candidate(const PreparedScenario& p, const ScheduleCand
     // As `simulate` would run it, under the same guard (candidate_run.hpp).
     const CandidateRun run = decide_candidate_run(p, c);
     r.reason = run.refusal;
-    if (!r.reason.empty()) return r;
+    r.over_limits = !r.reason.empty();
+    if (r.over_limits) return r;
     if (run.symmetry) {  // one rank per class, exact to the picosecond unless by roles
       r.approximate = run.symmetry->roles.has_value();
       // Generated as it runs where `simulate` does that (the ring family's and USP's forward:
@@ -229,6 +230,20 @@ void resolve_mesh_tile(PreparedScenario& p) {
                                                    : "no mesh tile fits: " + ranked.front().reason);
   }
   spec = ranked.front().candidate.spec;
+  // A tile the guard left out is not ruled out by a run: say so where its bound (or no bound)
+  // leaves room for it to be faster than the tile chosen.
+  const double chosen_s = ranked.front().figures.makespan_s;
+  std::vector<std::string> open;
+  for (const CandidateResult& r : ranked) {
+    if (r.over_limits && r.lower_bound_s < chosen_s) open.push_back(r.candidate.label);
+  }
+  if (!open.empty()) {
+    p.tile_warning = fmt::format(
+        "tile: auto chose {} ({:.6g} s), the fastest of the tiles within the limits; {} over "
+        "them might be faster ({}{}): raise --max-memory or --max-ops to compare",
+        ranked.front().candidate.label, chosen_s, open.size(), open.front(),
+        open.size() > 1 ? ", ..." : "");
+  }
 }
 
 }  // namespace tilesim

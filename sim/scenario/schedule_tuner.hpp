@@ -44,7 +44,8 @@ struct ScheduleCandidate {
 struct CandidateResult {
   ScheduleCandidate candidate;
   bool ok = false;
-  std::string reason;  // why it was left out, when !ok
+  std::string reason;        // why it was left out, when !ok
+  bool over_limits = false;  // left out by the resource guard (--max-memory, --max-ops)
   Figures figures;
   std::string bound;  // compute | nvlink | ib | ...
   double sim_wall_s = 0.0;

@@ -222,6 +222,16 @@ bool symmetry_applies(const Scenario& scenario) {
          scenario.schedule.gpus >= 4 && !switched_off(scenario);
 }
 
+bool searched_mesh_tiles_symmetric(const Scenario& scenario) {
+  const ScheduleSpec& spec = scenario.schedule;
+  if (spec.kind != "mesh" || known_mesh_tile(scenario) || spec.gpus < 1) return false;
+  Scenario tiled = scenario;
+  tiled.schedule.tile_choice = MeshTileChoice::given;
+  tiled.schedule.tile_a = 1;
+  tiled.schedule.tile_b = spec.gpus;
+  return symmetry_applies(tiled);
+}
+
 SymmetryChoice choose_symmetry(const Scenario& scenario, const Topology& topology,
                                const CalibrationProfile& profile) {
   SymmetryChoice choice;

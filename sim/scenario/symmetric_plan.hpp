@@ -54,6 +54,9 @@ int usp_shift_degree(const Scenario& scenario);
 // The scenario allows a symmetric run (schedule, shape, no job, schedule.symmetry not off),
 // before the topology is known.
 bool symmetry_applies(const Scenario& scenario);
+// A mesh whose tile is chosen by simulating the candidates (resolve_mesh_tile), where a tile
+// given would allow a symmetric run: each candidate then runs as a quotient.
+bool searched_mesh_tiles_symmetric(const Scenario& scenario);
 
 // The shift symmetry of the scenario's schedule on `topology`, or nullopt where symmetry does
 // not apply; exact() says whether a quotient plan can run (a role quotient's, with roles set,

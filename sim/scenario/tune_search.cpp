@@ -100,7 +100,8 @@ CandidateResult plan_bound_of(const CandidateRun& run, const PreparedScenario& p
   CandidateResult r;
   r.candidate = c;
   r.reason = run.refusal;
-  if (!r.reason.empty()) return r;
+  r.over_limits = !r.reason.empty();
+  if (r.over_limits) return r;
   const Scenario& s = run.scenario;
   const bool ring_family =
       c.spec.kind == "ring" || c.spec.kind == "zigzag" || c.spec.kind == "striped";
@@ -138,7 +139,8 @@ CandidateResult bound_candidate(const PreparedScenario& p, const ScheduleCandida
     CandidateResult r;
     r.candidate = c;
     r.reason = run.refusal;
-    if (!r.reason.empty()) return r;
+    r.over_limits = !r.reason.empty();
+    if (r.over_limits) return r;
     if (const std::optional<double> shape_s =
             shape_lower_bound_s(p.scenario.attention, c.spec, p.profile, bound)) {
       r.ok = true;

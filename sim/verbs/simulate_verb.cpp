@@ -129,6 +129,9 @@ SimulationRun run_simulation(const ScenarioSource& source, const SimulateRequest
     // (build_plan names the key the same way for a whole plan).
     throw run.prepared.scenario.error_at(e.key(), e.what());
   }
+  if (!run.prepared.tile_warning.empty()) {
+    run.result.warnings.push_back(run.prepared.tile_warning);
+  }
   if (!run.prepared.symmetry_warning.empty()) {
     run.result.warnings.push_back(run.prepared.symmetry_warning);
   }
