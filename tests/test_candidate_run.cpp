@@ -82,12 +82,12 @@ TEST_CASE("a candidate whose quotient is over the limits is refused as simulate 
   const ScheduleCandidate ring{"ring", p.scenario.schedule};
   CHECK(decide_candidate_run(p, ring, /*search=*/false).refusal.empty());
   const CandidateRun run = decide_candidate_run(p, ring);
-  CHECK(run.refusal.rfind("schedule.gpus: ", 0) == 0);
-  CHECK(run.refusal.find(std::to_string(p.symmetry->classes) + " rank classes") !=
+  CHECK(run.refusal.key == "schedule.gpus");
+  CHECK(run.refusal.message.find(std::to_string(p.symmetry->classes) + " rank classes") !=
         std::string::npos);
   const CandidateResult r = evaluate_candidate(p, ring);
   CHECK_FALSE(r.ok);
-  CHECK(r.reason == run.refusal);
+  CHECK(r.reason == to_string(run.refusal));
   // The same limit through simulate's guard.
   Scenario s = p.scenario;
   CHECK_THROWS_AS(prepare_scenario(s, s.limits), InputError);
@@ -145,4 +145,45 @@ TEST_CASE("tile: auto warns when the guard left out a tile that might be faster"
              Catch::Matchers::Contains("tile: auto chose mesh:16x64/kv-group-major") &&
                  Catch::Matchers::Contains("mesh:16x64/node-major") &&
                  Catch::Matchers::Contains("raise --max-memory"));
+}
+
+TEST_CASE("a candidate in a job is guarded by every CP group's plan, as simulate guards it") {
+  // Until 2026-12 tune and compare checked one group's plan: under --max-memory 300MB the
+  // 16-GPU candidates of job-16k-ring (1024 groups) all ran, to 603 MB of RSS.
+  const std::string job = std::string(TILESIM_SOURCE_DIR) + "/scenarios/job-16k-ring.yaml";
+  const Scenario loaded = load_scenario(job, {});
+  REQUIRE(loaded.job.has_value());
+  const double groups = static_cast<double>(loaded.job->gpus / loaded.schedule.gpus);
+  const auto job_bytes = [&](const ScheduleSpec& spec) {
+    return kSimBaseBytes +
+           (estimate_plan(loaded.attention, spec).memory_bytes - kSimBaseBytes) * groups;
+  };
+  ScheduleSpec pass_q = loaded.schedule;
+  pass_q.kind = "pass_q";
+  const double ring_bytes = job_bytes(loaded.schedule);
+  const double pass_q_bytes = job_bytes(pass_q);
+  REQUIRE(pass_q_bytes > 1.2 * ring_bytes);
+  // Between the two jobs, and above any one group's plan.
+  ResourceLimits limits;
+  limits.max_memory_bytes = std::sqrt(ring_bytes * pass_q_bytes);
+  REQUIRE(estimate_plan(loaded.attention, pass_q).memory_bytes < limits.max_memory_bytes);
+  const PreparedScenario p = prepare_scenario(job, {}, limits);
+  REQUIRE(p.job_layout.has_value());
+
+  const CandidateRun ring = decide_candidate_run(p, {"ring", p.scenario.schedule});
+  CHECK(ring.refusal.empty());
+  ScheduleSpec candidate = p.scenario.schedule;
+  candidate.kind = "pass_q";
+  const CandidateRun refused = decide_candidate_run(p, {"pass_q", candidate});
+  CHECK(refused.refusal.key == "job.gpus");
+  CHECK_THAT(refused.refusal.message,
+             Catch::Matchers::StartsWith("a job that fits: its 1024 CP groups hold"));
+  // simulate refuses it with the same message, at the same key.
+  try {
+    prepare_scenario(job, {"schedule.kind=pass_q"}, limits);
+    FAIL("pass_q's job was not refused");
+  } catch (const InputError& e) {
+    CHECK_THAT(std::string(e.what()), Catch::Matchers::Contains(refused.refusal.message));
+    CHECK_THAT(std::string(e.what()), Catch::Matchers::Contains("key 'job.gpus'"));
+  }
 }

@@ -7,43 +7,56 @@
 namespace tilesim {
 namespace {
 
-std::string refused(const std::string& violation) {
-  return violation.empty() ? violation : "schedule.gpus: " + violation;
+PlanRefusal at_gpus(const std::string& violation) {
+  return violation.empty() ? PlanRefusal{} : PlanRefusal{"schedule.gpus", violation};
 }
 
 }  // namespace
 
-CandidateRun decide_candidate_run(const PreparedScenario& p, const ScheduleCandidate& c,
-                                  bool search) {
+std::string to_string(const PlanRefusal& refusal) {
+  return refusal.empty() ? std::string() : refusal.key + ": " + refusal.message;
+}
+
+CandidateRun decide_run(const Scenario& scenario, const Topology& topology,
+                        const CalibrationProfile& profile, bool in_job, bool search,
+                        SymmetryChoice* choice) {
   CandidateRun run;
-  run.scenario = p.scenario;
-  run.scenario.schedule = c.spec;
+  run.scenario = scenario;
   const Scenario& s = run.scenario;
   const auto every_rank = [&] {
     run.searched = true;
-    run.lazy = !p.job_layout && lazy_runs(s);
-    run.refusal = run.lazy ? refused(lazy_violation(s)) : candidate_refusal(p, c);
+    run.lazy = !in_job && lazy_runs(s);
+    run.refusal = run.lazy ? at_gpus(lazy_violation(s)) : plan_resources_refusal(s);
   };
-  if (p.job_layout || !symmetry_applies(s)) {
+  if (in_job || !symmetry_applies(s)) {
     every_rank();
     return run;
   }
-  run.refusal = refused(windowed_plan_violation(s, 0));
+  run.refusal = at_gpus(windowed_plan_violation(s, 0));
   if (!run.refusal.empty()) return run;
-  if (const int least = all_peers_classes_lower_bound(s, p.topology, p.profile); least > 0) {
-    run.refusal = refused(windowed_plan_violation(s, least, /*at_least=*/true));
+  if (const int least = all_peers_classes_lower_bound(s, topology, profile); least > 0) {
+    run.refusal = at_gpus(windowed_plan_violation(s, least, /*at_least=*/true));
     if (!run.refusal.empty()) return run;
   }
   if (!search) return run;
-  run.symmetry = choose_symmetry(s, p.topology, p.profile).symmetry;
+  SymmetryChoice found = choose_symmetry(s, topology, profile);
+  run.symmetry = found.symmetry;
+  if (choice) *choice = std::move(found);
   if (run.symmetry && run.symmetry->exact()) {
     run.searched = true;
-    run.refusal = refused(windowed_plan_violation(s, run.symmetry->classes));
+    run.refusal = at_gpus(windowed_plan_violation(s, run.symmetry->classes));
     return run;
   }
   run.symmetry.reset();
   every_rank();
   return run;
+}
+
+CandidateRun decide_candidate_run(const PreparedScenario& p, const ScheduleCandidate& c,
+                                  bool search) {
+  Scenario s = p.scenario;
+  s.schedule = c.spec;
+  return decide_run(s, p.topology, p.profile, p.job_layout.has_value(), search);
 }
 
 }  // namespace tilesim

@@ -2,7 +2,7 @@
 // `simulate`, resource guard included, so that a candidate is simulated (or refused) as the
 // same scenario would be by `simulate`.
 //
-// The ladder, in order (prepared_scenario.cpp runs the same one):
+// The ladder, in order (decide_run; prepare_scenario runs it too, on the scenario given):
 //   1. a job: every CP group's plan, whole (the whole plan's guard);
 //   2. where a shift symmetry may apply (symmetric_plan.hpp symmetry_applies): the least any
 //      quotient of the shape needs (one class), and for pass-Q and all-gather KV the quotient
@@ -26,6 +26,7 @@
 #include "sim/model/ring_symmetry.hpp"
 #include "sim/scenario/prepared_scenario.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/scenario/symmetric_plan.hpp"
 
 namespace tilesim {
 
@@ -36,8 +37,17 @@ struct CandidateRun {
   std::optional<RingSymmetry> symmetry;  // set and exact(): its quotient runs
   bool lazy = false;                     // no quotient: every rank generated as it runs
   bool searched = false;                 // the shift search ran (symmetry and lazy are known)
-  std::string refusal;                   // "schedule.gpus: ..." where the limits refuse it
+  PlanRefusal refusal;                   // where the limits refuse it (key and message)
 };
+
+// "key: message", or empty where nothing is refused.
+std::string to_string(const PlanRefusal& refusal);
+
+// Steps 2 and 3 for `scenario` on `topology` and `profile` (step 1, a job, where `in_job`). With
+// `choice`, the search's own result: an approximate role quotient, or why none applies.
+CandidateRun decide_run(const Scenario& scenario, const Topology& topology,
+                        const CalibrationProfile& profile, bool in_job, bool search = true,
+                        SymmetryChoice* choice = nullptr);
 
 CandidateRun decide_candidate_run(const PreparedScenario& p, const ScheduleCandidate& c,
                                   bool search = true);

@@ -9,6 +9,7 @@
 #include "sim/core/interrupt.hpp"
 #include "sim/core/units.hpp"
 #include "sim/plan/plan_structure.hpp"
+#include "sim/scenario/candidate_run.hpp"
 #include "sim/scenario/job_scenario.hpp"
 #include "sim/scenario/lazy_plan.hpp"
 #include "sim/scenario/schedule_tuner.hpp"
@@ -93,20 +94,14 @@ PreparedScenario prepare_scenario(Scenario scenario, const ResourceLimits& limit
   p.scenario.calibration_path = calibration;
   p.profile = load_calibration(calibration);
   if (maybe_symmetric) {
-    // What any symmetric run needs, before the search routes every rank's peers (P (P - 1)
-    // pairs for pass-Q and all-gather KV): the search alone could outgrow the machine.
-    check_symmetric_plan_resources(s, 0);
-    // pass-Q and all-gather KV: refused in O(P) routes where even the fewest classes their
-    // quotient could have do not fit.
-    if (const int least = all_peers_classes_lower_bound(s, p.topology, p.profile); least > 0) {
-      check_symmetric_plan_resources(s, least, /*at_least=*/true);
-    }
-    choose_symmetry_of(p, s);
-    if (p.symmetry && p.symmetry->exact()) {
-      check_symmetric_plan_resources(s, p.symmetry->classes);
-    } else {
-      check_every_rank_plan(s);
-    }
+    // The guard's ladder (candidate_run.hpp), as tune and compare run it for a candidate: what
+    // any quotient needs before the search routes every rank's peers, then the classes found.
+    SymmetryChoice choice;
+    const CandidateRun run = decide_run(s, p.topology, p.profile, /*in_job=*/false,
+                                        /*search=*/true, &choice);
+    if (!run.refusal.empty()) throw s.error_at(run.refusal.key, run.refusal.message);
+    p.symmetry = std::move(choice.symmetry);
+    p.symmetry_warning = std::move(choice.warning);
   }
   resolve_mesh_tile(p);
   // A mesh tile the tuner chose is known only now.
@@ -114,12 +109,12 @@ PreparedScenario prepare_scenario(Scenario scenario, const ResourceLimits& limit
   return p;
 }
 
-void check_plan_resources(const Scenario& scenario) {
+PlanRefusal plan_resources_refusal(const Scenario& scenario) {
   const std::string too_big =
       resource_violation(scenario.attention, scenario.schedule, scenario.limits);
-  if (!too_big.empty()) throw scenario.error_at("schedule.gpus", too_big);
+  if (!too_big.empty()) return {"schedule.gpus", too_big};
   const std::optional<JobSpec>& job = scenario.job;
-  if (!job || job->gpus % scenario.schedule.gpus != 0) return;  // resolve_job names the key
+  if (!job || job->gpus % scenario.schedule.gpus != 0) return {};  // resolve_job names the key
   // The job plan holds every group's plan (sim/job/job_plan.hpp): the group's estimate (but
   // the process's base) times the groups.
   const double groups = static_cast<double>(job->gpus / scenario.schedule.gpus);
@@ -130,13 +125,18 @@ void check_plan_resources(const Scenario& scenario) {
                                                                  : default_max_memory_bytes();
   const double max_ops = scenario.limits.max_ops;
   if (memory_bytes > max_memory || (max_ops > 0 && ops > max_ops)) {
-    throw scenario.error_at(
-        "job.gpus",
-        fmt::format("a job that fits: its {:.0f} CP groups hold ~{:.3g} ops, ~{} to simulate "
-                    "(limits: {}{})",
-                    groups, ops, format_bytes(memory_bytes), format_bytes(max_memory),
-                    max_ops > 0 ? fmt::format(", {:.3g} ops", max_ops) : std::string()));
+    return {"job.gpus",
+            fmt::format("a job that fits: its {:.0f} CP groups hold ~{:.3g} ops, ~{} to simulate "
+                        "(limits: {}{})",
+                        groups, ops, format_bytes(memory_bytes), format_bytes(max_memory),
+                        max_ops > 0 ? fmt::format(", {:.3g} ops", max_ops) : std::string())};
   }
+  return {};
+}
+
+void check_plan_resources(const Scenario& scenario) {
+  const PlanRefusal refusal = plan_resources_refusal(scenario);
+  if (!refusal.empty()) throw scenario.error_at(refusal.key, refusal.message);
 }
 
 Plan build_plan(const Scenario& scenario) {

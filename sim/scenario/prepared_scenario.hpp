@@ -49,7 +49,16 @@ PreparedScenario prepare_scenario(const std::string& path,
 // The same for a scenario already loaded (load_scenario_text).
 PreparedScenario prepare_scenario(Scenario scenario, const ResourceLimits& limits = {});
 
-// InputError at schedule.gpus when the plan's estimate passes scenario.limits.
+// Why the whole plan (with scenario.job: every CP group's, sim/job/job_plan.hpp) passes
+// scenario.limits, at the key to name: schedule.gpus, or job.gpus for a job whose groups fit
+// alone; empty where it fits.
+struct PlanRefusal {
+  std::string key;
+  std::string message;
+  bool empty() const { return message.empty(); }
+};
+PlanRefusal plan_resources_refusal(const Scenario& scenario);
+// InputError at the refusal's key when there is one.
 void check_plan_resources(const Scenario& scenario);
 
 // Generates the schedule's plan; a shape the schedule cannot split is an

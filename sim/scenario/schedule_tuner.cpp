@@ -116,8 +116,10 @@ std::vector<ScheduleCandidate> tune_candidates(const AttentionShape& shape,
 }
 
 std::string candidate_refusal(const PreparedScenario& p, const ScheduleCandidate& c) {
-  const std::string violation = resource_violation(p.scenario.attention, c.spec, p.scenario.limits);
-  return violation.empty() ? violation : "schedule.gpus: " + violation;
+  Scenario candidate = p.scenario;
+  candidate.schedule = c.spec;
+  const PlanRefusal refusal = plan_resources_refusal(candidate);
+  return refusal.empty() ? std::string() : refusal.key + ": " + refusal.message;
 }
 
 CandidateResult evaluate_candidate(const PreparedScenario& p, const ScheduleCandidate& c,
@@ -137,7 +139,7 @@ CandidateResult evaluate_candidate(const PreparedScenario& p, const ScheduleCand
   try {
     // As `simulate` would run it, under the same guard (candidate_run.hpp).
     const CandidateRun run = decide_candidate_run(p, c);
-    r.reason = run.refusal;
+    r.reason = to_string(run.refusal);
     r.over_limits = !r.reason.empty();
     if (r.over_limits) return r;
     if (run.symmetry) {  // one rank per class, exact to the picosecond unless by roles

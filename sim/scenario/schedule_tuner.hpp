@@ -77,7 +77,8 @@ std::vector<ScheduleCandidate> tune_candidates(const AttentionShape& shape,
                                                const ScheduleSpec& base, bool mesh_only);
 
 // Why the scenario's resource limits refuse the candidate's whole plan (every rank, built
-// whole), or empty. How a candidate really runs, and its guard: candidate_run.hpp.
+// whole; in a job, every CP group's: plan_resources_refusal), as "key: message", or empty. How
+// a candidate really runs, and its guard: candidate_run.hpp.
 std::string candidate_refusal(const PreparedScenario& p, const ScheduleCandidate& c);
 
 // Builds, simulates and summarises one candidate, run as `simulate` would run it

@@ -99,7 +99,7 @@ CandidateResult plan_bound_of(const CandidateRun& run, const PreparedScenario& p
                               const ScheduleCandidate& c, MakespanBound& bound) {
   CandidateResult r;
   r.candidate = c;
-  r.reason = run.refusal;
+  r.reason = to_string(run.refusal);
   r.over_limits = !r.reason.empty();
   if (r.over_limits) return r;
   const Scenario& s = run.scenario;
@@ -138,7 +138,7 @@ CandidateResult bound_candidate(const PreparedScenario& p, const ScheduleCandida
     CandidateRun run = decide_candidate_run(p, c, /*search=*/false);
     CandidateResult r;
     r.candidate = c;
-    r.reason = run.refusal;
+    r.reason = to_string(run.refusal);
     r.over_limits = !r.reason.empty();
     if (r.over_limits) return r;
     if (const std::optional<double> shape_s =
