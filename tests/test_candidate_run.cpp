@@ -3,6 +3,8 @@
 // plan passed the limits before it looked for a symmetry, so on 16384 GPUs it left out the ring
 // that `simulate` runs in a second. Here, on 512 GPUs, a memory limit between the ring's whole
 // plan and its quotient plays that part.
+#include <fmt/format.h>
+
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <string>
@@ -139,12 +141,59 @@ TEST_CASE("tile: auto warns when the guard left out a tile that might be faster"
   CHECK(p.scenario.schedule.tile_a == free_run.scenario.schedule.tile_a);
   CHECK(p.scenario.schedule.tile_b == free_run.scenario.schedule.tile_b);
   CHECK(p.scenario.schedule.placement == free_run.scenario.schedule.placement);
-  // Node-major 16x64 runs more classes than kv-group-major's: over the limit, with a bound
-  // below the chosen makespan.
+  const double chosen_s = evaluate_candidate(p, {"chosen", p.scenario.schedule}).figures.makespan_s;
+  // The search resolve_mesh_tile ran: the tiles over the limit, by their bounds.
+  PreparedScenario searched = p;
+  searched.scenario.schedule = load_scenario(kScenario, overrides).schedule;
+  const std::vector<CandidateResult> all = search_candidates(
+      searched, tune_candidates(searched.scenario.attention, searched.scenario.schedule, true), 1);
+  int might_be_faster = 0, ruled_out = 0;
+  for (const CandidateResult& r : all) {
+    if (!r.over_limits) continue;
+    REQUIRE(r.lower_bound_s >= 0);  // a refused mesh tile still gets its closed-form bound
+    (r.lower_bound_s < chosen_s ? might_be_faster : ruled_out) += 1;
+  }
+  // The search prunes a tile whose bound is above the best before it would run (and refuse)
+  // it, so here every refused tile might be faster; one its bound rules out is refused before
+  // the search (one class over the limits), which this limit does not reach.
+  REQUIRE(might_be_faster > 0);
+  CHECK(ruled_out == 0);
   CHECK_THAT(p.tile_warning,
              Catch::Matchers::Contains("tile: auto chose mesh:16x64/kv-group-major") &&
-                 Catch::Matchers::Contains("mesh:16x64/node-major") &&
+                 Catch::Matchers::Contains(
+                     fmt::format("; {} over them, ruled out by no run", might_be_faster)) &&
                  Catch::Matchers::Contains("raise --max-memory"));
+}
+
+TEST_CASE("a searched mesh is refused before the search where even one class does not fit") {
+  const std::vector<std::string> overrides{"schedule.gpus=1024", "schedule.kind=mesh"};
+  const Scenario searched = load_scenario(kScenario, overrides);
+  ResourceLimits limits;
+  limits.max_memory_bytes =
+      0.9 * estimate_symmetric_plan(searched.attention, searched.schedule, 1, 0.0).memory_bytes;
+  try {
+    prepare_scenario(kScenario, overrides, limits);
+    FAIL("not refused");
+  } catch (const InputError& e) {
+    CHECK_THAT(std::string(e.what()),
+               Catch::Matchers::Contains("key 'schedule.gpus'") &&
+                   Catch::Matchers::Contains("with any number of rank classes"));
+  }
+  // With symmetry off each tile is a whole plan: refused by the whole plan's estimate, under a
+  // limit a quotient would fit.
+  std::vector<std::string> off = overrides;
+  off.push_back("schedule.symmetry=off");
+  const Scenario whole = load_scenario(kScenario, off);
+  limits.max_memory_bytes = 0.9 * estimate_plan(whole.attention, whole.schedule).memory_bytes;
+  CHECK_THROWS_WITH(prepare_scenario(kScenario, off, limits),
+                    Catch::Matchers::Contains("of simulation (estimated from the shape"));
+  CHECK_NOTHROW(prepare_scenario(kScenario, overrides, limits));
+  // A verb that builds the whole plan (plan, validate, simulate --trace) is refused by it
+  // before the tile search, where prepare_scenario alone would search first.
+  Scenario limited = searched;
+  limited.limits.max_memory_bytes =
+      0.9 * estimate_plan(searched.attention, searched.schedule).memory_bytes;
+  CHECK_THROWS_AS(check_whole_plan_first(limited), InputError);
 }
 
 TEST_CASE("a candidate in a job is guarded by every CP group's plan, as simulate guards it") {

@@ -2,7 +2,9 @@
 // `simulate`, resource guard included, so that a candidate is simulated (or refused) as the
 // same scenario would be by `simulate`.
 //
-// The ladder, in order (decide_run; prepare_scenario runs it too, on the scenario given):
+// The ladder, in order (decide_run; prepare_scenario runs it too for a scenario that may be
+// symmetric, after its own checks before the topology loads: the whole plan, or one class of a
+// searched mesh):
 //   1. a job: every CP group's plan, whole (the whole plan's guard);
 //   2. where a shift symmetry may apply (symmetric_plan.hpp symmetry_applies): the least any
 //      quotient of the shape needs (one class), and for pass-Q and all-gather KV the quotient

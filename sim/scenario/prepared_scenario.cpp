@@ -139,6 +139,12 @@ void check_plan_resources(const Scenario& scenario) {
   if (!refusal.empty()) throw scenario.error_at(refusal.key, refusal.message);
 }
 
+void check_whole_plan_first(const Scenario& scenario) {
+  if (lazy_runs(scenario) || searched_mesh_tiles_symmetric(scenario)) {
+    check_plan_resources(scenario);
+  }
+}
+
 Plan build_plan(const Scenario& scenario) {
   check_plan_resources(scenario);
   try {

@@ -60,6 +60,11 @@ struct PlanRefusal {
 PlanRefusal plan_resources_refusal(const Scenario& scenario);
 // InputError at the refusal's key when there is one.
 void check_plan_resources(const Scenario& scenario);
+// For a verb that builds the whole plan of every rank (plan, validate, simulate's --trace,
+// --per-op, --full-check): that plan's guard, where prepare_scenario would first guard a
+// smaller run (one generated as it runs) or search the mesh's tiles (minutes at 16384 GPUs)
+// before the whole plan's guard refused it.
+void check_whole_plan_first(const Scenario& scenario);
 
 // Generates the schedule's plan; a shape the schedule cannot split is an
 // InputError at the scenario key that causes it, and so is a plan whose estimated size

@@ -28,10 +28,10 @@ double mesh_ops(double p, int a, int b, bool forward, bool backward) {
 // Q and KV chunks and writes the partials of every query row it covers, which its correction
 // then merges and frees, so the count follows the rows a call covers. The greedy interleaves Q
 // and KV steps until the shorter side is in, so a KV chunk meets at most about min(a, b) rows:
-// the min(a, b) b term. The coefficients are the smallest on a grid of 0.2 that bound the 288
-// tiles a x b, a and b powers of 2 from 1 to 512, 2 <= ab <= 65536: within 43% (forward), 27%
-// (backward) and 26% (both) from 8 GPUs, 80% below (tests/test_resource_guard.cpp checks the
-// tiles up to 512 GPUs and four of 2048).
+// the min(a, b) b term. The coefficients are the smallest on a grid of 0.2 that bound the 96
+// tiles a x b, a and b powers of 2 from 1 to 512, 2 <= ab <= 65536, in each pass: within 43%
+// (forward), 27% (backward) and 26% (both) from 8 GPUs, 80% below (tests/test_resource_guard.cpp
+// checks the tiles up to 512 GPUs and four of 2048).
 double mesh_refs_per_rank(int a, int b, bool forward, bool backward) {
   const double fa = a, fb = b, ab = fa * fb, shorter_b = std::min(fa, fb) * fb;
   const double ops = mesh_ops(1.0, a, b, forward, backward);
@@ -40,20 +40,10 @@ double mesh_refs_per_rank(int a, int b, bool forward, bool backward) {
   return ops + 1.2 * ab + 7.6 * shorter_b + 2 * (fa + fb);
 }
 
-// The mesh tile estimated: the one given, else the one with the fewest ops.
-std::pair<int, int> mesh_tile(const ScheduleSpec& spec, bool forward, bool backward) {
-  if (spec.tile_a > 0 && spec.tile_b > 0) return {spec.tile_a, spec.tile_b};
-  std::pair<int, int> best{1, std::max(1, spec.gpus)};
-  double fewest = std::numeric_limits<double>::infinity();
-  for (int a = 1; a <= spec.gpus; ++a) {
-    if (spec.gpus % a != 0) continue;
-    const double ops = mesh_ops(std::max(1, spec.gpus), a, spec.gpus / a, forward, backward);
-    if (ops < fewest) {
-      fewest = ops;
-      best = {a, spec.gpus / a};
-    }
-  }
-  return best;
+double memory_of(const PlanSize& s) {
+  return kSimBaseBytes + kSimBytesPerOp * s.ops + kSimBytesPerObject * s.objects +
+         kSimBytesPerFlow * s.flows + kSimBytesPerRoute * s.routes + kSimBytesPerPair * s.pairs +
+         kSimBytesPerMeshRef * s.mesh_refs;
 }
 
 int usp_degree(const AttentionShape& shape, const ScheduleSpec& spec) {
@@ -96,6 +86,24 @@ int usp_degree(const AttentionShape& shape, const ScheduleSpec& spec) {
 // dKV, output_correction.hpp): the accumulators above (2 of the 4 per chunk, 4 of the 7, and
 // every @ partial); the mesh's bound doubles.
 PlanSize plan_size(const AttentionShape& shape, const ScheduleSpec& spec, int programs) {
+  if (spec.kind == "mesh" && (spec.tile_a < 1 || spec.tile_b < 1)) {
+    // A tile chosen later (auto, min-bytes): the one whose plan needs the least memory, so the
+    // guard never refuses what some tile could fit.
+    PlanSize least;
+    double least_bytes = std::numeric_limits<double>::infinity();
+    for (int a = 1; a <= std::max(1, spec.gpus); ++a) {
+      if (std::max(1, spec.gpus) % a != 0) continue;
+      ScheduleSpec tiled = spec;
+      tiled.tile_a = a;
+      tiled.tile_b = std::max(1, spec.gpus) / a;
+      const PlanSize s = plan_size(shape, tiled, programs);
+      if (memory_of(s) < least_bytes) {
+        least_bytes = memory_of(s);
+        least = s;
+      }
+    }
+    return least;
+  }
   const double p = std::max(1, spec.gpus);
   const double k = programs > 0 ? std::min<double>(programs, p) : p;
   const bool fwd = shape.has_forward();
@@ -105,7 +113,7 @@ PlanSize plan_size(const AttentionShape& shape, const ScheduleSpec& spec, int pr
   PlanSize s;
   double rank_ops = 0.0, flows = 1.0, routes = 1.0, accumulators = 0.0;
   if (kind == "mesh") {
-    const auto [a, b] = mesh_tile(spec, fwd, bwd);
+    const int a = spec.tile_a, b = spec.tile_b;
     const double fa = a, fb = b;
     rank_ops = mesh_ops(p, a, b, fwd, bwd) / p;
     s.mesh_refs = k * mesh_refs_per_rank(a, b, fwd, bwd);
@@ -168,16 +176,6 @@ PlanSize plan_size(const AttentionShape& shape, const ScheduleSpec& spec, int pr
   s.routes = k * routes;
   return s;
 }
-
-namespace {
-
-double memory_of(const PlanSize& s) {
-  return kSimBaseBytes + kSimBytesPerOp * s.ops + kSimBytesPerObject * s.objects +
-         kSimBytesPerFlow * s.flows + kSimBytesPerRoute * s.routes + kSimBytesPerPair * s.pairs +
-         kSimBytesPerMeshRef * s.mesh_refs;
-}
-
-}  // namespace
 
 PlanEstimate estimate_plan(const AttentionShape& shape, const ScheduleSpec& spec) {
   const PlanSize s = plan_size(shape, spec);

@@ -32,9 +32,9 @@
 // symmetric run (estimate_symmetric_plan), which holds K of the P programs but every object
 // and routes every pair in its search. Measured with /usr/bin/time -v on a 2-core host
 // (docs/reliability.md, Plan-size guard). A mesh with an automatic tile is estimated with the
-// tile that gives the fewest ops, so the guard never refuses what could fit; where its tiles
-// would run as quotients, prepare_scenario checks one class of that tile instead of its whole
-// plan (searched_mesh_tiles_symmetric, symmetric_plan.hpp).
+// tile whose estimate needs the least memory, so the guard never refuses what some tile could
+// fit; where its tiles would run as quotients, prepare_scenario checks one class of a tile
+// instead of a whole plan (searched_mesh_tiles_symmetric, symmetric_plan.hpp).
 #pragma once
 
 #include <string>

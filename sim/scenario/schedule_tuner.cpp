@@ -232,8 +232,8 @@ void resolve_mesh_tile(PreparedScenario& p) {
                                                    : "no mesh tile fits: " + ranked.front().reason);
   }
   spec = ranked.front().candidate.spec;
-  // A tile the guard left out is not ruled out by a run: say so where its bound (or no bound)
-  // leaves room for it to be faster than the tile chosen.
+  // A tile the guard left out is not ruled out by a run: say so where its bound (-1 where none
+  // was computed, e.g. in a job) leaves room for it to be faster than the tile chosen.
   const double chosen_s = ranked.front().figures.makespan_s;
   std::vector<std::string> open;
   for (const CandidateResult& r : ranked) {
@@ -242,7 +242,8 @@ void resolve_mesh_tile(PreparedScenario& p) {
   if (!open.empty()) {
     p.tile_warning = fmt::format(
         "tile: auto chose {} ({:.6g} s), the fastest of the tiles within the limits; {} over "
-        "them might be faster ({}{}): raise --max-memory or --max-ops to compare",
+        "them, ruled out by no run and no bound, might be faster ({}{}): raise --max-memory "
+        "or --max-ops to compare",
         ranked.front().candidate.label, chosen_s, open.size(), open.front(),
         open.size() > 1 ? ", ..." : "");
   }

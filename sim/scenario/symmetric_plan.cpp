@@ -224,7 +224,9 @@ bool symmetry_applies(const Scenario& scenario) {
 
 bool searched_mesh_tiles_symmetric(const Scenario& scenario) {
   const ScheduleSpec& spec = scenario.schedule;
-  if (spec.kind != "mesh" || known_mesh_tile(scenario) || spec.gpus < 1) return false;
+  if (spec.kind != "mesh" || spec.tile_choice != MeshTileChoice::fastest || spec.gpus < 1) {
+    return false;
+  }
   Scenario tiled = scenario;
   tiled.schedule.tile_choice = MeshTileChoice::given;
   tiled.schedule.tile_a = 1;

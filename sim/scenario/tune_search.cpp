@@ -140,7 +140,15 @@ CandidateResult bound_candidate(const PreparedScenario& p, const ScheduleCandida
     r.candidate = c;
     r.reason = to_string(run.refusal);
     r.over_limits = !r.reason.empty();
-    if (r.over_limits) return r;
+    if (r.over_limits) {
+      // Not run, but bounded where a closed form needs no plan, so that a tile search can tell
+      // a refused tile that might be faster than its choice from one that cannot be.
+      if (const std::optional<double> shape_s =
+              shape_lower_bound_s(p.scenario.attention, c.spec, p.profile, bound)) {
+        r.lower_bound_s = *shape_s;
+      }
+      return r;
+    }
     if (const std::optional<double> shape_s =
             shape_lower_bound_s(p.scenario.attention, c.spec, p.profile, bound)) {
       r.ok = true;

@@ -61,12 +61,14 @@ nlohmann::ordered_json compare_document(const ScenarioSource& source, const std:
   for (ScheduleCandidate c : list) {
     CandidateResult r;
     r.candidate = c;
+    std::string tile_warning;
     try {
       if (c.spec.kind == "mesh" && c.spec.tile_choice != MeshTileChoice::given) {
         PreparedScenario q = p;
         q.scenario.schedule = c.spec;
         resolve_mesh_tile(q);
         c.spec = q.scenario.schedule;
+        tile_warning = q.tile_warning;
       }
       r = evaluate_candidate(p, c);
     } catch (const InputError& e) {  // mesh:auto with no tile that fits: left out like others
@@ -80,6 +82,7 @@ nlohmann::ordered_json compare_document(const ScenarioSource& source, const std:
       row["tile"] = {c.spec.tile_a, c.spec.tile_b};
       row["placement"] = c.spec.placement;
     }
+    if (!tile_warning.empty()) row["warning"] = tile_warning;
     if (progress) progress(rows.size() + 1, list.size());
     if (!r.ok) {
       left_out.push_back(fmt::format("  {}: {}", c.label, r.reason));

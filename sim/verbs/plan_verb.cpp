@@ -57,6 +57,7 @@ double work_balance(const PlanReport& report) {
 Scenario planned_scenario(const ScenarioSource& source) {
   Scenario scenario = load_scenario(source);
   if (scenario.schedule.kind == "mesh" && scenario.schedule.tile_choice != MeshTileChoice::given) {
+    check_whole_plan_first(scenario);  // before the tile search
     scenario = prepare_scenario(source).scenario;
   }
   return scenario;

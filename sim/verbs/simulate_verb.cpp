@@ -114,11 +114,10 @@ SimulationRun run_simulation(const ScenarioSource& source, const SimulateRequest
   ScenarioSource chosen = source;
   if (request.no_symmetry) chosen.overrides.push_back("schedule.symmetry=off");
   if (needs_every_op(request)) {
-    // prepare_scenario guards a run it could take lazily by its window; this one builds the
-    // whole plan, so that plan's guard answers first, before the topology is loaded (seconds
-    // at 65536 GPUs).
-    const Scenario scenario = load_scenario(chosen);
-    if (lazy_runs(scenario)) check_plan_resources(scenario);
+    // prepare_scenario guards a run it could take lazily by its window, and a mesh tile search
+    // by its tiles' quotients; this one builds the whole plan, so that plan's guard answers
+    // first, before the topology is loaded (seconds at 65536 GPUs).
+    check_whole_plan_first(load_scenario(chosen));
   }
   SimulationRun run{prepare_scenario(chosen), {},           {},          std::nullopt,
                     request.per_op,           std::nullopt, std::nullopt};

@@ -45,9 +45,13 @@ int run_compare(const CompareArgs& args) {
   Table table(columns);
   std::string left_out;
   std::vector<std::string> approximate;
+  std::string warnings;
   for (const auto& row : doc["schedules"]) {
     const std::string label = row["schedule"];
     if (row.contains("approximate")) approximate.push_back(label);
+    if (row.contains("warning")) {
+      warnings += fmt::format("  {}: {}\n", label, row["warning"].get<std::string>());
+    }
     if (row.contains("left_out")) {
       left_out += fmt::format("{}  {}: {}", left_out.empty() ? "" : "\n", label,
                               row["left_out"].get<std::string>());
@@ -77,6 +81,7 @@ int run_compare(const CompareArgs& args) {
   fmt::print("\n{}", table.render());
   fmt::print("{}", approximate_rows_note(approximate));
   if (!left_out.empty()) fmt::print("left out:\n{}\n", left_out);
+  if (!warnings.empty()) fmt::print("warnings:\n{}", warnings);
   return kExitOk;
 }
 

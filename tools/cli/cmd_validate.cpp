@@ -66,6 +66,11 @@ int run_validate(const ValidateArgs& args) {
     throw InputError("validate", 0, "--measured",
                      "a scenario and --measured run.json (or --published DIR)");
   }
+  {
+    Scenario loaded = load_scenario(args.scenario.path, args.scenario.sets);
+    loaded.limits = resource_limits(args.scenario);
+    check_whole_plan_first(loaded);  // the plan below is built whole
+  }
   PreparedScenario p =
       prepare_scenario(args.scenario.path, args.scenario.sets, resource_limits(args.scenario));
   reject_job(p.scenario, "validate");
