@@ -52,7 +52,7 @@ PreparedScenario prepare_scenario(Scenario scenario, const ResourceLimits& limit
   };
   if (searched_mesh_tiles_symmetric(p.scenario)) {
     // Each tile is guarded as it runs (candidate_run.hpp), a quotient; what the least of them
-    // needs is one class of the tile with the fewest ops (resource_guard.hpp).
+    // needs is one class of the tile of least memory (resource_guard.hpp).
     check_symmetric_plan_resources(p.scenario, 0);
   } else if (!maybe_symmetric) {
     check_every_rank_plan(p.scenario);
