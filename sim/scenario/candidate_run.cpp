@@ -13,10 +13,6 @@ PlanRefusal at_gpus(const std::string& violation) {
 
 }  // namespace
 
-std::string to_string(const PlanRefusal& refusal) {
-  return refusal.empty() ? std::string() : refusal.key + ": " + refusal.message;
-}
-
 CandidateRun decide_run(const Scenario& scenario, const Topology& topology,
                         const CalibrationProfile& profile, bool in_job, bool search,
                         SymmetryChoice* choice) {

@@ -42,9 +42,6 @@ struct CandidateRun {
   PlanRefusal refusal;                   // where the limits refuse it (key and message)
 };
 
-// "key: message", or empty where nothing is refused.
-std::string to_string(const PlanRefusal& refusal);
-
 // Steps 2 and 3 for `scenario` on `topology` and `profile` (step 1, a job, where `in_job`). With
 // `choice`, the search's own result: an approximate role quotient, or why none applies.
 CandidateRun decide_run(const Scenario& scenario, const Topology& topology,

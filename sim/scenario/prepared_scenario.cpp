@@ -109,6 +109,10 @@ PreparedScenario prepare_scenario(Scenario scenario, const ResourceLimits& limit
   return p;
 }
 
+std::string to_string(const PlanRefusal& refusal) {
+  return refusal.empty() ? std::string() : refusal.key + ": " + refusal.message;
+}
+
 PlanRefusal plan_resources_refusal(const Scenario& scenario) {
   const std::string too_big =
       resource_violation(scenario.attention, scenario.schedule, scenario.limits);

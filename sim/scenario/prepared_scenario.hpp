@@ -57,6 +57,8 @@ struct PlanRefusal {
   std::string message;
   bool empty() const { return message.empty(); }
 };
+// "key: message", or empty where nothing is refused.
+std::string to_string(const PlanRefusal& refusal);
 PlanRefusal plan_resources_refusal(const Scenario& scenario);
 // InputError at the refusal's key when there is one.
 void check_plan_resources(const Scenario& scenario);

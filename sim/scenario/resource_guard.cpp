@@ -89,16 +89,17 @@ PlanSize plan_size(const AttentionShape& shape, const ScheduleSpec& spec, int pr
   if (spec.kind == "mesh" && (spec.tile_a < 1 || spec.tile_b < 1)) {
     // A tile chosen later (auto, min-bytes): the one whose plan needs the least memory, so the
     // guard never refuses what some tile could fit.
+    const int gpus = std::max(1, spec.gpus);
     PlanSize least;
     double least_bytes = std::numeric_limits<double>::infinity();
-    for (int a = 1; a <= std::max(1, spec.gpus); ++a) {
-      if (std::max(1, spec.gpus) % a != 0) continue;
+    for (int a = 1; a <= gpus; ++a) {
+      if (gpus % a != 0) continue;
       ScheduleSpec tiled = spec;
       tiled.tile_a = a;
-      tiled.tile_b = std::max(1, spec.gpus) / a;
+      tiled.tile_b = gpus / a;
       const PlanSize s = plan_size(shape, tiled, programs);
-      if (memory_of(s) < least_bytes) {
-        least_bytes = memory_of(s);
+      if (const double bytes = memory_of(s); bytes < least_bytes) {
+        least_bytes = bytes;
         least = s;
       }
     }

@@ -118,8 +118,7 @@ std::vector<ScheduleCandidate> tune_candidates(const AttentionShape& shape,
 std::string candidate_refusal(const PreparedScenario& p, const ScheduleCandidate& c) {
   Scenario candidate = p.scenario;
   candidate.schedule = c.spec;
-  const PlanRefusal refusal = plan_resources_refusal(candidate);
-  return refusal.empty() ? std::string() : refusal.key + ": " + refusal.message;
+  return to_string(plan_resources_refusal(candidate));
 }
 
 CandidateResult evaluate_candidate(const PreparedScenario& p, const ScheduleCandidate& c,

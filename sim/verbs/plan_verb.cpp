@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <utility>
 
 #include "sim/plan/validator.hpp"
 
@@ -58,7 +59,7 @@ Scenario planned_scenario(const ScenarioSource& source) {
   Scenario scenario = load_scenario(source);
   if (scenario.schedule.kind == "mesh" && scenario.schedule.tile_choice != MeshTileChoice::given) {
     check_whole_plan_first(scenario);  // before the tile search
-    scenario = prepare_scenario(source).scenario;
+    scenario = prepare_scenario(std::move(scenario), source.limits).scenario;
   }
   return scenario;
 }

@@ -11,6 +11,7 @@
 #include <iostream>
 #include <memory>
 #include <system_error>
+#include <utility>
 
 #include "sim/core/input_error.hpp"
 #include "sim/model/calibration_profile.hpp"
@@ -66,13 +67,11 @@ int run_validate(const ValidateArgs& args) {
     throw InputError("validate", 0, "--measured",
                      "a scenario and --measured run.json (or --published DIR)");
   }
-  {
-    Scenario loaded = load_scenario(args.scenario.path, args.scenario.sets);
-    loaded.limits = resource_limits(args.scenario);
-    check_whole_plan_first(loaded);  // the plan below is built whole
-  }
-  PreparedScenario p =
-      prepare_scenario(args.scenario.path, args.scenario.sets, resource_limits(args.scenario));
+  const ResourceLimits limits = resource_limits(args.scenario);
+  Scenario loaded = load_scenario(args.scenario.path, args.scenario.sets);
+  loaded.limits = limits;
+  check_whole_plan_first(loaded);  // the plan below is built whole
+  PreparedScenario p = prepare_scenario(std::move(loaded), limits);
   reject_job(p.scenario, "validate");
   if (!args.calibration.empty()) {
     p.profile = load_calibration(args.calibration);
