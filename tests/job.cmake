@@ -21,7 +21,11 @@ tilesim_cli_test(job_simulate 0 "16 CP groups at once.*job slowdown +1\\.0000x.*
                  simulate ${job})
 tilesim_cli_test(job_compare 0 "inside a job of 32 GPUs: 16 CP groups.*job slowdown"
                  compare ${job} --schedules ring,zigzag)
+# Every group simulated (--no-symmetry): 16 x 14 ops over --max-ops 100. With whole groups as
+# classes one group of 14 ops stands for the 16, and the same limit runs it.
 tilesim_cli_test(job_too_many_ops 2 "job-small\\.yaml:7: key 'job\\.gpus': a job that fits: its 16 CP groups hold ~224 ops"
+                 simulate ${job} --max-ops 100 --no-symmetry)
+tilesim_cli_test(job_quotient_within_ops 0 "job symmetry +1 of the 16 groups simulated.*job slowdown +1\\.0000x"
                  simulate ${job} --max-ops 100)
 tilesim_cli_test(job_tune 0 "each candidate inside a job of 32 GPUs: 16 CP groups.*job slowdown.*ring"
                  tune ${job} --top 3)
@@ -30,3 +34,6 @@ tilesim_cli_test(job_sweep_refused 2 "job-small\\.yaml:7: key 'job': no job key 
 # Each CP group computes heads / tp: 32 / 8 = 4 query heads and 8 / 8 = 1 KV head.
 tilesim_cli_test(job_heads_split 0 "\"heads\": 4,.*\"kv_heads\": 1,.*\"job_gpus\": 32"
                  simulate ${job} --json --no-wall-clock)
+# Whole CP groups as symmetry classes: byte-identical result JSON to every group simulated.
+tilesim_test(test_job_symmetry SOURCES test_job_symmetry.cpp symmetry_fixture.cpp
+             LIBS tilesim_job tilesim_model tilesim_scenario tilesim_verbs)

@@ -196,43 +196,75 @@ TEST_CASE("a searched mesh is refused before the search where even one class doe
   CHECK_THROWS_AS(check_whole_plan_first(limited), InputError);
 }
 
-TEST_CASE("a candidate in a job is guarded by every CP group's plan, as simulate guards it") {
+TEST_CASE("a candidate in a job is guarded by the CP groups it simulates, as simulate guards it") {
   // Until 2026-12 tune and compare checked one group's plan: under --max-memory 300MB the
-  // 16-GPU candidates of job-16k-ring (1024 groups) all ran, to 603 MB of RSS.
+  // 16-GPU candidates of job-16k-ring (1024 groups) all ran, to 603 MB of RSS. Now a job is
+  // guarded by the groups it simulates: every one with schedule.symmetry: off (or where no
+  // shift by whole groups is a symmetry), else those of its quotient (job_symmetry.hpp).
   const std::string job = std::string(TILESIM_SOURCE_DIR) + "/scenarios/job-16k-ring.yaml";
   const Scenario loaded = load_scenario(job, {});
   REQUIRE(loaded.job.has_value());
-  const double groups = static_cast<double>(loaded.job->gpus / loaded.schedule.gpus);
-  const auto job_bytes = [&](const ScheduleSpec& spec) {
+  const auto job_bytes = [&](const ScheduleSpec& spec, double groups) {
     return kSimBaseBytes +
-           (estimate_plan(loaded.attention, spec).memory_bytes - kSimBaseBytes) * groups;
+           (estimate_plan(loaded.attention, spec).memory_bytes - kSimBaseBytes) * groups +
+           kJobBytesPerGpu * loaded.job->gpus;
   };
+  const double groups = static_cast<double>(loaded.job->gpus / loaded.schedule.gpus);
   ScheduleSpec pass_q = loaded.schedule;
   pass_q.kind = "pass_q";
-  const double ring_bytes = job_bytes(loaded.schedule);
-  const double pass_q_bytes = job_bytes(pass_q);
+  const double ring_bytes = job_bytes(loaded.schedule, groups);
+  const double pass_q_bytes = job_bytes(pass_q, groups);
   REQUIRE(pass_q_bytes > 1.2 * ring_bytes);
-  // Between the two jobs, and above any one group's plan.
+  // Between the two whole jobs, and above one group of either with the job's topology.
   ResourceLimits limits;
   limits.max_memory_bytes = std::sqrt(ring_bytes * pass_q_bytes);
-  REQUIRE(estimate_plan(loaded.attention, pass_q).memory_bytes < limits.max_memory_bytes);
-  const PreparedScenario p = prepare_scenario(job, {}, limits);
-  REQUIRE(p.job_layout.has_value());
+  REQUIRE(job_bytes(pass_q, 1) < limits.max_memory_bytes);
 
-  const CandidateRun ring = decide_candidate_run(p, {"ring", p.scenario.schedule});
-  CHECK(ring.refusal.empty());
-  ScheduleSpec candidate = p.scenario.schedule;
-  candidate.kind = "pass_q";
-  const CandidateRun refused = decide_candidate_run(p, {"pass_q", candidate});
-  CHECK(refused.refusal.key == "job.gpus");
-  CHECK_THAT(refused.refusal.message,
-             Catch::Matchers::StartsWith("a job that fits: its 1024 CP groups hold"));
-  // simulate refuses it with the same message, at the same key.
-  try {
-    prepare_scenario(job, {"schedule.kind=pass_q"}, limits);
-    FAIL("pass_q's job was not refused");
-  } catch (const InputError& e) {
-    CHECK_THAT(std::string(e.what()), Catch::Matchers::Contains(refused.refusal.message));
-    CHECK_THAT(std::string(e.what()), Catch::Matchers::Contains("key 'job.gpus'"));
+  SECTION("every group simulated: the whole job's estimate") {
+    const PreparedScenario p = prepare_scenario(job, {"schedule.symmetry=off"}, limits);
+    REQUIRE(p.job_layout.has_value());
+    const CandidateRun ring = decide_candidate_run(p, {"ring", p.scenario.schedule});
+    CHECK(ring.refusal.empty());
+    ScheduleSpec candidate = p.scenario.schedule;
+    candidate.kind = "pass_q";
+    const CandidateRun refused = decide_candidate_run(p, {"pass_q", candidate});
+    CHECK(refused.refusal.key == "job.gpus");
+    CHECK_THAT(refused.refusal.message,
+               Catch::Matchers::StartsWith("a job that fits: its 1024 CP groups hold"));
+    // simulate refuses it with the same message, at the same key.
+    try {
+      prepare_scenario(job, {"schedule.kind=pass_q", "schedule.symmetry=off"}, limits);
+      FAIL("pass_q's job was not refused");
+    } catch (const InputError& e) {
+      CHECK_THAT(std::string(e.what()), Catch::Matchers::Contains(refused.refusal.message));
+      CHECK_THAT(std::string(e.what()), Catch::Matchers::Contains("key 'job.gpus'"));
+    }
+  }
+  SECTION("one group stands for all (tp-cp-dp on the H100 cluster): it fits and runs") {
+    const PreparedScenario p = prepare_scenario(job, {}, limits);
+    ScheduleSpec candidate = p.scenario.schedule;
+    candidate.kind = "pass_q";
+    CHECK(decide_candidate_run(p, {"pass_q", candidate}).refusal.empty());
+    const CandidateResult r = evaluate_candidate(p, {"pass_q", candidate});
+    CHECK_FALSE(r.over_limits);
+    CHECK(r.ok);
+  }
+  SECTION("no shift by whole groups is a symmetry: every group, refused once that is known") {
+    // 1536 GPUs are a pod and a half: tp-dp-cp groups reach across both halves and no shift by
+    // whole groups maps the fabric onto itself, so all 384 groups would run; a limit above one
+    // group's estimate passes the first check, and simulate_job's refusal answers.
+    const std::vector<std::string> sets = {"job.gpus=1536", "schedule.gpus=4", "job.order=tp-dp-cp",
+                                           "attention.seq_len=32K"};
+    const Scenario s = load_scenario(job, sets);
+    ResourceLimits small;
+    const double one = kSimBaseBytes +
+                       (estimate_plan(s.attention, s.schedule).memory_bytes - kSimBaseBytes) +
+                       kJobBytesPerGpu * 1536;
+    small.max_memory_bytes = one * 1.01;
+    const PreparedScenario p = prepare_scenario(job, sets, small);
+    const CandidateResult r = evaluate_candidate(p, {"ring", p.scenario.schedule});
+    CHECK(r.over_limits);
+    CHECK_THAT(r.reason, Catch::Matchers::StartsWith("job.gpus: a job that fits: its 384 CP "
+                                                     "groups hold"));
   }
 }

@@ -145,8 +145,28 @@ TEST_CASE("two groups on one bottleneck link each get half of it (max-min)", "[j
   alone_opts.placement = group_placement(group, layout, 0);
   alone_opts.record_transfers = true;  // per-transfer records are kept only when asked for
   const SimulationResult alone = simulate(group, topo, profile, alone_opts);
-  const JobRun run = simulate_job(group, layout, topo, profile);
+  // Every group simulated, so that every transfer is recorded; the quotient of one group (the
+  // shift GPU k -> k + 1 maps group 0's route onto group 1's and the uplink onto itself) must
+  // give the same figures, the uplink carrying its flow twice.
+  JobOptions every_group;
+  every_group.use_symmetry = false;
+  const JobRun run = simulate_job(group, layout, topo, profile, every_group);
   REQUIRE(alone.makespan_ps == run.group_alone_makespan_ps);
+  const JobRun quotient = simulate_job(group, layout, topo, profile);
+  REQUIRE(quotient.symmetry.has_value());
+  CHECK(quotient.symmetry->classes == 2);
+  CHECK(quotient.job.transfers.size() == 2);
+  CHECK(quotient.job.makespan_ps == run.job.makespan_ps);
+  CHECK(quotient.slowdown == run.slowdown);
+  CHECK(quotient.links.links_shared == 2);
+  CHECK(quotient.links.max_groups == 2);
+  REQUIRE(quotient.links.top.size() == run.links.top.size());
+  for (std::size_t i = 0; i < run.links.top.size(); ++i) {
+    CHECK(quotient.links.top[i].name == run.links.top[i].name);
+    CHECK(quotient.links.top[i].bytes == run.links.top[i].bytes);
+    CHECK(quotient.links.top[i].groups == run.links.top[i].groups);
+    CHECK(quotient.links.top[i].busy_s == run.links.top[i].busy_s);
+  }
 
   // Alone: one flow per direction on the uplink, B / C. Together: two, B / (C / 2) each (the
   // GPU links at 100 GB/s carry one flow each and are not the bottleneck).

@@ -10,7 +10,7 @@ void add_job_json(nlohmann::ordered_json& j, const JobLayout& layout, const JobR
   j["order"] = to_string(layout.order());
   j["job_slowdown"] = run.slowdown;
   j["group_alone_makespan_s"] = static_cast<double>(run.group_alone_makespan_ps) * 1e-12;
-  j["job_ops"] = run.plan.op_count();
+  j["job_ops"] = run.job_ops;
   nlohmann::ordered_json links = nlohmann::ordered_json::array();
   for (const LinkLoad& l : run.links.top) {
     links.push_back({{"link", l.link},
@@ -26,6 +26,13 @@ void add_job_json(nlohmann::ordered_json& j, const JobLayout& layout, const JobR
   j["links_shared"] = run.links.links_shared;
   j["max_groups_per_link"] = run.links.max_groups;
   j["most_loaded_links"] = links;
+  if (run.symmetry) {
+    // Whole groups as classes (job_symmetry.hpp): exact, so only how many ran is added.
+    const int group_ranks = layout.cp();
+    j["symmetry"] = {{"classes", run.symmetry->classes},
+                     {"exact", true},
+                     {"groups_simulated", run.symmetry->classes / group_ranks}};
+  }
 }
 
 }  // namespace tilesim

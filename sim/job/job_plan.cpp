@@ -55,9 +55,23 @@ std::vector<int> group_placement(const Plan& group_plan, const JobLayout& layout
   return gpus;
 }
 
-Plan compose_job_plan(const Plan& group_plan, const JobLayout& layout) {
+std::vector<int> job_placement(const Plan& group_plan, const JobLayout& layout) {
+  std::vector<int> gpus;
+  gpus.reserve(static_cast<std::size_t>(group_plan.ranks) *
+               static_cast<std::size_t>(layout.cp_groups()));
+  for (int g = 0; g < layout.cp_groups(); ++g) {
+    for (int gpu : group_placement(group_plan, layout, g)) gpus.push_back(gpu);
+  }
+  return gpus;
+}
+
+Plan compose_job_plan(const Plan& group_plan, const JobLayout& layout, int groups) {
   check_sizes(group_plan, layout);
-  const int groups = layout.cp_groups();
+  if (groups > layout.cp_groups()) {
+    throw std::invalid_argument(
+        fmt::format("{} groups of a job of {} CP groups", groups, layout.cp_groups()));
+  }
+  if (groups < 0) groups = layout.cp_groups();
   const int ranks = group_plan.ranks;
   const int chunks = static_cast<int>(group_plan.chunks.size());
   const int objects = static_cast<int>(group_plan.objects.size());

@@ -20,7 +20,14 @@ namespace tilesim {
 // rank -> job GPU for group `group` of the layout.
 std::vector<int> group_placement(const Plan& group_plan, const JobLayout& layout, int group);
 
-// Throws std::invalid_argument when the group plan's ranks differ from the layout's CP size.
-Plan compose_job_plan(const Plan& group_plan, const JobLayout& layout);
+// rank -> job GPU for every rank of the job plan (group-major: rank g x P + r).
+std::vector<int> job_placement(const Plan& group_plan, const JobLayout& layout);
+
+// The job plan of the first `groups` CP groups (all of them when groups < 0): ranks
+// 0 .. groups x P - 1 of the whole job plan, with their programs, chunks, objects and GPUs.
+// A quotient of whole groups (job_symmetry.hpp) is this plan for the representatives' groups.
+// Throws std::invalid_argument when the group plan's ranks differ from the layout's CP size or
+// groups exceeds the layout's.
+Plan compose_job_plan(const Plan& group_plan, const JobLayout& layout, int groups = -1);
 
 }  // namespace tilesim

@@ -1,30 +1,47 @@
 #include "sim/job/job_simulation.hpp"
 
 #include "sim/job/job_plan.hpp"
+#include "sim/job/job_symmetry.hpp"
 #include "sim/model/simulator.hpp"
+#include "sim/model/symmetric_simulation.hpp"
 
 namespace tilesim {
 
 JobRun simulate_job(const Plan& group_plan, const JobLayout& layout, const Topology& topology,
-                    const CalibrationProfile& profile, std::size_t top_links,
-                    bool record_link_samples) {
+                    const CalibrationProfile& profile, const JobOptions& options) {
   JobRun run;
+  run.job_ops = group_plan.op_count() * static_cast<std::size_t>(layout.cp_groups());
+  if (options.use_symmetry && !options.record_link_samples) {
+    RankShiftSymmetry symmetry = find_job_symmetry(group_plan, layout, topology, profile);
+    if (symmetry.exact()) run.symmetry = std::move(symmetry);
+  }
+  if (options.refusal) {
+    run.refusal = options.refusal(run.symmetry ? run.symmetry->classes / group_plan.ranks
+                                               : layout.cp_groups());
+    if (!run.refusal.empty()) return run;
+  }
   SimulationOptions alone;
   alone.placement = group_placement(group_plan, layout, 0);
   run.group_alone_makespan_ps = simulate(group_plan, topology, profile, alone).makespan_ps;
-  run.plan = compose_job_plan(group_plan, layout);
   SimulationOptions together;
-  together.record_link_samples = record_link_samples;  // traces
-  together.record_ops = record_link_samples;           // only a trace draws every op
-  together.record_transfers = true;                    // most_loaded_links sums them per link
-  run.job = simulate(run.plan, topology, profile, together);
+  together.record_transfers = options.top_links > 0;  // most_loaded_links sums them per link
+  together.record_route_busy = true;                  // the tuner's busiest route
+  if (run.symmetry) {
+    run.plan = compose_job_plan(group_plan, layout, run.symmetry->classes / group_plan.ranks);
+    run.job = simulate_classes(run.plan, *run.symmetry, topology, profile, together);
+  } else {
+    run.plan = compose_job_plan(group_plan, layout);
+    together.record_link_samples = options.record_link_samples;  // traces
+    together.record_ops = options.record_link_samples;           // only a trace draws every op
+    run.job = simulate(run.plan, topology, profile, together);
+  }
   run.slowdown = run.group_alone_makespan_ps > 0
                      ? static_cast<double>(run.job.makespan_ps) /
                            static_cast<double>(run.group_alone_makespan_ps)
                      : 1.0;
-  if (top_links > 0) {
-    run.links =
-        most_loaded_links(run.plan, run.job, topology, profile, group_plan.ranks, top_links);
+  if (options.top_links > 0) {
+    run.links = most_loaded_links(run.plan, run.job, topology, profile, group_plan.ranks,
+                                  options.top_links, run.symmetry ? &*run.symmetry : nullptr);
   }
   return run;
 }

@@ -13,6 +13,11 @@
 //   groups         distinct CP groups (rank / ranks_per_group) with a transfer on it
 // Ranked by bytes, then groups, then link id (deterministic). Over all links used: how many
 // there are, how many more than one group crosses, and the most groups on one link.
+// With `symmetry` (a quotient of whole groups, job_symmetry.hpp) the records are the
+// representatives' and stand for their copies: a hop over link l adds to its orbit
+// representative c = link_canonical[l] the N / K / |orbit(l)| copies of the transfer that cross
+// c (bytes x that, the same busy span, that many distinct groups per distinct (group, l)), and
+// every link of the orbit gets c's figures: the full run's, by the symmetry.
 #pragma once
 
 #include <cstddef>
@@ -20,6 +25,7 @@
 #include <vector>
 
 #include "sim/model/calibration_profile.hpp"
+#include "sim/model/rank_shift_symmetry.hpp"
 #include "sim/model/simulation_result.hpp"
 #include "sim/plan/plan.hpp"
 #include "sim/topology/topology.hpp"
@@ -47,6 +53,7 @@ struct LinkLoads {
 
 LinkLoads most_loaded_links(const Plan& plan, const SimulationResult& result,
                             const Topology& topology, const CalibrationProfile& profile,
-                            int ranks_per_group, std::size_t top);
+                            int ranks_per_group, std::size_t top,
+                            const RankShiftSymmetry* symmetry = nullptr);
 
 }  // namespace tilesim

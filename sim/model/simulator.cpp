@@ -470,6 +470,16 @@ SimulationResult simulate_classes(const Plan& quotient, const RingSymmetry& symm
   SimulationOptions options;
   options.record_route_busy = record_route_busy;
   options.stop_after_ps = stop_after_ps;
+  return simulate_classes(quotient, symmetry, topology, profile, options);
+}
+
+SimulationResult simulate_classes(const Plan& quotient, const RingSymmetry& symmetry,
+                                  const Topology& topology, const CalibrationProfile& profile,
+                                  const SimulationOptions& options) {
+  if (options.record_ops || options.record_link_samples || !options.placement.empty()) {
+    throw std::invalid_argument(
+        "simulate_classes: op records, link samples and a placement need the full plan");
+  }
   // An offset quotient's sends and recvs name full ranks (class_plan.hpp keep_class_programs).
   const int peer_ranks = symmetry.peers_by_offset ? symmetry.full_ranks : 0;
   return Simulation<PlanTracker>(quotient, PlanTracker(quotient, peer_ranks), topology, profile,

@@ -36,6 +36,15 @@ SimulationResult simulate_classes(const Plan& quotient, const RingSymmetry& symm
                                   bool record_route_busy = false,
                                   Picoseconds stop_after_ps = kNeverStop);
 
+// The same with `options`: record_transfers keeps the representatives' transfers (a recv's
+// rank is the quotient's; its GPU is full_placement[full_destination(send, recv)]), which
+// every other transfer of the full run repeats on the image of their route (the job's link
+// loads expand them: sim/job/link_loads.hpp). record_ops, record_link_samples and a placement
+// need every rank: std::invalid_argument.
+SimulationResult simulate_classes(const Plan& quotient, const RingSymmetry& symmetry,
+                                  const Topology& topology, const CalibrationProfile& profile,
+                                  const SimulationOptions& options);
+
 // The same over a quotient generated as it runs (sim/plan/windowed_tracker.hpp; the ring
 // family's source is ring_classes_source.hpp): the same result, with the quotient's programs
 // held the source's lookahead_ops() ahead of each representative's first unfinished op.

@@ -119,20 +119,37 @@ PlanRefusal plan_resources_refusal(const Scenario& scenario) {
   if (!too_big.empty()) return {"schedule.gpus", too_big};
   const std::optional<JobSpec>& job = scenario.job;
   if (!job || job->gpus % scenario.schedule.gpus != 0) return {};  // resolve_job names the key
-  // The job plan holds every group's plan (sim/job/job_plan.hpp): the group's estimate (but
-  // the process's base) times the groups.
-  const double groups = static_cast<double>(job->gpus / scenario.schedule.gpus);
+  // Every group runs with schedule.symmetry: off; otherwise at least one does, and
+  // simulate_job asks again (job_resources_refusal) once its search has found how many.
+  const int groups = job->gpus / scenario.schedule.gpus;
+  return job_resources_refusal(scenario, symmetry_switched_off(scenario) ? groups : 1);
+}
+
+PlanRefusal job_resources_refusal(const Scenario& scenario, int groups_simulated) {
+  const std::optional<JobSpec>& job = scenario.job;
+  if (!job || job->gpus % scenario.schedule.gpus != 0) return {};
+  // The job plan holds the simulated groups' plans (sim/job/job_plan.hpp): the group's estimate
+  // (but the process's base) times those groups, and the job's GPUs.
+  const int groups = job->gpus / scenario.schedule.gpus;
+  const double simulated = static_cast<double>(groups_simulated);
   const PlanEstimate group = estimate_plan(scenario.attention, scenario.schedule);
-  const double ops = group.ops * groups;
-  const double memory_bytes = kSimBaseBytes + (group.memory_bytes - kSimBaseBytes) * groups;
+  const double ops = group.ops * simulated;
+  const double memory_bytes = kSimBaseBytes + (group.memory_bytes - kSimBaseBytes) * simulated +
+                              kJobBytesPerGpu * static_cast<double>(job->gpus);
   const double max_memory = scenario.limits.max_memory_bytes > 0 ? scenario.limits.max_memory_bytes
                                                                  : default_max_memory_bytes();
   const double max_ops = scenario.limits.max_ops;
   if (memory_bytes > max_memory || (max_ops > 0 && ops > max_ops)) {
+    const std::string which =
+        groups_simulated >= groups
+            ? fmt::format("its {} CP groups", groups)
+            : fmt::format(
+                  "{} of its {} CP groups simulated (the others are their copies: "
+                  "docs/jobs.md)",
+                  groups_simulated, groups);
     return {"job.gpus",
-            fmt::format("a job that fits: its {:.0f} CP groups hold ~{:.3g} ops, ~{} to simulate "
-                        "(limits: {}{})",
-                        groups, ops, format_bytes(memory_bytes), format_bytes(max_memory),
+            fmt::format("a job that fits: {} hold ~{:.3g} ops, ~{} to simulate (limits: {}{})",
+                        which, ops, format_bytes(memory_bytes), format_bytes(max_memory),
                         max_ops > 0 ? fmt::format(", {:.3g} ops", max_ops) : std::string())};
   }
   return {};

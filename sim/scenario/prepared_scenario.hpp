@@ -49,9 +49,9 @@ PreparedScenario prepare_scenario(const std::string& path,
 // The same for a scenario already loaded (load_scenario_text).
 PreparedScenario prepare_scenario(Scenario scenario, const ResourceLimits& limits = {});
 
-// Why the whole plan (with scenario.job: every CP group's, sim/job/job_plan.hpp) passes
-// scenario.limits, at the key to name: schedule.gpus, or job.gpus for a job whose groups fit
-// alone; empty where it fits.
+// Why the whole plan (with scenario.job: the CP groups simulated, sim/job/job_plan.hpp) does
+// not pass scenario.limits, at the key to name: schedule.gpus, or job.gpus for a job whose
+// group fits alone; empty where it fits.
 struct PlanRefusal {
   std::string key;
   std::string message;
@@ -59,7 +59,13 @@ struct PlanRefusal {
 };
 // "key: message", or empty where nothing is refused.
 std::string to_string(const PlanRefusal& refusal);
+// A job's groups: all of them with schedule.symmetry: off, else the one group any quotient of
+// whole groups runs (job_symmetry.hpp); simulate_job then asks job_resources_refusal for the
+// groups its search found.
 PlanRefusal plan_resources_refusal(const Scenario& scenario);
+// A job (scenario.job) simulating `groups_simulated` of its CP groups, with its topology:
+// refused at job.gpus, or empty (also without a job).
+PlanRefusal job_resources_refusal(const Scenario& scenario, int groups_simulated);
 // InputError at the refusal's key when there is one.
 void check_plan_resources(const Scenario& scenario);
 // For a verb that builds the whole plan of every rank (plan, validate, simulate's --trace,

@@ -73,6 +73,12 @@ inline constexpr double kSimBytesPerMeshRef = 6.0;
 // the search, at d51a7c0: the guard now checks before it).
 inline constexpr double kSearchBytesPerPair = 128.0;
 inline constexpr double kSimSecondsPerOp = 5.6e-6;
+// A GPU of a job (`job:`): the topology sized to it (devices, links, the router's cache) and
+// the job's placement and peer lists for the symmetry search of whole groups. The max RSS of
+// `simulate scenarios/job-16k-ring.yaml --set job.gpus=G --set attention.seq_len=64K`, whose
+// one-group quotient adds almost nothing, grows 4.34 kB a GPU from 4096 to 16384 GPUs and
+// 4.51 kB from 16384 to 65536 (57.5, 110.8 and 332.7 MB).
+inline constexpr double kJobBytesPerGpu = 4.6e3;
 // The ring family's and USP's forward quotients run windowed (symmetric_plan.hpp): a window of
 // ops per class (the tracker's lookahead, a step and the compaction's slack; u times that for
 // USP) plus per-GPU state, measured at 1024-4096 GPUs (docs/reliability.md).

@@ -21,19 +21,6 @@
 namespace tilesim {
 namespace {
 
-// The busiest route of a job run: its transfers' seconds per GPU pair, as route_busy_ps.
-std::map<std::pair<int, int>, double> route_busy_of(const Plan& plan,
-                                                    const SimulationResult& result) {
-  std::map<std::pair<int, int>, double> busy_ps;
-  auto gpu = [&](int rank) {
-    return plan.placement.empty() ? rank : plan.placement[static_cast<std::size_t>(rank)];
-  };
-  for (const TransferRecord& t : result.transfers) {
-    busy_ps[{gpu(t.send.rank), gpu(t.recv.rank)}] += static_cast<double>(t.end_ps - t.posted_ps);
-  }
-  return busy_ps;
-}
-
 std::string bound_of(const std::map<std::pair<int, int>, double>& busy_ps, const Figures& f,
                      const Topology& topology) {
   if (f.exposed_comm_s_max < 0.1 * f.makespan_s) {
@@ -167,9 +154,22 @@ CandidateResult evaluate_candidate(const PreparedScenario& p, const ScheduleCand
       r.sim_wall_s = result.sim_wall_s;
     } else if (p.job_layout) {  // every candidate runs as the job's CP groups, all at once
       const Plan plan = make_plan(p.scenario.attention, c.spec);
-      const JobRun job = simulate_job(plan, *p.job_layout, p.topology, p.profile, 0);
+      JobOptions options;
+      options.top_links = 0;
+      options.use_symmetry = !symmetry_switched_off(p.scenario);
+      Scenario candidate = p.scenario;
+      candidate.schedule = c.spec;
+      options.refusal = [&candidate](int groups) {
+        return job_resources_refusal(candidate, groups).message;
+      };
+      const JobRun job = simulate_job(plan, *p.job_layout, p.topology, p.profile, options);
+      if (!job.refusal.empty()) {
+        r.reason = "job.gpus: " + job.refusal;
+        r.over_limits = true;
+        return r;
+      }
       r.figures = summarize(job.job);
-      r.bound = bound_of(route_busy_of(job.plan, job.job), r.figures, p.topology);
+      r.bound = bound_of(job.job.route_busy_ps, r.figures, p.topology);
       r.sim_wall_s = job.job.sim_wall_s;
       r.job_slowdown = job.slowdown;
     } else {

@@ -161,6 +161,12 @@ bool symmetry_is(const Scenario& scenario, std::string_view value) {
 
 bool switched_off(const Scenario& scenario) { return symmetry_is(scenario, "off"); }
 
+}  // namespace
+
+bool symmetry_switched_off(const Scenario& scenario) { return switched_off(scenario); }
+
+namespace {
+
 // The peers and shifts of a schedule with a peer-shift quotient (ring family, mesh with a
 // known tile, double ring, USP of two or more groups); nullopt for pass-Q, all-gather KV and
 // the others.

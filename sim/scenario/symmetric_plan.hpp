@@ -51,6 +51,9 @@ namespace tilesim {
 // every other in its all-to-all, so some peer of a representative lies in its own class.
 int usp_shift_degree(const Scenario& scenario);
 
+// schedule.symmetry: off (or `--no-symmetry`): every rank simulated, a job's groups included.
+bool symmetry_switched_off(const Scenario& scenario);
+
 // The scenario allows a symmetric run (schedule, shape, no job, schedule.symmetry not off),
 // before the topology is known.
 bool symmetry_applies(const Scenario& scenario);

@@ -95,8 +95,16 @@ void simulate_prepared(SimulationRun& run, const SimulateRequest& request) {
   run.simulated_group_plan = build_plan_to_simulate(p.scenario, request.full_check);
   const Plan& plan = run.simulated_group_plan;
   if (p.job_layout) {
-    run.job =
-        simulate_job(plan, *p.job_layout, p.topology, p.profile, kMostLoadedLinks, request.trace);
+    JobOptions options;
+    options.top_links = kMostLoadedLinks;
+    options.record_link_samples = request.trace;
+    // Whole groups as classes unless switched off or every rank's ops are asked for.
+    options.use_symmetry = !symmetry_switched_off(p.scenario) && !every_rank;
+    options.refusal = [&p](int groups) {
+      return job_resources_refusal(p.scenario, groups).message;
+    };
+    run.job = simulate_job(plan, *p.job_layout, p.topology, p.profile, options);
+    if (!run.job->refusal.empty()) throw p.scenario.error_at("job.gpus", run.job->refusal);
     run.result = run.job->job;
   } else {
     SimulationOptions options;

@@ -34,8 +34,10 @@ struct SimulationRun {
   // (sim/scenario/lazy_plan.hpp) generated as it ran and dropped as they finished. Read it
   // through the accessors below, which say which one they mean.
   Plan simulated_group_plan;
-  SimulationResult result;    // the group alone, or the whole job
-  std::optional<JobRun> job;  // set for a `job:` scenario (job->plan holds every group)
+  SimulationResult result;  // the group alone, or the whole job
+  // Set for a `job:` scenario: job->plan holds every group, or the representative groups
+  // where whole groups ran as classes (job->symmetry, job_symmetry.hpp).
+  std::optional<JobRun> job;
   bool per_op = false;
   // The plan_digest of a plan that ran windowed, symmetric or lazy (its programs are no
   // longer whole).

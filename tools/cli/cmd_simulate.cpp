@@ -75,7 +75,13 @@ void print_job_summary(const JobLayout& layout, const JobRun& run) {
   fmt::print(
       "  job               {} GPUs = TP {} x CP {} x DP {} ({}), {} CP groups at once, {} ops\n",
       layout.gpus(), layout.tp(), layout.cp(), layout.dp(), to_string(layout.order()),
-      layout.cp_groups(), run.plan.op_count());
+      layout.cp_groups(), run.job_ops);
+  if (run.symmetry) {
+    fmt::print(
+        "  job symmetry      {} of the {} groups simulated, each flow with its {} copies "
+        "(exact)\n",
+        run.symmetry->classes / layout.cp(), layout.cp_groups(), run.symmetry->copies());
+  }
   fmt::print("  job slowdown      {:.4f}x against one group alone ({})\n", run.slowdown,
              format_time_s(static_cast<double>(run.group_alone_makespan_ps) * 1e-12));
   fmt::print("  links             {} used, {} crossed by 2+ groups, at most {} groups on one\n",
