@@ -37,3 +37,6 @@ tilesim_cli_test(job_heads_split 0 "\"heads\": 4,.*\"kv_heads\": 1,.*\"job_gpus\
 # Whole CP groups as symmetry classes: byte-identical result JSON to every group simulated.
 tilesim_test(test_job_symmetry SOURCES test_job_symmetry.cpp symmetry_fixture.cpp
              LIBS tilesim_job tilesim_model tilesim_scenario tilesim_verbs)
+# --per-op of a job: every rank's op times, every group simulated (rank 31 is group 15's second).
+tilesim_cli_test(job_per_op 0 "\"op_times\": \\[.*\"rank\": 31,.*\"job_gpus\": 32"
+                 simulate ${job} --per-op --json --no-wall-clock)

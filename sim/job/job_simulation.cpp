@@ -11,7 +11,7 @@ JobRun simulate_job(const Plan& group_plan, const JobLayout& layout, const Topol
                     const CalibrationProfile& profile, const JobOptions& options) {
   JobRun run;
   run.job_ops = group_plan.op_count() * static_cast<std::size_t>(layout.cp_groups());
-  if (options.use_symmetry && !options.record_link_samples) {
+  if (options.use_symmetry && !options.record_link_samples && !options.record_ops) {
     RankShiftSymmetry symmetry = find_job_symmetry(group_plan, layout, topology, profile);
     if (symmetry.exact()) run.symmetry = std::move(symmetry);
   }
@@ -32,7 +32,7 @@ JobRun simulate_job(const Plan& group_plan, const JobLayout& layout, const Topol
   } else {
     run.plan = compose_job_plan(group_plan, layout);
     together.record_link_samples = options.record_link_samples;  // traces
-    together.record_ops = options.record_link_samples;           // only a trace draws every op
+    together.record_ops = options.record_ops || options.record_link_samples;
     run.job = simulate(run.plan, topology, profile, together);
   }
   run.slowdown = run.group_alone_makespan_ps > 0

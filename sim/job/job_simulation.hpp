@@ -32,6 +32,7 @@ namespace tilesim {
 struct JobOptions {
   std::size_t top_links = 8;         // most loaded links listed (0: none computed)
   bool record_link_samples = false;  // a trace: every rank's ops and link samples, no quotient
+  bool record_ops = false;           // every rank's op times (--per-op), no quotient
   // Whole groups as classes where a shift by whole groups is a symmetry (job_symmetry.hpp;
   // schedule.symmetry: off or --no-symmetry turn it off): the same result, to the picosecond.
   bool use_symmetry = true;
