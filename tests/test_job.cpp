@@ -158,6 +158,7 @@ TEST_CASE("two groups on one bottleneck link each get half of it (max-min)", "[j
   CHECK(quotient.job.transfers.size() == 2);
   CHECK(quotient.job.makespan_ps == run.job.makespan_ps);
   CHECK(quotient.slowdown == run.slowdown);
+  CHECK(quotient.links.links_used == run.links.links_used);
   CHECK(quotient.links.links_shared == 2);
   CHECK(quotient.links.max_groups == 2);
   REQUIRE(quotient.links.top.size() == run.links.top.size());

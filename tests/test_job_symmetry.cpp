@@ -6,6 +6,7 @@
 // "symmetry" key that only the quotient writes.
 #include <catch2/catch.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/job/job_layout.hpp"
@@ -130,7 +131,7 @@ TEST_CASE("tp-cp-dp ring groups inside one leaf each: one group stands for all",
   // C = 8 ranks on 8 consecutive nodes of one rail, 32 nodes per leaf: a group's hops never
   // leave its leaf, and moving every rank by one group (the next rail, or the next 8 nodes
   // after the last rail) maps each route onto a route of the same links' kinds. So the
-  // smallest shift is one group: 1 of 128 groups runs.
+  // smallest shift is one group: 1 of the 1024 groups (TP 8 x DP 128) runs.
   const SimulationRun run =
       run_simulation(job_source({"job.gpus=8192", "schedule.gpus=8", "attention.seq_len=64K"}));
   REQUIRE(run.job.has_value());
@@ -153,6 +154,34 @@ TEST_CASE("schedule.symmetry: off, a trace and op records run every group", "[jo
                   .job->symmetry.has_value());
   CHECK_FALSE(run_simulation(job_source(small), SimulateRequest{.no_symmetry = true})
                   .job->symmetry.has_value());
+}
+
+TEST_CASE("the symmetry search's routes are guarded before it runs", "[job][symmetry]") {
+  // pass-Q on CP 4: every rank sends to its 3 peers, so the search routes 3 pairs a rank, 768
+  // on 256 GPUs; the refusal is asked first with one group and those pairs, then with the
+  // groups found.
+  const Plan group = testing::plan_of("pass_q", testing::mha_shape(8192, false), 4);
+  const JobLayout layout(256, 8, 4, JobOrder::tp_cp_dp);
+  const Topology topology =
+      prepare_scenario(shipped_scenario("job-16k-ring.yaml"), {"job.gpus=256", "schedule.gpus=4"})
+          .topology;
+  const CalibrationProfile profile = testing::ideal_profile(1e15);
+  std::vector<std::pair<int, double>> asked;
+  JobOptions options;
+  options.refusal = [&asked](int groups, double pairs) {
+    asked.emplace_back(groups, pairs);
+    return std::string();
+  };
+  const JobRun run = simulate_job(group, layout, topology, profile, options);
+  REQUIRE(run.symmetry.has_value());
+  REQUIRE(asked.size() == 2);
+  CHECK(asked[0] == std::pair<int, double>{1, 768.0});
+  CHECK(asked[1] == std::pair<int, double>{run.symmetry->classes / 4, 768.0});
+  options.refusal = [](int, double) { return std::string("too big"); };
+  const JobRun refused = simulate_job(group, layout, topology, profile, options);
+  CHECK(refused.refusal == "too big");
+  CHECK_FALSE(refused.symmetry.has_value());  // refused before the search ran
+  CHECK(refused.plan.ranks == 0);
 }
 
 }  // namespace

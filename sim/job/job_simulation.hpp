@@ -36,9 +36,12 @@ struct JobOptions {
   // Whole groups as classes where a shift by whole groups is a symmetry (job_symmetry.hpp;
   // schedule.symmetry: off or --no-symmetry turn it off): the same result, to the picosecond.
   bool use_symmetry = true;
-  // Asked, once the groups to simulate are known (all, or the quotient's), whether the run
-  // fits the caller's limits: a non-empty answer is the refusal, and nothing is simulated.
-  std::function<std::string(int groups_simulated)> refusal;
+  bool record_route_busy = false;  // job.route_busy_ps (the tuner's busiest route)
+  // Asked whether the run fits the caller's limits, with the groups it simulates and the GPU
+  // pairs the symmetry search routes (every rank to each of its send peers): first before the
+  // search, with the fewest groups it may find (one; all without symmetry), then with the
+  // groups it found. A non-empty answer is the refusal, and nothing more is done.
+  std::function<std::string(int groups_simulated, double routed_pairs)> refusal;
 };
 
 struct JobRun {
@@ -52,8 +55,9 @@ struct JobRun {
   std::string refusal;    // JobOptions::refusal's answer; then nothing else is set
 };
 
-// job.route_busy_ps is kept (per GPU pair; under a symmetry the representatives' routes, each
-// the image of every other's: the tuner's busiest-route analysis needs no more).
+// With record_route_busy, job.route_busy_ps per GPU pair (under a symmetry the
+// representatives' routes, each the image of every other's: the tuner's busiest-route analysis
+// needs no more).
 JobRun simulate_job(const Plan& group_plan, const JobLayout& layout, const Topology& topology,
                     const CalibrationProfile& profile, const JobOptions& options = {});
 

@@ -125,7 +125,8 @@ PlanRefusal plan_resources_refusal(const Scenario& scenario) {
   return job_resources_refusal(scenario, symmetry_switched_off(scenario) ? groups : 1);
 }
 
-PlanRefusal job_resources_refusal(const Scenario& scenario, int groups_simulated) {
+PlanRefusal job_resources_refusal(const Scenario& scenario, int groups_simulated,
+                                  double routed_pairs) {
   const std::optional<JobSpec>& job = scenario.job;
   if (!job || job->gpus % scenario.schedule.gpus != 0) return {};
   // The job plan holds the simulated groups' plans (sim/job/job_plan.hpp): the group's estimate
@@ -135,7 +136,8 @@ PlanRefusal job_resources_refusal(const Scenario& scenario, int groups_simulated
   const PlanEstimate group = estimate_plan(scenario.attention, scenario.schedule);
   const double ops = group.ops * simulated;
   const double memory_bytes = kSimBaseBytes + (group.memory_bytes - kSimBaseBytes) * simulated +
-                              kJobBytesPerGpu * static_cast<double>(job->gpus);
+                              kJobBytesPerGpu * static_cast<double>(job->gpus) +
+                              kSearchBytesPerPair * routed_pairs;
   const double max_memory = scenario.limits.max_memory_bytes > 0 ? scenario.limits.max_memory_bytes
                                                                  : default_max_memory_bytes();
   const double max_ops = scenario.limits.max_ops;

@@ -63,9 +63,11 @@ std::string to_string(const PlanRefusal& refusal);
 // whole groups runs (job_symmetry.hpp); simulate_job then asks job_resources_refusal for the
 // groups its search found.
 PlanRefusal plan_resources_refusal(const Scenario& scenario);
-// A job (scenario.job) simulating `groups_simulated` of its CP groups, with its topology:
-// refused at job.gpus, or empty (also without a job).
-PlanRefusal job_resources_refusal(const Scenario& scenario, int groups_simulated);
+// A job (scenario.job) simulating `groups_simulated` of its CP groups, with its topology and
+// the `routed_pairs` GPU pairs its symmetry search routes (kSearchBytesPerPair each): refused
+// at job.gpus, or empty (also without a job).
+PlanRefusal job_resources_refusal(const Scenario& scenario, int groups_simulated,
+                                  double routed_pairs = 0.0);
 // InputError at the refusal's key when there is one.
 void check_plan_resources(const Scenario& scenario);
 // For a verb that builds the whole plan of every rank (plan, validate, simulate's --trace,

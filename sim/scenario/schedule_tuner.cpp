@@ -159,8 +159,9 @@ CandidateResult evaluate_candidate(const PreparedScenario& p, const ScheduleCand
       options.use_symmetry = !symmetry_switched_off(p.scenario);
       Scenario candidate = p.scenario;
       candidate.schedule = c.spec;
-      options.refusal = [&candidate](int groups) {
-        return job_resources_refusal(candidate, groups).message;
+      options.record_route_busy = true;  // bound_of finds the busiest route from them
+      options.refusal = [&candidate](int groups, double routed_pairs) {
+        return job_resources_refusal(candidate, groups, routed_pairs).message;
       };
       const JobRun job = simulate_job(plan, *p.job_layout, p.topology, p.profile, options);
       if (!job.refusal.empty()) {

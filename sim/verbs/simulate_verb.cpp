@@ -103,8 +103,8 @@ void simulate_prepared(SimulationRun& run, const SimulateRequest& request) {
     options.record_ops = request.trace || request.records || request.per_op;
     // Whole groups as classes unless switched off or every rank's ops are asked for.
     options.use_symmetry = !symmetry_switched_off(p.scenario) && !every_rank;
-    options.refusal = [&p](int groups) {
-      return job_resources_refusal(p.scenario, groups).message;
+    options.refusal = [&p](int groups, double routed_pairs) {
+      return job_resources_refusal(p.scenario, groups, routed_pairs).message;
     };
     run.job = simulate_job(plan, *p.job_layout, p.topology, p.profile, options);
     if (!run.job->refusal.empty()) throw p.scenario.error_at("job.gpus", run.job->refusal);
@@ -112,9 +112,6 @@ void simulate_prepared(SimulationRun& run, const SimulateRequest& request) {
   } else {
     SimulationOptions options;
     options.record_link_samples = request.trace;
-    // --per-op's op_times and a sweep's records read every rank's op times (until December
-    // 2026 a job kept them only for a trace, and --per-op printed an empty op_times).
-    options.record_ops = request.trace || request.records || request.per_op;
     options.record_ops = options.record_transfers =
         request.trace || request.records || request.per_op;
     run.result = simulate(plan, p.topology, p.profile, options);
