@@ -14,13 +14,12 @@ JobRun simulate_job(const Plan& group_plan, const JobLayout& layout, const Topol
   JobRun run;
   run.job_ops = group_plan.op_count() * static_cast<std::size_t>(layout.cp_groups());
   const bool search = options.use_symmetry && !options.record_link_samples && !options.record_ops;
+  const RankPeers group_peers = search ? group_send_peers(group_plan) : RankPeers{};
   double routed_pairs = 0.0;
-  if (search) {
-    for (const std::vector<int>& peers : group_send_peers(group_plan)) {
-      routed_pairs += static_cast<double>(peers.size());
-    }
-    routed_pairs *= static_cast<double>(layout.cp_groups());
+  for (const std::vector<int>& peers : group_peers) {
+    routed_pairs += static_cast<double>(peers.size());
   }
+  routed_pairs *= static_cast<double>(layout.cp_groups());
   // The search itself routes every rank's peers: asked before it runs (a pass-Q job routes
   // N (P - 1) pairs), with the one group any quotient simulates.
   if (options.refusal) {
@@ -28,7 +27,8 @@ JobRun simulate_job(const Plan& group_plan, const JobLayout& layout, const Topol
     if (!run.refusal.empty()) return run;
   }
   if (search) {
-    RankShiftSymmetry symmetry = find_job_symmetry(group_plan, layout, topology, profile);
+    RankShiftSymmetry symmetry =
+        find_job_symmetry(group_plan, group_peers, layout, topology, profile);
     if (symmetry.exact()) run.symmetry = std::move(symmetry);
   }
   if (options.refusal && search) {

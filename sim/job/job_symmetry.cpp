@@ -22,10 +22,10 @@ RankPeers group_send_peers(const Plan& group_plan) {
   return peers;
 }
 
-RankShiftSymmetry find_job_symmetry(const Plan& group_plan, const JobLayout& layout,
-                                    const Topology& topology, const CalibrationProfile& profile) {
+RankShiftSymmetry find_job_symmetry(const Plan& group_plan, const RankPeers& group_peers,
+                                    const JobLayout& layout, const Topology& topology,
+                                    const CalibrationProfile& profile) {
   const int group_ranks = group_plan.ranks;
-  const RankPeers group_peers = group_send_peers(group_plan);
   ShiftSearch search;
   search.placement = job_placement(group_plan, layout);
   search.peers.reserve(search.placement.size());

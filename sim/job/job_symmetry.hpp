@@ -29,7 +29,9 @@ namespace tilesim {
 // The ranks each rank of the group plan sends to, ascending (the shift search's peer order).
 RankPeers group_send_peers(const Plan& group_plan);
 
-RankShiftSymmetry find_job_symmetry(const Plan& group_plan, const JobLayout& layout,
-                                    const Topology& topology, const CalibrationProfile& profile);
+// group_peers: group_send_peers(group_plan).
+RankShiftSymmetry find_job_symmetry(const Plan& group_plan, const RankPeers& group_peers,
+                                    const JobLayout& layout, const Topology& topology,
+                                    const CalibrationProfile& profile);
 
 }  // namespace tilesim

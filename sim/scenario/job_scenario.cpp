@@ -2,7 +2,19 @@
 
 #include <fmt/format.h>
 
+#include "sim/scenario/prepared_scenario.hpp"
+#include "sim/scenario/symmetric_plan.hpp"
+
 namespace tilesim {
+
+JobOptions job_options(const Scenario& scenario) {
+  JobOptions options;
+  options.use_symmetry = !symmetry_switched_off(scenario);
+  options.refusal = [scenario](int groups, double routed_pairs) {
+    return job_resources_refusal(scenario, groups, routed_pairs).message;
+  };
+  return options;
+}
 
 int gpus_wanted(const Scenario& scenario) {
   return scenario.job ? scenario.job->gpus : scenario.schedule.gpus;

@@ -11,6 +11,7 @@
 #include "sim/model/simulator.hpp"
 #include "sim/model/symmetric_simulation.hpp"
 #include "sim/scenario/candidate_run.hpp"
+#include "sim/scenario/job_scenario.hpp"
 #include "sim/scenario/lazy_plan.hpp"
 #include "sim/scenario/symmetric_plan.hpp"
 #include "sim/scenario/tune_search.hpp"
@@ -154,15 +155,11 @@ CandidateResult evaluate_candidate(const PreparedScenario& p, const ScheduleCand
       r.sim_wall_s = result.sim_wall_s;
     } else if (p.job_layout) {  // every candidate runs as the job's CP groups, all at once
       const Plan plan = make_plan(p.scenario.attention, c.spec);
-      JobOptions options;
-      options.top_links = 0;
-      options.use_symmetry = !symmetry_switched_off(p.scenario);
       Scenario candidate = p.scenario;
       candidate.schedule = c.spec;
+      JobOptions options = job_options(candidate);
+      options.top_links = 0;
       options.record_route_busy = true;  // bound_of finds the busiest route from them
-      options.refusal = [&candidate](int groups, double routed_pairs) {
-        return job_resources_refusal(candidate, groups, routed_pairs).message;
-      };
       const JobRun job = simulate_job(plan, *p.job_layout, p.topology, p.profile, options);
       if (!job.refusal.empty()) {
         r.reason = "job.gpus: " + job.refusal;

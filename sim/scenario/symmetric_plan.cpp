@@ -159,11 +159,9 @@ bool symmetry_is(const Scenario& scenario, std::string_view value) {
   return symmetry_mode(scenario) == value;
 }
 
-bool switched_off(const Scenario& scenario) { return symmetry_is(scenario, "off"); }
-
 }  // namespace
 
-bool symmetry_switched_off(const Scenario& scenario) { return switched_off(scenario); }
+bool symmetry_switched_off(const Scenario& scenario) { return symmetry_is(scenario, "off"); }
 
 namespace {
 
@@ -225,7 +223,7 @@ bool symmetry_applies(const Scenario& scenario) {
   // Forward, backward or both: every one of these generators has a backward whose peers are
   // its forward's (pass-Q has no backward).
   return schedule_shifts && !scenario.job && a.mask.kind == AttentionMaskKind::full &&
-         scenario.schedule.gpus >= 4 && !switched_off(scenario);
+         scenario.schedule.gpus >= 4 && !symmetry_switched_off(scenario);
 }
 
 bool searched_mesh_tiles_symmetric(const Scenario& scenario) {

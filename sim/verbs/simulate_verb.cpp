@@ -95,17 +95,14 @@ void simulate_prepared(SimulationRun& run, const SimulateRequest& request) {
   run.simulated_group_plan = build_plan_to_simulate(p.scenario, request.full_check);
   const Plan& plan = run.simulated_group_plan;
   if (p.job_layout) {
-    JobOptions options;
+    JobOptions options = job_options(p.scenario);
     options.top_links = kMostLoadedLinks;
     options.record_link_samples = request.trace;
     // --per-op's op_times and a sweep's records read every rank's op times (until December
     // 2026 a job kept them only for a trace, and --per-op printed an empty op_times).
     options.record_ops = request.trace || request.records || request.per_op;
-    // Whole groups as classes unless switched off or every rank's ops are asked for.
-    options.use_symmetry = !symmetry_switched_off(p.scenario) && !every_rank;
-    options.refusal = [&p](int groups, double routed_pairs) {
-      return job_resources_refusal(p.scenario, groups, routed_pairs).message;
-    };
+    // Every group where every rank's ops are asked for (--full-check too).
+    options.use_symmetry = options.use_symmetry && !every_rank;
     run.job = simulate_job(plan, *p.job_layout, p.topology, p.profile, options);
     if (!run.job->refusal.empty()) throw p.scenario.error_at("job.gpus", run.job->refusal);
     run.result = run.job->job;
