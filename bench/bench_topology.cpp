@@ -44,6 +44,27 @@ void BM_RingRoutes4096(benchmark::State& state) {
 }
 BENCHMARK(BM_RingRoutes4096)->Unit(benchmark::kMillisecond);
 
+// Routes between GPUs a pod apart on the 65536-GPU cluster (64 pods): the peers of a CP group
+// placed across data-parallel replicas (job.order: tp-dp-cp), each route through a spine and a
+// core on both sides, 1024 tied cores. 4096 pairs g -> g + 1024 with a fresh Router per iteration.
+void BM_CrossPodRoutes65536(benchmark::State& state) {
+  constexpr int kClusterGpus = 65536;
+  constexpr int kPairs = 4096;
+  const Topology topology = load_topology(cluster_file(), kClusterGpus);
+  for (auto _ : state) {
+    Router router(topology);
+    std::size_t hops = 0;
+    for (int i = 0; i < kPairs; ++i) {
+      const int g = i * 16;
+      hops += router.route(g, (g + 1024) % kClusterGpus).links.size();
+    }
+    benchmark::DoNotOptimize(hops);
+  }
+  state.counters["s_per_route"] = benchmark::Counter(
+      kPairs, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_CrossPodRoutes65536)->Unit(benchmark::kMillisecond);
+
 // summarize(): counts, injection bandwidths and the push-relabel bisection.
 void BM_Summarize4096(benchmark::State& state) {
   const Topology topology = load_topology(cluster_file(), kGpus);

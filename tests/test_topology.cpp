@@ -221,13 +221,24 @@ std::vector<LinkId> reference_route(const Topology& t, VertexId src, VertexId ds
 }
 }  // namespace
 
+namespace {
+struct RandomGraphShape {
+  int trials, gpus, switches, extra_links;
+  unsigned latencies;  // link latencies 0 .. latencies - 1 ps
+};
+}  // namespace
+
 TEST_CASE("topology: router matches a plain reference on random graphs with many ties",
           "[topology][router]") {
+  // Small graphs with latencies 0-2 ps tie almost everywhere; the larger ones give the walk's
+  // on-path check (Router::within) longer detours to refute, through zero-latency cycles.
+  const auto shape =
+      GENERATE(RandomGraphShape{80, 6, 10, 14, 3}, RandomGraphShape{30, 12, 48, 90, 4});
   std::mt19937 rng(12345);
-  for (int trial = 0; trial < 80; ++trial) {
+  for (int trial = 0; trial < shape.trials; ++trial) {
     Topology t;
-    const int gpus = 6;
-    const int switches = 10;
+    const int gpus = shape.gpus;
+    const int switches = shape.switches;
     // GPU i is on node i; odd trials make switches 7, 3, 5 (out of id order) a spread group
     // and every fourth trial also 8, 2 with stride 2.
     for (int i = 0; i < gpus; ++i) t.add_device({"g" + std::to_string(i), DeviceKind::gpu, i, -1});
@@ -243,13 +254,15 @@ TEST_CASE("topology: router matches a plain reference on random graphs with many
     // A spanning chain keeps it connected; extra random links make ties.
     for (int v = 1; v < vertices; ++v) {
       const auto u = static_cast<VertexId>(rng() % static_cast<unsigned>(v));
-      t.connect(u, static_cast<VertexId>(v), 1e9, static_cast<Picoseconds>(rng() % 3),
+      t.connect(u, static_cast<VertexId>(v), 1e9, static_cast<Picoseconds>(rng() % shape.latencies),
                 LinkClass::pcie);
     }
-    for (int extra = 0; extra < 14; ++extra) {
+    for (int extra = 0; extra < shape.extra_links; ++extra) {
       const auto a = static_cast<VertexId>(rng() % static_cast<unsigned>(vertices));
       const auto b = static_cast<VertexId>(rng() % static_cast<unsigned>(vertices));
-      if (a != b) t.connect(a, b, 1e9, static_cast<Picoseconds>(rng() % 3), LinkClass::pcie);
+      if (a != b) {
+        t.connect(a, b, 1e9, static_cast<Picoseconds>(rng() % shape.latencies), LinkClass::pcie);
+      }
     }
     Router router(t);
     for (int s = 0; s < gpus; ++s) {

@@ -82,6 +82,8 @@ Router::Router(const Topology& topology) : topology_(&topology) {
     s->seen.assign(vertices, 0);
     s->settled.assign(vertices, 0);
   }
+  decided_.assign(vertices, 0);
+  on_path_.assign(vertices, 0);
   searches_to_.assign(static_cast<std::size_t>(topology.gpu_count()), 0);
 }
 
@@ -134,27 +136,73 @@ Router::Key Router::shortest() {
   return best;
 }
 
-// Continues the backward search until src is settled, never settling a vertex
-// v with lower_bound(src -> v) + cost(v -> dst) > cheapest: such a vertex is on
-// no cheapest path, and every vertex that is keeps its exact cost-to-dst.
-void Router::settle_source(std::uint32_t src, Key cheapest) {
-  const Key frontier = top_cost(forward_.heap);  // lower bound for vertices not settled forward
-  auto lower_bound = [&](std::uint32_t v) {
-    return forward_.settled[v] == generation_ ? forward_.dist[v] : frontier;
-  };
-  Search& b = backward_;
-  while (b.settled[src] != generation_ && !b.heap.empty()) {
-    const auto [key, v] = pop_min(b.heap);
-    if (b.settled[v] == generation_ || key != b.dist[v]) continue;  // stale
-    if (lower_bound(v) >= kInfinity || lower_bound(v) + key > cheapest) continue;
-    b.settled[v] = generation_;
-    expand(b, /*forward=*/false, v, key, forward_);
+// Decides b(v) <= budget, b the cost from v to dst, where a path from src reaches v at cost
+// c = D - budget (D the cheapest cost), from what the bidirectional phase left. A settled
+// cost is exact, and so is a tentative one equal to its heap's smallest key (every unsettled
+// vertex costs at least that key: the first unsettled vertex of its cheapest path is seen at
+// its exact cost); any tentative cost is an upper bound. Since f(v) + b(v) >= D, b(v) <=
+// budget needs c = f(v), the cost from src: a vertex the forward search holds at exactly c,
+// for c below both heaps' key sum D - top_b <= top_f. Otherwise b(v) = min over out-links
+// (link + b(target)), recursively: every step raises c, so the recursion visits each
+// vertex of the forward search's ball once and remembers the answer.
+bool Router::within(std::uint32_t v, Key budget) {
+  if (budget < 0) return false;
+  const Search& b = backward_;
+  if (b.seen[v] == generation_) {
+    if (b.settled[v] == generation_ || b.dist[v] <= backward_top_) return b.dist[v] <= budget;
+    if (b.dist[v] <= budget) return true;  // a path of that cost exists
   }
+  if (budget < backward_top_) return false;
+  if (forward_.seen[v] != generation_ || forward_.dist[v] != cheapest_ - budget) return false;
+  if (decided_[v] == generation_) return on_path_[v] != 0;
+  bool held = false;
+  for (std::uint32_t i = out_begin_[v]; i < out_begin_[v + 1] && !held; ++i) {
+    const std::uint32_t l = out_links_[i];
+    held = within(link_target_[l], budget - link_key_[l]);
+  }
+  decided_[v] = generation_;
+  on_path_[v] = held ? 1 : 0;
+  return held;
 }
 
-// The walk below reads only vertices on a cheapest path to dst (b.dist[v] + link == b.dist[u]
-// with u on one), whose costs the pruned search settles exactly too, so a walk over the whole
-// backward search takes the same links as route()'s.
+// From u at cost `remaining` = b(u) from dst, the out-link on the route: the far end v with
+// b(v) = remaining - link (a cheapest path continues through it; b(v) is never less) that
+// comes first in order(), the smallest link id among parallel ones, as next_link() chooses.
+std::uint32_t Router::next_link_within(std::uint32_t u, Key remaining, Destination to) {
+  std::uint32_t best_link = kNoLink;
+  std::uint32_t best_order = 0;
+  for (std::uint32_t i = out_begin_[u]; i < out_begin_[u + 1]; ++i) {
+    const std::uint32_t l = out_links_[i];
+    const std::uint32_t v = link_target_[l];
+    const std::uint32_t rank = order(v, to);
+    if (best_link != kNoLink && rank >= best_order) continue;  // cannot come first
+    if (within(v, remaining - link_key_[l])) {
+      best_order = rank;
+      best_link = l;
+    }
+  }
+  return best_link;
+}
+
+Route Router::walk_within(std::uint32_t src, std::uint32_t dst, Key cheapest, Destination to) {
+  backward_top_ = top_cost(backward_.heap);
+  cheapest_ = cheapest;
+  Route route;
+  route.latency_ps = cheapest >> kHopBits;
+  route.links.reserve(static_cast<std::size_t>(cheapest & ((Key{1} << kHopBits) - 1)));
+  Key remaining = cheapest;
+  for (std::uint32_t u = src; u != dst;) {
+    const std::uint32_t l = next_link_within(u, remaining, to);
+    if (l == kNoLink) throw std::logic_error("Router: inconsistent search state");
+    route.links.push_back(static_cast<LinkId>(l));
+    remaining -= link_key_[l];
+    u = link_target_[l];
+  }
+  return route;
+}
+
+// build_tree's walk reads the whole backward search: every cost exact, the same choices as
+// next_link_within's.
 void Router::settle_all() {
   Search& b = backward_;
   while (!b.heap.empty()) {
@@ -200,21 +248,6 @@ std::uint32_t Router::next_link(std::uint32_t u, Destination to) const {
     }
   }
   return best_link;
-}
-
-Route Router::walk(std::uint32_t src, std::uint32_t dst, Destination to) const {
-  const Search& b = backward_;
-  Route route;
-  route.latency_ps = b.dist[src] >> kHopBits;
-  route.links.reserve(static_cast<std::size_t>(b.dist[src] & ((Key{1} << kHopBits) - 1)));
-  std::uint32_t u = src;
-  while (u != dst) {
-    const std::uint32_t l = next_link(u, to);
-    if (l == kNoLink) throw std::logic_error("Router: inconsistent search state");
-    route.links.push_back(static_cast<LinkId>(l));
-    u = link_target_[l];
-  }
-  return route;
 }
 
 std::vector<std::uint32_t> Router::build_tree(std::uint32_t dst) {
@@ -273,8 +306,7 @@ const Route& Router::route(int src_gpu, int dst_gpu) {
     throw std::runtime_error("Router: no path from GPU " + std::to_string(src_gpu) + " to GPU " +
                              std::to_string(dst_gpu));
   }
-  settle_source(src, cheapest);
-  return cache_.emplace(key, walk(src, dst, destination_of(dst))).first->second;
+  return cache_.emplace(key, walk_within(src, dst, cheapest, destination_of(dst))).first->second;
 }
 
 void Router::next_generation() {
@@ -283,6 +315,7 @@ void Router::next_generation() {
       std::fill(s->seen.begin(), s->seen.end(), 0);
       std::fill(s->settled.begin(), s->settled.end(), 0);
     }
+    std::fill(decided_.begin(), decided_.end(), 0);
     generation_ = 1;
   }
 }

@@ -133,20 +133,20 @@ class Topology {
 // vertex id. A route depends only on (src, dst) and the topology, never on the
 // order of queries.
 //
-// Algorithm: a bidirectional Dijkstra finds the cheapest cost D; the backward
-// search (cost-to-destination) then continues until the source is settled,
-// skipping every vertex that provably lies on no path of cost D (forward lower
-// bound + cost-to-destination > D). A forward walk from the source then always
-// takes the next vertex that comes first in the order above (then the smallest
-// link id) among those still on a cheapest path, which is exactly the
-// first-difference tie-break. Both searches stay near the two GPUs, so a query
-// costs far less than a full Dijkstra. That choice of next link depends only on the
-// vertex and the destination, so the routes to one destination form a tree: on the
-// kTreeAfterSearches-th uncached query to one destination (an all-to-all asks P - 1),
-// the router settles the whole graph from it once and keeps each vertex's next link
-// (4 bytes a vertex, at most kMaxTreeBytes in all); later routes to it are walks of
-// that tree. Routes never depend on which path answered. The topology must outlive
-// the router and not change while it is in use.
+// Algorithm: a bidirectional Dijkstra finds the cheapest cost D. A forward walk from
+// the source then always takes the next vertex that comes first in the order above
+// (then the smallest link id) among those still on a cheapest path, which is exactly
+// the first-difference tie-break. Whether a vertex is on one (its cost to the
+// destination equals what is left of D) is decided from the backward search's exact and
+// lower-bound costs, with a memoised depth-first check where those do not decide it,
+// which stays within the forward search's radius. Both searches stay near the two GPUs,
+// so a query costs far less than a full Dijkstra; across pods, where 1024 cores tie,
+// the walk reads the few of them it passes instead of settling them all. That choice of next link
+// depends only on the vertex and the destination, so the routes to one destination form a tree: on
+// the kTreeAfterSearches-th uncached query to one destination (an all-to-all asks P - 1), the
+// router settles the whole graph from it once and keeps each vertex's next link (4 bytes a vertex,
+// at most kMaxTreeBytes in all); later routes to it are walks of that tree. Routes never depend on
+// which path answered. The topology must outlive the router and not change while it is in use.
 class Router {
  public:
   explicit Router(const Topology& topology);
@@ -185,8 +185,7 @@ class Router {
   // forward search, in-links for the backward one. Returns the cheapest full
   // path cost through a vertex that `other` has reached, or kInfinity.
   Key expand(Search& self, bool forward, std::uint32_t v, Key key, const Search& other);
-  Key shortest();  // bidirectional phase from the reset searches
-  void settle_source(std::uint32_t src, Key cheapest);  // pruned backward phase
+  Key shortest();     // bidirectional phase from the reset searches
   void settle_all();  // the backward search from its reset state to every reachable vertex
   void next_generation();
   // What the spread groups' rotation reads of a destination GPU (Topology::SpreadGroup).
@@ -201,7 +200,12 @@ class Router {
   // out-links on a cheapest path (by backward_'s settled costs) the one whose far end
   // comes first in order(), the smallest link id among parallel ones.
   std::uint32_t next_link(std::uint32_t u, Destination to) const;
-  Route walk(std::uint32_t src, std::uint32_t dst, Destination to) const;
+  // Whether the cost from v to the destination is at most `budget` when v is reached at
+  // cost cheapest_ - budget, from the searches the bidirectional phase left.
+  bool within(std::uint32_t v, Key budget);
+  std::uint32_t next_link_within(std::uint32_t u, Key remaining, Destination to);
+  // The route from src at the cheapest cost, choosing as next_link() would.
+  Route walk_within(std::uint32_t src, std::uint32_t dst, Key cheapest, Destination to);
   // next_link of every vertex towards dst (kNoLink for dst and unreachable vertices), from
   // one backward search of the whole graph.
   std::vector<std::uint32_t> build_tree(std::uint32_t dst);
@@ -224,6 +228,12 @@ class Router {
   std::vector<VertexGroup> vertex_group_;              // per vertex
   std::vector<std::vector<std::uint32_t>> group_ids_;  // per group: member ids, ascending
   Search forward_, backward_;                          // scratch, reused (stamps avoid clearing)
+  Key backward_top_ = 0;  // the backward heap's smallest key when the walk starts
+  Key cheapest_ = 0;      // D of the route being walked
+  // within()'s answer per vertex, valid where decided_ is generation_ (one per query: a
+  // vertex is asked at the one cost from src that can hold).
+  std::vector<std::uint32_t> decided_;
+  std::vector<std::uint8_t> on_path_;
   std::uint32_t generation_ = 0;
   std::unordered_map<std::uint64_t, Route> cache_;             // key: src_gpu << 32 | dst_gpu
   std::vector<std::uint32_t> searches_to_;                     // per destination GPU
