@@ -40,3 +40,7 @@ tilesim_test(test_job_symmetry SOURCES test_job_symmetry.cpp symmetry_fixture.cp
 # --per-op of a job: every rank's op times, every group simulated (rank 31 is group 15's second).
 tilesim_cli_test(job_per_op 0 "\"op_times\": \\[.*\"rank\": 31,.*\"job_gpus\": 32"
                  simulate ${job} --per-op --json --no-wall-clock)
+# --full-check validates the group plan; the job still runs one group for the 16 (the same
+# --max-ops limit that refuses every group passes).
+tilesim_cli_test(job_full_check 0 "job symmetry +1 of the 16 groups simulated.*job slowdown +1\\.0000x"
+                 simulate ${job} --full-check --max-ops 100)

@@ -101,8 +101,9 @@ void simulate_prepared(SimulationRun& run, const SimulateRequest& request) {
     // --per-op's op_times and a sweep's records read every rank's op times (until December
     // 2026 a job kept them only for a trace, and --per-op printed an empty op_times).
     options.record_ops = request.trace || request.records || request.per_op;
-    // Every group where every rank's ops are asked for (--full-check too).
-    options.use_symmetry = options.use_symmetry && !every_rank;
+    // Every group where every rank's op times are asked for; --full-check asks only that the
+    // group plan pass the validator, which build_plan_to_simulate has run above.
+    options.use_symmetry = options.use_symmetry && !options.record_ops;
     run.job = simulate_job(plan, *p.job_layout, p.topology, p.profile, options);
     if (!run.job->refusal.empty()) throw p.scenario.error_at("job.gpus", run.job->refusal);
     run.result = run.job->job;
