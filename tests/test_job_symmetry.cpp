@@ -5,6 +5,8 @@
 // link loads over every transfer; the two result JSONs must be byte-identical but for the
 // "symmetry" key that only the quotient writes.
 #include <catch2/catch.hpp>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,6 +18,7 @@
 #include "tests/schedule_fixtures.hpp"
 #include "tests/sim_fixtures.hpp"
 #include "tests/symmetry_fixture.hpp"
+#include "tests/test_topology_helpers.hpp"
 
 namespace tilesim {
 namespace {
@@ -182,6 +185,41 @@ TEST_CASE("the symmetry search's routes are guarded before it runs", "[job][symm
   CHECK(refused.refusal == "too big");
   CHECK_FALSE(refused.symmetry.has_value());  // refused before the search ran
   CHECK(refused.plan.ranks == 0);
+}
+
+TEST_CASE("groups whose ranks share a node's compute cores run together, byte for byte",
+          "[job][symmetry]") {
+  // h100.calib.yaml with `compute.cores: 4`: the 8 ranks on one node share 4 compute units, so
+  // a node's computes slow each other. In tp-cp-dp a node holds rank c of the 8 groups t =
+  // 0..7 of one d (g = t + 8 d), so no shift by fewer than 8 groups keeps every node's
+  // computes inside the simulated ranks (find_rank_shift_symmetry's nodes-closed condition):
+  // the quotient is those 8 groups, 8 x 8 = 64 ranks for the 16 groups of 128 GPUs, each
+  // flow with 2 copies, and it must still give every group's result JSON.
+  std::ifstream in(std::string(TILESIM_SOURCE_DIR) + "/topologies/h100.calib.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string calibration = text.str();
+  const std::string compute = "\ncompute:\n";
+  REQUIRE(calibration.find(compute) != std::string::npos);
+  calibration.replace(calibration.find(compute), compute.size(), compute + "  cores: 4\n");
+  const std::vector<std::string> shared = {"job.gpus=128", "schedule.gpus=8",
+                                           "attention.seq_len=64K",
+                                           "calibration=" + test::write_temp_yaml(calibration)};
+  const SimulationRun quotient = run_simulation(job_source(shared));
+  std::vector<std::string> off = shared;
+  off.push_back("schedule.symmetry=off");
+  const SimulationRun full = run_simulation(job_source(off));
+  REQUIRE(quotient.prepared.profile.compute_cores == 4.0);
+  REQUIRE(quotient.job->symmetry.has_value());
+  CHECK(quotient.job->symmetry->classes == 64);
+  CHECK(quotient.job->symmetry->copies() == 2);
+  CHECK(quotient.result.makespan_ps == full.result.makespan_ps);
+  CHECK(without_symmetry_key(simulation_document(quotient, false)) ==
+        without_symmetry_key(simulation_document(full, false)));
+  // The cores bind: the same job with one unit per rank runs faster.
+  std::vector<std::string> own = shared;
+  own.back() = calibration_h100();
+  CHECK(run_simulation(job_source(own)).result.makespan_ps < quotient.result.makespan_ps);
 }
 
 }  // namespace
