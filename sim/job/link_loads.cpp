@@ -68,6 +68,8 @@ LinkLoads most_loaded_links(const Plan& plan, const SimulationResult& result,
           symmetry != nullptr
               ? static_cast<double>(symmetry->copies() / symmetry->link_orbit_size[at])
               : 1.0;
+      // Equal to the every-group run's sum of `copies` additions bit for bit while transfer
+      // sizes are whole bytes (every dtype is) and the sums stay below 2^53 (9 PB a link).
       bytes[static_cast<std::size_t>(link)] += t.bytes * copies;
       uses.push_back({link, group, l, copies, t.posted_ps, t.end_ps});
     }
