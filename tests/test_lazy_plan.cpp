@@ -1,6 +1,6 @@
 // Every rank's program generated as it runs (sim/scenario/lazy_plan.hpp: the ring family's,
-// forward and backward, and USP's forward) against the whole plan of make_plan, for the masks
-// no shift symmetry covers and the full mask:
+// USP's and the double ring's, forward and backward) against the whole plan of make_plan, for the
+// masks no shift symmetry covers and the full mask:
 //   - the same ops: whole_plan_digest() equals plan_digest of the whole plan, and so do the op
 //     and object counts, for every mask, correction form and schedule it generates;
 //   - the same simulation: byte-identical result JSON (plan_digest included) of
@@ -84,6 +84,20 @@ std::vector<Case> cases() {
   all.push_back(usp(4, {"attention.causal=true", "attention.pass=backward"}));
   all.push_back(usp(2, {"attention.causal=false", "attention.pass=both"}));
   all.push_back(usp(4, {"attention.causal=true", "attention.kv_heads=2", "attention.pass=both"}));
+  // The double ring (inner rings of a node, 8 GPUs, or of 4 across 2 nodes at 8 GPUs) under
+  // every mask, both passes under the causal mask and a window, the backward alone.
+  const auto inner4 = [](std::vector<std::string> mask) {
+    mask.push_back("schedule.inner=4");
+    return mask;
+  };
+  for (const std::vector<std::string>& mask : {causal, window, documents, full}) {
+    all.push_back({"double_ring", mask});
+  }
+  all.push_back({"double_ring", inner4(causal)});
+  all.push_back(pass("double_ring", causal, "both"));
+  all.push_back(pass("double_ring", inner4(window), "both"));
+  all.push_back(pass("double_ring", documents, "both"));
+  all.push_back(pass("double_ring", causal, "backward"));
   return all;
 }
 
@@ -133,6 +147,8 @@ TEST_CASE("the lazy sources leave out what they do not generate") {
                          "attention.mask=sliding_window", "attention.window=4096"}));
   CHECK(generates({"schedule.kind=usp", "schedule.ulysses=4", "attention.pass=both"}));
   CHECK(generates({"schedule.kind=usp", "schedule.ulysses=4", "attention.pass=backward"}));
+  CHECK(generates({"schedule.kind=double_ring", "attention.causal=true"}));
+  CHECK_FALSE(generates({"schedule.kind=double_ring", "schedule.inner=3"}));
   CHECK_FALSE(generates({"schedule.kind=mesh"}));
   CHECK_FALSE(generates({"schedule.kind=usp", "schedule.ulysses=4", "attention.causal=true",
                          "attention.mask=sliding_window", "attention.window=4096"}));
@@ -168,9 +184,11 @@ TEST_CASE("lazy simulation equals the whole plan's byte for byte") {
 TEST_CASE("simulate runs lazily beyond the full check's ranks, with the same result") {
   // 512 GPUs: 1.57M ops each way for zigzag, 0.9M for USP (u = 8), seconds in Release; the
   // sanitizer suites keep 8 only.
-  // Zigzag and the plain ring both: 3.1M ops, forward then backward; USP both: 2.6M.
+  // Zigzag and the plain ring both: 3.1M ops, forward then backward; USP both: 2.6M; the
+  // double ring (inner rings of 8) 1.6M.
   for (int gpus : tilesim::test::gpu_counts({8, 512}))
-    for (const std::string kind : {"zigzag", "usp", "zigzag-both", "ring-both", "usp-both"}) {
+    for (const std::string kind :
+         {"zigzag", "usp", "zigzag-both", "ring-both", "usp-both", "double_ring"}) {
       INFO(kind << " on " << gpus << " GPUs");
       ScenarioSource source;
       source.path = kScenario;

@@ -5,7 +5,9 @@
 
 #include "sim/scenario/prepared_scenario.hpp"
 #include "sim/scenario/symmetric_plan.hpp"
+#include "sim/schedules/double_ring_source.hpp"
 #include "sim/schedules/ring_classes_source.hpp"
+#include "sim/schedules/schedule_kinds.hpp"
 #include "sim/schedules/usp_classes_source.hpp"
 
 namespace tilesim {
@@ -32,11 +34,19 @@ int usp_degree(const Scenario& scenario) {
 
 }  // namespace
 
+// The double ring, any mask and pass, where its inner ring divides the GPUs (else make_plan
+// names schedule.inner).
+bool double_ring_generated(const Scenario& scenario) {
+  const ScheduleSpec& spec = scenario.schedule;
+  const int inner = double_ring_inner_size(spec);
+  return spec.kind == "double_ring" && inner >= 1 && spec.gpus % inner == 0;
+}
+
 bool lazy_generates(const Scenario& scenario) {
   const bool ring = lazy_ring_ownership(scenario).has_value();
   // USP's backward opens with the all-to-all of dO, which its first call waits for.
   const bool usp = usp_degree(scenario) > 0;
-  return (ring || usp) && scenario.schedule.gpus >= 2;
+  return (ring || usp || double_ring_generated(scenario)) && scenario.schedule.gpus >= 2;
 }
 
 bool lazy_runs(const Scenario& scenario) {
@@ -48,6 +58,10 @@ std::unique_ptr<ProgramSource> make_lazy_source(const Scenario& scenario) {
     throw std::invalid_argument("make_lazy_source: not a plan a lazy source generates");
   }
   const ScheduleSpec& spec = scenario.schedule;
+  if (double_ring_generated(scenario)) {
+    return std::make_unique<DoubleRingSource>(scenario.attention, spec.gpus,
+                                              double_ring_inner_size(spec), spec.correction);
+  }
   if (const int u = usp_degree(scenario); u > 0) {
     return std::make_unique<UspClassesSource>(
         UspClassesSpec{scenario.attention, spec.gpus, u, spec.gpus, spec.correction});

@@ -17,6 +17,8 @@
 //     under a window or documents its rings route keys by their readers, and the tracker's
 //     window no longer sees each op before its prerequisites finish); forward, backward or
 //     both (its backward opens with the all-to-all of dO, which its first call waits for);
+//   - the double ring under every mask, forward, backward or both (DoubleRingSource), where
+//     its inner ring divides the GPUs;
 // one CP group; not a run that needs every op (a trace, op records,
 // --full-check). The ops, object ids and plan_digest are the whole plan's, so the result JSON is
 // byte-identical (tests/test_lazy_plan.cpp). `simulate` takes this path beyond

@@ -65,8 +65,7 @@ ShiftSearch mesh_search(const Scenario& scenario, MeshTile tile) {
 
 // The double ring's inner ring size (schedule_kinds.cpp's default), 0 for another schedule.
 int double_ring_inner(const ScheduleSpec& spec) {
-  if (spec.kind != "double_ring") return 0;
-  return spec.inner_ring > 0 ? spec.inner_ring : std::gcd(spec.gpus, spec.gpus_per_node);
+  return spec.kind == "double_ring" ? double_ring_inner_size(spec) : 0;
 }
 
 // The double ring's peers: inner and outer successors (double_ring_schedule.hpp); its

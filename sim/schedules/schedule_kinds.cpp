@@ -42,6 +42,10 @@ int usp_ulysses_degree(const AttentionShape& shape, const ScheduleSpec& spec) {
   return 1;
 }
 
+int double_ring_inner_size(const ScheduleSpec& spec) {
+  return spec.inner_ring > 0 ? spec.inner_ring : std::gcd(spec.gpus, spec.gpus_per_node);
+}
+
 bool make_standard_plan(const AttentionShape& shape, const ScheduleSpec& spec, Plan& out) {
   const std::string& k = spec.kind;
   const int p = spec.gpus;
@@ -63,8 +67,7 @@ bool make_standard_plan(const AttentionShape& shape, const ScheduleSpec& spec, P
   } else if (k == "allgather_kv") {
     out = make_allgather_kv_plan(shape, p, by_work);
   } else if (k == "double_ring") {
-    out = make_double_ring_plan(
-        shape, p, spec.inner_ring > 0 ? spec.inner_ring : std::gcd(p, spec.gpus_per_node));
+    out = make_double_ring_plan(shape, p, double_ring_inner_size(spec));
   } else {
     return false;
   }

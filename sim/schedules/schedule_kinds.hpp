@@ -19,6 +19,9 @@ namespace tilesim {
 // returns false for other kinds.
 bool make_standard_plan(const AttentionShape& shape, const ScheduleSpec& spec, Plan& out);
 
+// The inner ring size double_ring uses for this spec (spec.kind aside).
+int double_ring_inner_size(const ScheduleSpec& spec);
+
 // The Ulysses degree usp uses for this spec.
 int usp_ulysses_degree(const AttentionShape& shape, const ScheduleSpec& spec);
 
