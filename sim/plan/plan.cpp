@@ -76,6 +76,7 @@ int RankProgram::add(Op op, std::span<const int> reads, std::span<const int> wri
 }
 
 void RankProgram::discard_before(int index) {
+  if (index <= first_index()) return;  // already gone (local() would wrap below first_)
   const std::size_t drop = std::min(local(index), ops_.size());
   if (drop == 0) return;
   // The pools are filled in op order, so the first kept op's ranges start them.

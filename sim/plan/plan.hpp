@@ -114,7 +114,8 @@ class RankProgram {
   const Op& op(int index) const { return ops_[local(index)]; }
   Op& mutable_op(int index) { return ops_[local(index)]; }
   int first_index() const { return static_cast<int>(first_); }
-  // Drops the ops before `index` (and their references), keeping later indices.
+  // Drops the ops before `index` (and their references), keeping later indices; an index at
+  // or before first_index() drops nothing.
   void discard_before(int index);
   // Inline: the tracker and validator call these for every op.
   std::span<const int> reads(int index) const {

@@ -34,12 +34,15 @@ int usp_degree(const Scenario& scenario) {
 
 }  // namespace
 
-// The double ring, any mask and pass, where its inner ring divides the GPUs (else make_plan
-// names schedule.inner).
 bool double_ring_generated(const Scenario& scenario) {
   const ScheduleSpec& spec = scenario.schedule;
+  const AttentionShape& shape = scenario.attention;
+  if (spec.kind != "double_ring") return false;
   const int inner = double_ring_inner_size(spec);
-  return spec.kind == "double_ring" && inner >= 1 && spec.gpus % inner == 0;
+  // lazy_plan.hpp: both passes under a window or documents run the whole plan.
+  const bool long_forward_tail =
+      shape.has_forward() && shape.has_backward() && shape.mask.may_leave_pairs_empty();
+  return inner >= 1 && spec.gpus % inner == 0 && !long_forward_tail;
 }
 
 bool lazy_generates(const Scenario& scenario) {

@@ -17,8 +17,8 @@
 //     under a window or documents its rings route keys by their readers, and the tracker's
 //     window no longer sees each op before its prerequisites finish); forward, backward or
 //     both (its backward opens with the all-to-all of dO, which its first call waits for);
-//   - the double ring under every mask, forward, backward or both (DoubleRingSource), where
-//     its inner ring divides the GPUs;
+//   - the double ring under every mask (DoubleRingSource), where its inner ring divides the
+//     GPUs; both passes only under the full and causal masks (double_ring_generated);
 // one CP group; not a run that needs every op (a trace, op records,
 // --full-check). The ops, object ids and plan_digest are the whole plan's, so the result JSON is
 // byte-identical (tests/test_lazy_plan.cpp). `simulate` takes this path beyond
@@ -34,6 +34,12 @@
 #include "sim/scenario/scenario.hpp"
 
 namespace tilesim {
+
+// The double ring's plan is one DoubleRingSource generates: its inner ring divides the GPUs,
+// and not both passes under a mask that leaves pairs empty (a rank may then relay KV for many
+// steps after its last forward call, which is all its backward's first call waits for: the
+// window would generate that call after its prerequisite finished).
+bool double_ring_generated(const Scenario& scenario);
 
 // The scenario's plan is one a lazy source generates (any size).
 bool lazy_generates(const Scenario& scenario);

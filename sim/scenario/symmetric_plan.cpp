@@ -10,6 +10,7 @@
 #include "sim/core/units.hpp"
 #include "sim/model/rank_roles.hpp"
 #include "sim/plan/output_correction.hpp"
+#include "sim/scenario/lazy_plan.hpp"
 #include "sim/scenario/resource_guard.hpp"
 #include "sim/schedules/allgather_kv_schedule.hpp"
 #include "sim/schedules/double_ring_schedule.hpp"
@@ -322,16 +323,23 @@ bool windowed_usp_quotient(const Scenario& scenario, int classes) {
          (!scenario.attention.has_backward() || classes == scenario.schedule.gpus);
 }
 
+// The double ring's lazy run (one class per rank, lazy_plan.hpp); its quotients are built whole.
+bool windowed_double_ring(const Scenario& scenario, int classes) {
+  return classes == scenario.schedule.gpus && double_ring_generated(scenario);
+}
+
 }  // namespace
 
 std::string windowed_plan_violation(const Scenario& scenario, int classes, bool at_least) {
   // The ring family's and USP's forward quotients run windowed (ring_classes_source.hpp,
   // usp_classes_source.hpp): a window of ops per class, u times the ring's for USP (a piece is
-  // about u ring steps: a step moves u head-split bundles); the others are held whole.
-  const double window = windowed_usp_quotient(scenario, classes)
-                            ? kWindowedOpsPerClass * usp_shift_degree(scenario)
-                        : windowed_ring_quotient(scenario, classes) ? kWindowedOpsPerClass
-                                                                    : 0.0;
+  // about u ring steps: a step moves u head-split bundles); the double ring's lazy run a ring's
+  // window per rank (double_ring_source.hpp); the others are held whole.
+  const double window =
+      windowed_usp_quotient(scenario, classes) ? kWindowedOpsPerClass * usp_shift_degree(scenario)
+      : windowed_ring_quotient(scenario, classes) || windowed_double_ring(scenario, classes)
+          ? kWindowedOpsPerClass
+          : 0.0;
   const PlanEstimate e =
       estimate_symmetric_plan(scenario.attention, scenario.schedule, std::max(1, classes), window);
   const ResourceLimits& limits = scenario.limits;

@@ -11,11 +11,7 @@
 namespace tilesim {
 namespace {
 
-bool mask_may_empty_pairs(const AttentionShape& shape) {
-  return shape.mask.may_leave_pairs_empty();
-}
-
-int at(const std::vector<int>& v, int i) { return v[static_cast<std::size_t>(i)]; }
+int object_at(const std::vector<int>& v, int i) { return v[static_cast<std::size_t>(i)]; }
 
 }  // namespace
 
@@ -24,7 +20,7 @@ KvReach kv_reach(const Plan& plan, int inner) {
   r.k = inner;
   r.n = plan.ranks / inner;
   const int ranks = plan.ranks;
-  r.whole = !mask_may_empty_pairs(plan.shape);
+  r.whole = !plan.shape.mask.may_leave_pairs_empty();
   r.inner_steps.assign(static_cast<std::size_t>(r.n), r.whole ? r.k : 1);
   r.outer_steps = r.whole ? r.n : 1;
   if (r.whole) return r;
@@ -55,7 +51,7 @@ KvReach kv_reach(const Plan& plan, int inner) {
 // Zigzag ownership balances a causal mask; under a window or documents contiguous chunks
 // let the KV stop after its farthest reader (a zigzag chunk is read on both sides).
 Plan double_ring_layout(const AttentionShape& shape, int ranks) {
-  const bool zigzag = shape.causal && !mask_may_empty_pairs(shape);
+  const bool zigzag = shape.causal && !shape.mask.may_leave_pairs_empty();
   Plan plan = make_chunked_plan("double_ring", shape, ranks,
                                 zigzag ? ChunkOwnership::zigzag : ChunkOwnership::contiguous);
   plan.tile_a = 1;
@@ -96,7 +92,7 @@ DoubleRingMember::DoubleRingMember(Plan& plan, CommGroups& groups, const Attenti
 void DoubleRingMember::emit_step() {
   const KvReach& reach = *reach_;
   const RingSeat& seat = seat_;
-  auto kv = [&](int chunk) { return at(objs_->kv, chunk); };
+  auto kv = [&](int chunk) { return object_at(objs_->kv, chunk); };
   const int p = seat.rank();
   const int o = o_, t = t_;
   const int m = seat.kv_node(o);
@@ -147,8 +143,8 @@ void DoubleRingMember::compute_forward(int cur, bool held) {
   const int p = seat_.rank();
   if (!held || plan_->unmasked_pairs(p, cur) <= 0) return;
   const AttentionObjects& objs = *objs_;
-  const int reads[] = {at(objs.q, p), at(objs.kv, cur)};
-  const int writes[] = {at(objs.o, p), at(objs.lse, p)};
+  const int reads[] = {object_at(objs.q, p), object_at(objs.kv, cur)};
+  const int writes[] = {object_at(objs.o, p), object_at(objs.lse, p)};
   build_.compute(p, p, cur, Pass::fwd, reads, writes);
 }
 
@@ -163,9 +159,9 @@ void DoubleRingMember::compute_backward(int o, int t, int cur, bool held) {
   const RingSeat& seat = seat_;
   const int p = seat.rank();
   if (held && plan_->unmasked_pairs(p, cur) > 0) {
-    const int reads[] = {at(objs.q, p), at(objs.kv, cur), at(objs.d_o, p), at(objs.o, p),
-                         at(objs.lse, p)};
-    const int writes[] = {at(objs.dq, p), at(objs.dkv, cur)};
+    const int reads[] = {object_at(objs.q, p), object_at(objs.kv, cur), object_at(objs.d_o, p),
+                         object_at(objs.o, p), object_at(objs.lse, p)};
+    const int writes[] = {object_at(objs.dq, p), object_at(objs.dkv, cur)};
     build_.compute(p, p, cur, Pass::bwd, reads, writes);
   }
   const int m = seat.kv_node(o);
@@ -175,21 +171,22 @@ void DoubleRingMember::compute_backward(int o, int t, int cur, bool held) {
     const int g = groups_->take(p);
     bool sent = false;
     if (held && t < reach.branch_of(cur, o)) {
-      build_.send(p, at(objs.dkv, cur), seat.inner_next, g);
+      build_.send(p, object_at(objs.dkv, cur), seat.inner_next, g);
       sent = true;
     } else if (held && t > 0 && t == reach.branch_of(cur, o)) {
-      build_.send(p, at(objs.dkv, cur), seat.node * seat.k + (seat.i - t + seat.k) % seat.k, g);
+      build_.send(p, object_at(objs.dkv, cur), seat.node * seat.k + (seat.i - t + seat.k) % seat.k,
+                  g);
       sent = true;
     }
     const int next = seat.chunk(m, t + 1);
     if (t + 1 < seat.k && reach.holds(next, o, t + 1)) {
-      build_.recv(p, at(objs.dkv, next), seat.inner_prev, g, last_dkv_free_);
+      build_.recv(p, object_at(objs.dkv, next), seat.inner_prev, g, last_dkv_free_);
     }
     if (t > 0 && reach.holds(slot, o, 0) && reach.branch_of(slot, o) == t) {
-      build_.recv(p, at(objs.dkv, slot), seat.node * seat.k + (seat.i + t) % seat.k, g,
+      build_.recv(p, object_at(objs.dkv, slot), seat.node * seat.k + (seat.i + t) % seat.k, g,
                   last_dkv_free_);
     }
-    if (sent) last_dkv_free_ = {build_.free(p, at(objs.dkv, cur))};
+    if (sent) last_dkv_free_ = {build_.free(p, object_at(objs.dkv, cur))};
   }
   if (t + 1 == steps && reach.outer_steps > 1) {
     const int spine = reach.spine_of(slot);
@@ -197,20 +194,20 @@ void DoubleRingMember::compute_backward(int o, int t, int cur, bool held) {
     const int g = groups_->take(p);
     bool sent = false;
     if (spine > o) {
-      build_.send(p, at(objs.dkv, slot), seat.outer_next, g);
+      build_.send(p, object_at(objs.dkv, slot), seat.outer_next, g);
       sent = true;
     } else if (spine == o && o > 0) {
-      build_.send(p, at(objs.dkv, slot), m * seat.k + seat.i, g);
+      build_.send(p, object_at(objs.dkv, slot), m * seat.k + seat.i, g);
       sent = true;
     }
     if (o + 1 < reach.outer_steps && reach.holds(next_slot, o + 1, 0)) {
-      build_.recv(p, at(objs.dkv, next_slot), seat.outer_prev, g, last_dkv_free_);
+      build_.recv(p, object_at(objs.dkv, next_slot), seat.outer_prev, g, last_dkv_free_);
     }
     if (o > 0 && reach.spine_of(p) == o) {
-      build_.recv(p, at(objs.dkv, p), ((seat.node + o) % seat.n) * seat.k + seat.i, g,
+      build_.recv(p, object_at(objs.dkv, p), ((seat.node + o) % seat.n) * seat.k + seat.i, g,
                   last_dkv_free_);
     }
-    if (sent) last_dkv_free_ = {build_.free(p, at(objs.dkv, slot))};
+    if (sent) last_dkv_free_ = {build_.free(p, object_at(objs.dkv, slot))};
   }
 }
 
