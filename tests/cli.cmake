@@ -51,6 +51,18 @@ tilesim_cli_test(tune_json_without_wall_clock 0 "\"sim_wall_s\": 0\\.0[^0-9]"
                  tune scenarios/ring-256k.yaml --json --no-wall-clock --set schedule.gpus=4)
 tilesim_cli_test(compare_nothing_runs 2 "--schedules.*every one was left out.*mesh:3x5"
                  compare scenarios/ring-256k.yaml --schedules mesh:3x5)
+# Every candidate over the budget: nothing to rank is an input error, as compare's.
+tilesim_cli_test(tune_nothing_runs 2
+                 "ring-256k\\.yaml:7: key 'schedule': at least one candidate that can run here; every one was left out:.*ring: schedule\\.memory_budget"
+                 tune scenarios/ring-256k.yaml --memory-budget 1GiB)
+# Candidates simulated but not among the --top fastest are listed, not dropped.
+tilesim_cli_test(tune_outside_top 0 "simulated, not among the 1 fastest:"
+                 tune scenarios/ring-256k.yaml --set schedule.gpus=8 --top 1 --exhaustive)
+# A GPU count the sequence does not divide into: the scenario's input error (the ring's
+# reference of the "vs ring" column threw it as an internal error), for compare and report.
+tilesim_cli_test(compare_indivisible 2
+                 "ring-256k\\.yaml:5: key 'attention\\.seq_len': seq_len 262144 is not divisible into 48"
+                 compare scenarios/ring-256k.yaml --set schedule.gpus=48 --schedules ring)
 tilesim_cli_test(topo_more_gpus_than_it_has 2 "dgx-h100\\.yaml: key '--gpus': at most 8 GPUs"
                  topo topologies/dgx-h100.yaml --gpus 16)
 tilesim_cli_test(trace_into_missing_directory 2 "--trace: directory /nonexistent-dir does not exist"

@@ -61,7 +61,7 @@ struct CandidateResult {
   // makespan_floor_s) or not at all (the search's cut floor, shape_cut_floor_s, is
   // makespan_floor_s): no figures (ok = false), only that proven lower bound on the makespan.
   // The search keeps a candidate cut off only once it is known not to be among the fastest it
-  // prints, as the exhaustive search simulates and does not print it, so nothing lists it.
+  // prints (tune lists it with that bound under outside_top, tune_verb.hpp).
   bool cut_off = false;
   double makespan_floor_s = -1.0;
 };

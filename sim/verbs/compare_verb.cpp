@@ -55,7 +55,14 @@ nlohmann::ordered_json compare_document(const ScenarioSource& source, const std:
                                         bool include_wall_clock, const ProgressFn& progress) {
   const PreparedScenario p = prepare_scenario(source);
   const std::vector<ScheduleCandidate> list = parse_schedule_list(schedules, p.scenario.schedule);
-  const double ring_bytes = ring_bytes_received(p.scenario);
+  double ring_bytes = 0.0;
+  try {
+    ring_bytes = ring_bytes_received(p.scenario);
+  } catch (const ScheduleError& e) {
+    // The ring cannot lay the sequence out (e.g. seq_len not divisible into P blocks): the
+    // scenario's input error, as `simulate` reports it, not an internal error.
+    throw p.scenario.error_at(e.key(), e.what());
+  }
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   std::vector<std::string> left_out;
   for (ScheduleCandidate c : list) {

@@ -1,5 +1,7 @@
 #include "sim/verbs/tune_verb.hpp"
 
+#include <fmt/format.h>
+
 #include "sim/scenario/schedule_tuner.hpp"
 #include "sim/scenario/tune_search.hpp"
 
@@ -76,12 +78,16 @@ nlohmann::ordered_json tune_document(const ScenarioSource& source, int top, bool
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   nlohmann::ordered_json left_out = nlohmann::ordered_json::array();
   nlohmann::ordered_json pruned = nlohmann::ordered_json::array();
+  // Simulated (whole, or until known slower: cut off) but not among the fastest `top`.
+  nlohmann::ordered_json outside_top = nlohmann::ordered_json::array();
   double wall_s = 0.0;
   for (const CandidateResult& r : ranked) {
     wall_s += r.sim_wall_s;
-    // Cut off: simulated far enough to know it is not among the fastest `top`; the exhaustive
-    // search simulates it whole and does not print it either.
-    if (r.cut_off) continue;
+    if (r.cut_off) {  // its proven lower bound only
+      outside_top.push_back(
+          {{"schedule", r.candidate.label}, {"lower_bound_s", r.makespan_floor_s}});
+      continue;
+    }
     if (r.pruned) {
       pruned.push_back({{"schedule", r.candidate.label}, {"lower_bound_s", r.lower_bound_s}});
       continue;
@@ -90,7 +96,11 @@ nlohmann::ordered_json tune_document(const ScenarioSource& source, int top, bool
       left_out.push_back({{"schedule", r.candidate.label}, {"reason", r.reason}});
       continue;
     }
-    if (static_cast<int>(rows.size()) >= top) continue;
+    if (static_cast<int>(rows.size()) >= top) {
+      outside_top.push_back(
+          {{"schedule", r.candidate.label}, {"makespan_s", r.figures.makespan_s}});
+      continue;
+    }
     const Figures& f = r.figures;
     nlohmann::ordered_json row{{"schedule", r.candidate.label},
                                {"makespan_s", f.makespan_s},
@@ -103,6 +113,15 @@ nlohmann::ordered_json tune_document(const ScenarioSource& source, int top, bool
     if (p.job_layout) row["job_slowdown"] = r.job_slowdown;
     if (r.approximate) row["approximate"] = true;
     rows.push_back(row);
+  }
+  if (rows.empty()) {  // every candidate left out (nothing simulated, so nothing pruned)
+    std::string reasons;
+    for (const auto& row : left_out) {
+      reasons += fmt::format("\n  {}: {}", row["schedule"].get<std::string>(),
+                             row["reason"].get<std::string>());
+    }
+    throw p.scenario.error_at(
+        "schedule", "at least one candidate that can run here; every one was left out:" + reasons);
   }
   nlohmann::ordered_json doc;
   doc["scenario"] = p.scenario.name;
@@ -117,6 +136,7 @@ nlohmann::ordered_json tune_document(const ScenarioSource& source, int top, bool
   doc["top"] = rows;
   doc["left_out"] = left_out;
   doc["pruned"] = pruned;
+  doc["outside_top"] = outside_top;
   doc["sim_wall_s"] = include_wall_clock ? wall_s : 0.0;
   return doc;
 }

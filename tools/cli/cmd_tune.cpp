@@ -81,6 +81,16 @@ int run_tune(const TuneArgs& args) {
                  row["reason"].get<std::string>());
     }
   }
+  if (!doc["outside_top"].empty()) {
+    fmt::print("simulated, not among the {} fastest:\n", args.top);
+    for (const auto& row : doc["outside_top"]) {
+      fmt::print("  {}: {}\n", row["schedule"].get<std::string>(),
+                 row.contains("makespan_s")
+                     ? format_time_s(row["makespan_s"].get<double>())
+                     : ">= " + format_time_s(row["lower_bound_s"].get<double>()) +
+                           " (stopped once slower)");
+    }
+  }
   if (!doc["pruned"].empty()) {
     fmt::print(
         "pruned (not simulated: the lower bound on the makespan, sim/scenario/shape_bound.hpp, "
