@@ -131,6 +131,15 @@ TEST_CASE("groups that share no link run exactly as one group alone", "[job]") {
   CHECK(run.links.links_used == 8);
   CHECK(run.links.links_shared == 0);
   CHECK(run.links.max_groups == 1);
+  // Each group's speedup is over its own 2 GPUs: the job's efficiency is the group's, equal to
+  // that of the group alone (not its speedup over the job's 4 GPUs).
+  const Figures job = summarize(run.job);
+  SimulationOptions alone;
+  alone.placement = {0, 1};
+  const Figures group_alone = summarize(simulate(group, topo, profile, alone));
+  CHECK(job.speedup == group_alone.speedup);
+  CHECK(job.efficiency == Approx(job.speedup / 2.0).epsilon(1e-12));
+  CHECK(job.efficiency == group_alone.efficiency);
 }
 
 TEST_CASE("two groups on one bottleneck link each get half of it (max-min)", "[job]") {

@@ -51,6 +51,7 @@ JobRun simulate_job(const Plan& group_plan, const JobLayout& layout, const Topol
     together.record_ops = options.record_ops || options.record_link_samples;
     run.job = simulate(run.plan, topology, profile, together);
   }
+  run.job.speedup_ranks = group_plan.ranks;  // each group's speedup, over its own GPUs
   run.slowdown = run.group_alone_makespan_ps > 0
                      ? static_cast<double>(run.job.makespan_ps) /
                            static_cast<double>(run.group_alone_makespan_ps)

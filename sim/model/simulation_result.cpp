@@ -10,7 +10,8 @@ Figures summarize(const SimulationResult& result) {
   Figures f;
   f.makespan_s = ps_to_s(result.makespan_ps);
   f.single_gpu_s = result.single_gpu_s;
-  const auto p = static_cast<double>(result.ranks.size());
+  const auto p =
+      static_cast<double>(result.speedup_ranks > 0 ? result.speedup_ranks : result.ranks.size());
   f.speedup = f.makespan_s > 0 ? f.single_gpu_s / f.makespan_s : 0.0;
   f.efficiency = p > 0 ? f.speedup / p : 0.0;
   double exposed_sum = 0.0, active_sum = 0.0, flops_sum = 0.0, flops_max = 0.0;

@@ -57,6 +57,10 @@ struct LinkSample {
 struct SimulationResult {
   Picoseconds makespan_ps = 0;
   double single_gpu_s = 0.0;
+  // The ranks that share single_gpu_s's work, over which the parallel efficiency divides the
+  // speedup: 0 = every rank of the result; a job's CP group size (each group does its own
+  // attention, so its speedup is over its own GPUs, not the job's).
+  int speedup_ranks = 0;
   std::vector<RankTotals> ranks;
   std::vector<std::vector<OpTiming>> ops;  // [rank][op index]
   std::vector<TransferRecord> transfers;
