@@ -37,3 +37,6 @@ tilesim_test(test_mesh_symmetry SOURCES test_mesh_symmetry.cpp test_double_ring_
 # pass-Q, all-gather KV and Ulysses: every rank sends to every other (the offset quotient).
 tilesim_test(test_all_peers_symmetry SOURCES test_all_peers_symmetry.cpp symmetry_fixture.cpp
              LIBS tilesim_model tilesim_scenario tilesim_schedules)
+# compare's --schedules accepts every label tune prints, with tune's settings.
+tilesim_test(test_schedule_list SOURCES test_schedule_list.cpp
+             LIBS tilesim_verbs tilesim_scenario tilesim_schedules)

@@ -21,7 +21,8 @@ bool known_kind(const std::string& kind) {
   std::string kinds;
   for (const char* k : kScheduleKinds) kinds += fmt::format("{}{}", kinds.empty() ? "" : ", ", k);
   throw InputError("--schedules", 0, "--schedules",
-                   fmt::format("'{}': {}; expected all, one of {}, mesh:AxB, mesh:auto or usp:U",
+                   fmt::format("'{}': {}; expected all, one of {}, mesh:AxB[/placement], "
+                               "mesh:auto, usp:U or double_ring:K",
                                entry, why, kinds));
 }
 
@@ -79,24 +80,42 @@ std::vector<ScheduleCandidate> parse_schedule_list(const std::string& text,
       continue;
     }
     const std::string arg = entry.substr(colon + 1);
+    // tune's labels name the degree with a prefix (usp:u8, double_ring:inner8).
+    const auto without = [&](std::string_view prefix) {
+      return arg.starts_with(prefix) ? arg.substr(prefix.size()) : arg;
+    };
     if (kind == "mesh") {
       if (arg == "auto") {
         spec.tile_choice = MeshTileChoice::fastest;
       } else if (arg == "min-bytes") {
         spec.tile_choice = MeshTileChoice::min_bytes;
       } else {
-        const auto [a, b] = parse_pair(entry, arg);
+        const auto slash = arg.find('/');  // mesh:AxB/placement, as tune names its tiles
+        const auto [a, b] = parse_pair(entry, arg.substr(0, slash));
         if (b == 0) bad(entry, "expected mesh:AxB");
         spec.tile_a = a;
         spec.tile_b = b;
         spec.tile_choice = MeshTileChoice::given;
+        if (slash != std::string::npos) {
+          const std::string placement = arg.substr(slash + 1);
+          if (placement != "node-major" && placement != "kv-group-major") {
+            bad(entry, "a mesh placement is node-major or kv-group-major");
+          }
+          spec.placement = placement;
+        }
       }
     } else if (kind == "usp") {
-      spec.ulysses_degree = parse_pair(entry, arg).first;
+      spec.ulysses_degree = parse_pair(entry, without("u")).first;
+    } else if (kind == "double_ring") {
+      const auto [inner, rest] = parse_pair(entry, without("inner"));
+      if (rest != 0) bad(entry, "expected double_ring:K (K ranks per inner ring)");
+      spec.inner_ring = inner;
     } else if (balances && (arg == "work" || arg == "layout")) {
       spec.balance = arg == "work" ? TokenBalance::work : TokenBalance::layout;
     } else {
-      bad(entry, "only mesh, usp, ring:work|layout and allgather_kv:work|layout take a parameter");
+      bad(entry,
+          "only mesh, usp, double_ring, ring:work|layout and allgather_kv:work|layout take a "
+          "parameter");
     }
     out.push_back({entry, spec});
   }
