@@ -177,3 +177,7 @@ tilesim_cli_test(simulate_auto_roles_4096 0
   "warning: schedule\\.symmetry: auto simulated the approximate role quotient"
   simulate scenarios/ring-256k.yaml --set attention.seq_len=1M --set schedule.gpus=4096
   --no-wall-clock)
+# A simulated peak above the device's memory (h100.calib.yaml compute.memory: 80GB) is a warning.
+tilesim_cli_test(peak_over_device_memory 0
+                 "the simulated peak, 10\\.03 TiB per GPU, exceeds the device's memory \\(74\\.51 GiB"
+                 simulate scenarios/ring-256k.yaml --set attention.seq_len=1G)

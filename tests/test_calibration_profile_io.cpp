@@ -29,6 +29,7 @@ TEST_CASE("calibration: a written profile loads back to 1e-5") {
   p.comm_slowdown = 0.137;
   p.comm_slowdown_min_bytes = 32768;
   p.compute_cores = 1.93;
+  p.device_memory_bytes = 80e9;
   p.causal_efficiency.points = {{128, 0.61}, {1024, 0.83}};
   p.forward[64].points = {{128, 0.52}, {512, 0.97}, {1024, 1.0}};
   p.backward[64].points = {{128, 0.3}, {1024, 0.41}};
@@ -45,6 +46,7 @@ TEST_CASE("calibration: a written profile loads back to 1e-5") {
   CHECK(q.comm_slowdown == Approx(0.137));
   CHECK(q.comm_slowdown_min_bytes == 32768);
   CHECK(q.compute_cores == Approx(1.93));
+  CHECK(q.device_memory_bytes == 80e9);
   CHECK(q.occupancy.sms == 132);
   CHECK(q.occupancy.ctas_per_sm == 2);
   CHECK(q.occupancy.cta_tokens == 64);

@@ -42,6 +42,7 @@ void write_profile(std::ostream& out, const CalibrationProfile& p, const std::st
   out << fmt::format("  merge_bandwidth: {:.6g}GB/s\n", p.merge_bytes_per_s / 1e9);
   out << fmt::format("  comm_slowdown: {:.6g}\n", p.comm_slowdown);
   if (p.compute_cores > 0) out << fmt::format("  cores: {:.6g}\n", p.compute_cores);
+  if (p.device_memory_bytes > 0) out << fmt::format("  memory: {:.0f}B\n", p.device_memory_bytes);
   out << fmt::format("  comm_slowdown_min_bytes: {:.0f}B\n", p.comm_slowdown_min_bytes);
   if (p.occupancy.enabled()) {
     const std::string lone =

@@ -169,7 +169,7 @@ CalibrationProfile load_calibration(const std::string& path) {
   const YamlMap compute = root.map("compute");
   compute.allow_only({"peak", "launch_overhead", "merge_bandwidth", "comm_slowdown",
                       "comm_slowdown_min_bytes", "causal_efficiency", "forward", "backward",
-                      "cores", "occupancy"});
+                      "cores", "occupancy", "memory"});
   p.peak_flops = compute.flop_rate("peak");
   if (!(p.peak_flops >= 1e6)) compute.fail("peak", "expected at least 1MFLOP/s (e.g. 989TFLOP/s)");
   p.launch_overhead_s = compute.time_s("launch_overhead");
@@ -186,6 +186,12 @@ CalibrationProfile load_calibration(const std::string& path) {
     p.compute_cores = compute.number("cores");
     if (!(p.compute_cores >= 1.0 && p.compute_cores <= 1e6)) {
       compute.fail("cores", "expected a number of cores between 1 and 1000000");
+    }
+  }
+  if (compute.has("memory")) {
+    p.device_memory_bytes = compute.bytes("memory");
+    if (!(p.device_memory_bytes >= 1e6 && p.device_memory_bytes <= 1e15)) {
+      compute.fail("memory", "expected the device's memory, between 1MB and 1PB (e.g. 80GB)");
     }
   }
   if (compute.has("occupancy")) p.occupancy = read_occupancy(compute.map("occupancy"));

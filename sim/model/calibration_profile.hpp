@@ -66,6 +66,9 @@ struct CalibrationProfile {
   double comm_slowdown = 0.0;
   double comm_slowdown_min_bytes = 65536.0;  // messages below it do not slow compute
   double compute_cores = 0.0;  // shared compute units per node; 0 = one per rank (no sharing)
+  // The device's memory (`compute.memory`, datasheet); 0 = not given. A simulated peak above it
+  // is a warning in the result: the plan would not fit the device as costed.
+  double device_memory_bytes = 0.0;
   EfficiencyCurve causal_efficiency;  // factor by block size (tokens)
   // efficiency[pass][head_dim] -> curve
   std::map<int, EfficiencyCurve> forward;

@@ -1,7 +1,10 @@
 #include "sim/verbs/simulate_verb.hpp"
 
+#include <fmt/format.h>
+
 #include <stdexcept>
 
+#include "sim/core/units.hpp"
 #include "sim/job/job_json.hpp"
 #include "sim/model/result_json.hpp"
 #include "sim/model/simulator.hpp"
@@ -142,6 +145,14 @@ SimulationRun run_simulation(const ScenarioSource& source, const SimulateRequest
   }
   if (!run.prepared.symmetry_warning.empty()) {
     run.result.warnings.push_back(run.prepared.symmetry_warning);
+  }
+  const CalibrationProfile& profile = run.prepared.profile;
+  const double peak_bytes = summarize(run.result).peak_memory_bytes_max;
+  if (profile.device_memory_bytes > 0 && peak_bytes > profile.device_memory_bytes) {
+    run.result.warnings.push_back(fmt::format(
+        "{}: the simulated peak, {} per GPU, exceeds the device's memory ({}, compute.memory): "
+        "the plan would not fit as costed (schedule.memory_budget makes it an error)",
+        profile.source, format_bytes(peak_bytes), format_bytes(profile.device_memory_bytes)));
   }
   return run;
 }
