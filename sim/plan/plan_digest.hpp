@@ -26,6 +26,10 @@ std::string plan_digest(const Plan& plan);
 class ProgramDigest {
  public:
   void add_op(const RankProgram& program, int index);
+  // Digests the ops appended to `program` since the last call (a growing program's new piece).
+  void add_new_ops(const RankProgram& program) {
+    for (auto i = ops_; i < program.size(); ++i) add_op(program, static_cast<int>(i));
+  }
   std::size_t ops() const { return ops_; }
   std::uint64_t value() const { return fnv_.value(); }
 

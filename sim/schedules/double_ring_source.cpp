@@ -30,7 +30,8 @@ bool DoubleRingSource::extend(int rank) {
   if (member.done()) return false;
   if (!raw_) {
     member.emit_step();
-    digest_new_ops(rank);
+    digests_[static_cast<std::size_t>(rank)].add_new_ops(
+        plan_.programs[static_cast<std::size_t>(rank)]);
     return true;
   }
   RankProgram& raw = raw_->programs[i];
@@ -46,14 +47,9 @@ bool DoubleRingSource::extend(int rank) {
   older = previous;
   previous = begin;
   if (member.done()) rewriter_->forget(rank);
-  digest_new_ops(rank);
+  digests_[static_cast<std::size_t>(rank)].add_new_ops(
+      plan_.programs[static_cast<std::size_t>(rank)]);
   return true;
-}
-
-void DoubleRingSource::digest_new_ops(int rank) {
-  const RankProgram& program = plan_.programs[static_cast<std::size_t>(rank)];
-  ProgramDigest& digest = digests_[static_cast<std::size_t>(rank)];
-  for (auto i = digest.ops(); i < program.size(); ++i) digest.add_op(program, static_cast<int>(i));
 }
 
 void DoubleRingSource::discard_before(int /*rank*/, int /*index*/) {

@@ -39,8 +39,6 @@ class DoubleRingSource final : public ProgramSource {
   std::string whole_plan_digest() const override;
 
  private:
-  void digest_new_ops(int rank);
-
   Plan plan_;                // programs grow and shrink
   std::optional<Plan> raw_;  // the members' programs before the correction's rewrite
   AttentionObjects objs_;

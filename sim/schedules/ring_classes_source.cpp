@@ -69,7 +69,8 @@ bool RingClassesSource::extend(int rank) {
   if (done(rank)) return false;
   if (!raw_) {
     emit_step(rank);
-    digest_new_ops(rank);
+    digests_[static_cast<std::size_t>(rank)].add_new_ops(
+        plan_.programs[static_cast<std::size_t>(rank)]);
     return true;
   }
   RankProgram& raw = raw_->programs[static_cast<std::size_t>(rank)];
@@ -85,14 +86,9 @@ bool RingClassesSource::extend(int rank) {
   older = previous;
   previous = begin;
   if (done(rank)) rewriter_->forget(rank);
-  digest_new_ops(rank);
+  digests_[static_cast<std::size_t>(rank)].add_new_ops(
+      plan_.programs[static_cast<std::size_t>(rank)]);
   return true;
-}
-
-void RingClassesSource::digest_new_ops(int rank) {
-  const RankProgram& program = plan_.programs[static_cast<std::size_t>(rank)];
-  ProgramDigest& digest = digests_[static_cast<std::size_t>(rank)];
-  for (auto i = digest.ops(); i < program.size(); ++i) digest.add_op(program, static_cast<int>(i));
 }
 
 void RingClassesSource::discard_before(int /*rank*/, int /*index*/) {

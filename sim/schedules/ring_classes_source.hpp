@@ -62,9 +62,8 @@ class RingClassesSource final : public ProgramSource {
   std::string whole_plan_digest() const override;
 
  private:
-  void emit_step(int rank);       // the rank's next raw step (forward, then backward)
-  bool done(int rank) const;      // every step of the rank's program is generated
-  void digest_new_ops(int rank);  // the ops extend() appended to rank's program
+  void emit_step(int rank);   // the rank's next raw step (forward, then backward)
+  bool done(int rank) const;  // every step of the rank's program is generated
 
   RingClassesSpec spec_;
   Plan plan_;                // the quotient: programs grow and shrink

@@ -110,7 +110,8 @@ bool UspClassesSource::extend(int rank) {
     if (op.kind == OpKind::send || op.kind == OpKind::recv) op.peer %= spec_.classes;
   }
   if (!raw_) {
-    digest_new_ops(rank);
+    digests_[static_cast<std::size_t>(rank)].add_new_ops(
+        plan_.programs[static_cast<std::size_t>(rank)]);
     return true;
   }
   rewriter_->rewrite(rank, program, begin, plan_.programs[static_cast<std::size_t>(rank)]);
@@ -121,14 +122,9 @@ bool UspClassesSource::extend(int rank) {
   rewriter_->discard_before(rank, previous);
   previous = begin;
   if (phase == Phase::done) rewriter_->forget(rank);
-  digest_new_ops(rank);
+  digests_[static_cast<std::size_t>(rank)].add_new_ops(
+      plan_.programs[static_cast<std::size_t>(rank)]);
   return true;
-}
-
-void UspClassesSource::digest_new_ops(int rank) {
-  const RankProgram& program = plan_.programs[static_cast<std::size_t>(rank)];
-  ProgramDigest& digest = digests_[static_cast<std::size_t>(rank)];
-  for (auto i = digest.ops(); i < program.size(); ++i) digest.add_op(program, static_cast<int>(i));
 }
 
 void UspClassesSource::discard_before(int /*rank*/, int /*index*/) {

@@ -71,7 +71,6 @@ class UspClassesSource final : public ProgramSource {
  private:
   enum class Phase { prologue, ring, epilogue, bwd_prologue, bwd_ring, bwd_epilogue, done };
   void emit_piece(int rank, Phase& phase);
-  void digest_new_ops(int rank);  // the ops extend() appended to rank's program
 
   UspClassesSpec spec_;
   UspGrid grid_;
