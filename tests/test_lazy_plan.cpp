@@ -1,6 +1,6 @@
 // Every rank's program generated as it runs (sim/scenario/lazy_plan.hpp: the ring family's,
-// USP's and the double ring's, forward and backward) against the whole plan of make_plan, for the
-// masks no shift symmetry covers and the full mask:
+// USP's and the double ring's, forward and backward, and pass-Q's) against the whole plan of
+// make_plan, for the masks no shift symmetry covers and the full mask:
 //   - the same ops: whole_plan_digest() equals plan_digest of the whole plan, and so do the op
 //     and object counts, for every mask, correction form and schedule it generates;
 //   - the same simulation: byte-identical result JSON (plan_digest included) of
@@ -100,6 +100,11 @@ std::vector<Case> cases() {
   all.push_back(pass("double_ring", causal, "backward"));
   all.push_back(pass("double_ring", inner4(window), "backward"));
   all.push_back(pass("double_ring", documents, "backward"));
+  // Pass-Q (a forward only) under every mask: Q goes round, or under a window or documents as
+  // far as its farthest reader.
+  for (const std::vector<std::string>& mask : {causal, window, documents, full}) {
+    all.push_back({"pass_q", mask});
+  }
   return all;
 }
 

@@ -1,11 +1,12 @@
-// The ring family's quotient generated a step at a time (sim/schedules/ring_classes_source.hpp)
-// and run through the windowed tracker (sim/plan/windowed_tracker.hpp) against the whole
+// The ring family's quotient generated a step at a time (sim/schedules/ring_classes_source.hpp),
+// and pass-Q's offset quotient (pass_q_source.hpp, its sends and recvs paired by offset), and run
+// through the windowed tracker (sim/plan/windowed_tracker.hpp) against the whole
 // quotient plan run through PlanTracker (the path it replaces in `simulate`, itself checked
 // against the full simulation of every rank in test_symmetric_simulation.cpp):
 //   - the same ops: whole_plan_digest() equals plan_digest of the whole quotient, and so do
 //     the op counts, for every correction form;
 //   - the same simulation: byte-identical result JSON (every key, plan_digest included), on
-//     the H100 cluster at 8 to 256 GPUs, ring, zigzag and striped;
+//     the H100 cluster at 8 to 256 GPUs, ring, zigzag, striped and pass-Q;
 //   - a window that does not grow with P: a dry run (every op finished as soon as it is
 //     handed out, as the validator's) holds the same most ops per rank at 64 and 256 GPUs,
 //     and gives PlanTracker's peak memory per rank;
@@ -43,22 +44,23 @@ PreparedScenario prepared(const std::string& kind, int gpus, const std::string& 
 
 TEST_CASE("the windowed quotient has the whole quotient's ops") {
   for (const std::string correction : {"separate", "fused", "eager"}) {
-    for (const std::string kind : {"ring", "zigzag", "striped"}) {
+    for (const std::string kind : {"ring", "zigzag", "striped", "pass_q"}) {
       INFO(kind << ", correction " << correction);
       const PreparedScenario p = prepared(kind, 64, correction);
       REQUIRE(p.symmetry.has_value());
       REQUIRE(p.symmetry->exact());
       const Plan whole = build_symmetric_plan(p.scenario, *p.symmetry);
-      const auto source = symmetric_ring_source(p.scenario, *p.symmetry);
+      const auto source = symmetric_source(p.scenario, *p.symmetry);
       REQUIRE(source != nullptr);
-      tilesim::test::require_same_ops_as_whole(*source, whole);
+      tilesim::test::require_same_ops_as_whole(
+          *source, whole, p.symmetry->peers_by_offset ? p.symmetry->full_ranks : 0);
     }
   }
 }
 
 TEST_CASE("windowed symmetric simulation equals the whole quotient's byte for byte") {
   for (int gpus : tilesim::test::gpu_counts({8, 16, 64, 256})) {
-    for (const std::string kind : {"ring", "zigzag", "striped"}) {
+    for (const std::string kind : {"ring", "zigzag", "striped", "pass_q"}) {
       // The other correction forms change the programs; each is run once.
       const std::string correction =
           gpus == 16 ? (kind == "ring" ? "fused" : "eager") : std::string("separate");
@@ -68,7 +70,8 @@ TEST_CASE("windowed symmetric simulation equals the whole quotient's byte for by
       REQUIRE(p.symmetry->exact());
       const Plan whole = build_symmetric_plan(p.scenario, *p.symmetry);
       const SimulationResult expected = simulate_classes(whole, *p.symmetry, p.topology, p.profile);
-      const auto source = symmetric_ring_source(p.scenario, *p.symmetry);
+      const auto source = symmetric_source(p.scenario, *p.symmetry);
+      REQUIRE(source != nullptr);
       const SimulationResult got =
           simulate_classes_windowed(*source, *p.symmetry, p.topology, p.profile);
       CHECK(got.makespan_ps == expected.makespan_ps);

@@ -31,10 +31,10 @@ int dry_run(Tracker& tracker) {
 
 // Dry-runs `source` through the windowed tracker and requires the ops of `whole`: the op and
 // object counts (done and generated), the merge form and plan_digest (the source's
-// whole_plan_digest()).
+// whole_plan_digest()). peer_ranks: P of an offset quotient (WindowedTracker).
 template <class Source>
-void require_same_ops_as_whole(Source& source, const Plan& whole) {
-  WindowedTracker tracker(source, kWindowLookaheadOps);
+void require_same_ops_as_whole(Source& source, const Plan& whole, int peer_ranks = 0) {
+  WindowedTracker tracker(source, kWindowLookaheadOps, peer_ranks);
   dry_run(tracker);
   REQUIRE(tracker.all_done());
   CHECK(tracker.done_ops() == whole.op_count());

@@ -494,7 +494,10 @@ SimulationResult simulate_classes_windowed(ProgramSource& source, const RingSymm
   SimulationOptions options;
   options.record_route_busy = record_route_busy;
   options.stop_after_ps = stop_after_ps;
-  return Simulation<WindowedTracker>(source.plan(), WindowedTracker(source, source.lookahead_ops()),
+  // An offset quotient's sends and recvs name full ranks (class_plan.hpp keep_class_programs).
+  const int peer_ranks = symmetry.peers_by_offset ? symmetry.full_ranks : 0;
+  return Simulation<WindowedTracker>(source.plan(),
+                                     WindowedTracker(source, source.lookahead_ops(), peer_ranks),
                                      topology, profile, options, &symmetry)
       .run();
 }

@@ -7,8 +7,14 @@
 
 namespace tilesim {
 
-WindowedTracker::WindowedTracker(ProgramSource& source, int lookahead_ops)
-    : source_(source), plan_(source.plan()), lookahead_ops_(std::max(lookahead_ops, 1)) {
+WindowedTracker::WindowedTracker(ProgramSource& source, int lookahead_ops, int peer_ranks)
+    : source_(source),
+      plan_(source.plan()),
+      lookahead_ops_(std::max(lookahead_ops, 1)),
+      peer_ranks_(peer_ranks > 0 ? peer_ranks : source.plan().ranks) {
+  if (peer_ranks_ % plan_.ranks != 0) {
+    throw std::invalid_argument("an offset quotient's classes divide its ranks");
+  }
   ranks_.resize(static_cast<std::size_t>(plan_.ranks));
   for (const DataObject& obj : plan_.objects) quotient_ = quotient_ || obj.home_rank >= plan_.ranks;
   for (int r = 0; r < plan_.ranks; ++r) keep_ahead(r);
@@ -190,17 +196,26 @@ void WindowedTracker::derive_op(int rank, int i) {
 }
 
 void WindowedTracker::match(int rank, int index, const Op& op) {
-  if (op.peer < 0 || op.peer >= plan_.ranks || op.peer == rank) {
+  if (op.peer < 0 || op.peer >= peer_ranks_ || op.peer == rank) {
     throw PlanError({rank, index}, fmt::format("{}: invalid peer rank {}",
                                                plan_.describe({rank, index}), op.peer));
   }
   const bool send = op.kind == OpKind::send;
+  // The list of the sending rank, keyed by the receiving rank; in an offset quotient
+  // (class_plan.hpp keep_class_programs) by the offset t from sender to receiver, the k-th send
+  // of class s at offset t pairing with the k-th recv at offset t from a rank of class s
+  // (PlanTracker::match_comm_by_offset).
+  int src = send ? rank : op.peer, key = send ? op.peer : rank;
+  if (offset_quotient()) {
+    key = send ? (op.peer - rank + peer_ranks_) % peer_ranks_
+               : (rank - op.peer + peer_ranks_) % peer_ranks_;
+    src %= plan_.ranks;
+  }
   // At most one of the two lists holds ops waiting for a partner; `head` is its first.
-  const int src = send ? rank : op.peer, dst = send ? op.peer : rank;
   auto& lists = ranks_[static_cast<std::size_t>(src)].unmatched_to;
   auto found =
-      std::find_if(lists.begin(), lists.end(), [&](const auto& e) { return e.first == dst; });
-  if (found == lists.end()) found = lists.insert(lists.end(), {dst, Unmatched{}});
+      std::find_if(lists.begin(), lists.end(), [&](const auto& e) { return e.first == key; });
+  if (found == lists.end()) found = lists.insert(lists.end(), {key, Unmatched{}});
   Unmatched& u = found->second;
   std::vector<OpId>& other = send ? u.recvs : u.sends;
   const OpId mine{rank, index};
@@ -209,9 +224,14 @@ void WindowedTracker::match(int rank, int index, const Op& op) {
     return;
   }
   const OpId theirs = other[u.head++];
-  // One side may stay ahead for the whole run: drop the matched prefix now and then, so the
-  // list holds what waits, not every op of the pair.
-  if (u.head == other.size() || (u.head >= 64 && 2 * u.head >= other.size())) {
+  if (u.head == other.size()) {
+    // Nothing waits: drop the entry, so that a rank whose pairs change every step (pass-Q's
+    // partials go to r - s) keeps a short list.
+    *found = std::move(lists.back());
+    lists.pop_back();
+  } else if (u.head >= 64 && 2 * u.head >= other.size()) {
+    // One side may stay ahead for the whole run: drop the matched prefix now and then, so the
+    // list holds what waits, not every op of the pair.
     other.erase(other.begin(), other.begin() + static_cast<std::ptrdiff_t>(u.head));
     u.head = 0;
   }

@@ -59,7 +59,9 @@ class ProgramSource {
 
 class WindowedTracker {
  public:
-  WindowedTracker(ProgramSource& source, int lookahead_ops);
+  // peer_ranks > 0: the plan is an offset quotient of that many ranks (class_plan.hpp
+  // keep_class_programs), its sends and recvs naming full ranks, paired by offset.
+  WindowedTracker(ProgramSource& source, int lookahead_ops, int peer_ranks = 0);
 
   void poll(std::vector<OpId>& compute_ready, std::vector<Transfer>& transfers_ready);
   void finish(OpId op) { complete(op); }
@@ -134,11 +136,13 @@ class WindowedTracker {
     // search) get an index, object -> slot, past kHazardScanMax entries.
     std::vector<std::pair<int, Hazard>> hazards;
     std::unordered_map<int, std::size_t> hazard_index;  // empty while the list is short
-    // Sends of this rank waiting for their recv, or recvs waiting for their send, per peer.
+    // Sends of this rank waiting for their recv, or recvs waiting for their send, per peer (per
+    // offset in an offset quotient); an entry goes once nothing waits.
     std::vector<std::pair<int, Unmatched>> unmatched_to;
     MemoryLedger memory;
   };
 
+  bool offset_quotient() const { return peer_ranks_ != plan_.ranks; }
   OpState& state(OpId id) {
     RankState& rs = ranks_[static_cast<std::size_t>(id.rank)];
     return rs.op[static_cast<std::size_t>(id.index - rs.base)];
@@ -166,6 +170,7 @@ class WindowedTracker {
   ProgramSource& source_;
   Plan& plan_;
   int lookahead_ops_;
+  int peer_ranks_;         // P of an offset quotient, else plan_.ranks
   bool started_ = false;   // the constructor's pieces are in
   bool quotient_ = false;  // objects of ranks it does not hold (plan_tracker.cpp's match_comm)
   std::vector<RankState> ranks_;

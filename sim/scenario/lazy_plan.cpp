@@ -6,6 +6,7 @@
 #include "sim/scenario/prepared_scenario.hpp"
 #include "sim/scenario/symmetric_plan.hpp"
 #include "sim/schedules/double_ring_source.hpp"
+#include "sim/schedules/pass_q_source.hpp"
 #include "sim/schedules/ring_classes_source.hpp"
 #include "sim/schedules/schedule_kinds.hpp"
 #include "sim/schedules/usp_classes_source.hpp"
@@ -49,7 +50,8 @@ bool lazy_generates(const Scenario& scenario) {
   const bool ring = lazy_ring_ownership(scenario).has_value();
   // USP's backward opens with the all-to-all of dO, which its first call waits for.
   const bool usp = usp_degree(scenario) > 0;
-  return (ring || usp || double_ring_generated(scenario)) && scenario.schedule.gpus >= 2;
+  const bool pass_q = scenario.schedule.kind == "pass_q" && !scenario.attention.has_backward();
+  return (ring || usp || pass_q || double_ring_generated(scenario)) && scenario.schedule.gpus >= 2;
 }
 
 bool lazy_runs(const Scenario& scenario) {
@@ -64,6 +66,9 @@ std::unique_ptr<ProgramSource> make_lazy_source(const Scenario& scenario) {
   if (double_ring_generated(scenario)) {
     return std::make_unique<DoubleRingSource>(scenario.attention, spec.gpus,
                                               double_ring_inner_size(spec), spec.correction);
+  }
+  if (spec.kind == "pass_q") {
+    return std::make_unique<PassQSource>(scenario.attention, spec.gpus, spec.gpus, spec.correction);
   }
   if (const int u = usp_degree(scenario); u > 0) {
     return std::make_unique<UspClassesSource>(

@@ -19,6 +19,7 @@
 //     both (its backward opens with the all-to-all of dO, which its first call waits for);
 //   - the double ring under every mask (DoubleRingSource), where its inner ring divides the
 //     GPUs; both passes only under the full and causal masks (double_ring_generated);
+//   - pass-Q under every mask (PassQSource; it has a forward only);
 // one CP group; not a run that needs every op (a trace, op records,
 // --full-check). The ops, object ids and plan_digest are the whole plan's, so the result JSON is
 // byte-identical (tests/test_lazy_plan.cpp). `simulate` takes this path beyond

@@ -69,7 +69,8 @@ int usp_degree(const AttentionShape& shape, const ScheduleSpec& spec) {
 //                          routes 2 when n >= 2
 //   allgather_kv           ops 3P - 2 / 7P - 5 / 10P - 7; objects 4P, with a backward
 //                          7P + P (P - 1) (dKV[j]@r); flows and routes P - 1
-//   pass_q                 ops 13P - 12; objects 4P + 2P (P - 1) (O[i]@x, LSE[i]@x); flows 2
+//   pass_q                 ops 13P - 12; objects 8P (O[i]@peer, LSE[i]@peer: two per chunk,
+//                          pass_q_member.hpp); flows 2
 //                          (O and LSE), routes P - 1
 //   usp, r >= 2            ops (3u + 3) r + 6u - 11 / (6u + 3) r + 9u - 14 / (9u + 6) r + 12u
 //                          - 22; objects 4Pu / 7Pu (chunks split in u head groups); flows
@@ -131,8 +132,8 @@ PlanSize plan_size(const AttentionShape& shape, const ScheduleSpec& spec, int pr
     flows = routes = p - 1;
   } else if (kind == "pass_q") {
     rank_ops = 13 * p - 12;
-    s.objects = 4 * p + 2 * p * (p - 1);
-    accumulators = 2 * p + 2 * p * (p - 1);
+    s.objects = 8 * p;
+    accumulators = 6 * p;
     flows = 2;
     routes = p - 1;
   } else if (kind == "ulysses") {

@@ -17,6 +17,7 @@
 #include "sim/schedules/mesh_placement.hpp"
 #include "sim/schedules/mesh_schedule.hpp"
 #include "sim/schedules/pass_q_schedule.hpp"
+#include "sim/schedules/pass_q_source.hpp"
 #include "sim/schedules/ring_schedule.hpp"
 #include "sim/schedules/schedule_kinds.hpp"
 #include "sim/schedules/usp_schedule.hpp"
@@ -328,18 +329,25 @@ bool windowed_double_ring(const Scenario& scenario, int classes) {
   return classes == scenario.schedule.gpus && double_ring_generated(scenario);
 }
 
+// Pass-Q's quotient and its lazy run (pass_q_source.hpp): it has a forward only.
+bool windowed_pass_q(const Scenario& scenario) {
+  return scenario.schedule.kind == "pass_q" && !scenario.attention.has_backward();
+}
+
 }  // namespace
 
 std::string windowed_plan_violation(const Scenario& scenario, int classes, bool at_least) {
   // The ring family's and USP's forward quotients run windowed (ring_classes_source.hpp,
   // usp_classes_source.hpp): a window of ops per class, u times the ring's for USP (a piece is
-  // about u ring steps: a step moves u head-split bundles); the double ring's lazy run a ring's
-  // window per rank (double_ring_source.hpp); the others are held whole.
-  const double window =
-      windowed_usp_quotient(scenario, classes) ? kWindowedOpsPerClass * usp_shift_degree(scenario)
-      : windowed_ring_quotient(scenario, classes) || windowed_double_ring(scenario, classes)
-          ? kWindowedOpsPerClass
-          : 0.0;
+  // about u ring steps: a step moves u head-split bundles); the double ring's lazy run and
+  // pass-Q's quotient and lazy run a ring's window per rank (double_ring_source.hpp,
+  // pass_q_source.hpp); the others are held whole.
+  const double window = windowed_usp_quotient(scenario, classes)
+                            ? kWindowedOpsPerClass * usp_shift_degree(scenario)
+                        : windowed_ring_quotient(scenario, classes) ||
+                                windowed_double_ring(scenario, classes) || windowed_pass_q(scenario)
+                            ? kWindowedOpsPerClass
+                            : 0.0;
   const PlanEstimate e =
       estimate_symmetric_plan(scenario.attention, scenario.schedule, std::max(1, classes), window);
   const ResourceLimits& limits = scenario.limits;
@@ -423,6 +431,11 @@ std::unique_ptr<UspClassesSource> symmetric_usp_source(const Scenario& scenario,
 std::unique_ptr<ProgramSource> symmetric_source(const Scenario& scenario,
                                                 const RingSymmetry& symmetry) {
   if (std::unique_ptr<ProgramSource> ring = symmetric_ring_source(scenario, symmetry)) return ring;
+  if (windowed_pass_q(scenario) && symmetry.peers_by_offset) {
+    const ScheduleSpec& spec = scenario.schedule;
+    return std::make_unique<PassQSource>(scenario.attention, spec.gpus, symmetry.classes,
+                                         spec.correction);
+  }
   return symmetric_usp_source(scenario, symmetry);
 }
 

@@ -123,8 +123,8 @@ std::unique_ptr<RingClassesSource> symmetric_ring_source(const Scenario& scenari
 // schedule or a pass with a backward, whose quotient is built whole.
 std::unique_ptr<UspClassesSource> symmetric_usp_source(const Scenario& scenario,
                                                        const RingSymmetry& symmetry);
-// Whichever of the two applies (the ring family's or USP's forward), else null: the quotient
-// is then built whole (build_symmetric_plan).
+// Whichever applies (the ring family's, pass-Q's or USP's forward; pass_q_source.hpp for
+// pass-Q's offset quotient), else null: the quotient is then built whole (build_symmetric_plan).
 std::unique_ptr<ProgramSource> symmetric_source(const Scenario& scenario,
                                                 const RingSymmetry& symmetry);
 

@@ -9,7 +9,6 @@
 // whole_plan_digest() are the whole plan's (tests/test_lazy_plan.cpp).
 #pragma once
 
-#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -18,7 +17,7 @@
 #include "sim/plan/comm_groups.hpp"
 #include "sim/plan/output_correction.hpp"
 #include "sim/plan/plan.hpp"
-#include "sim/plan/plan_digest.hpp"
+#include "sim/plan/step_programs.hpp"
 #include "sim/plan/windowed_tracker.hpp"
 #include "sim/schedules/attention_objects.hpp"
 #include "sim/schedules/double_ring_member.hpp"
@@ -39,15 +38,13 @@ class DoubleRingSource final : public ProgramSource {
   std::string whole_plan_digest() const override;
 
  private:
-  Plan plan_;                // programs grow and shrink
-  std::optional<Plan> raw_;  // the members' programs before the correction's rewrite
+  Plan plan_;  // programs grow and shrink
   AttentionObjects objs_;
   KvReach reach_;
   CommGroups groups_;
+  std::optional<StepPrograms> steps_;
   std::vector<DoubleRingMember> members_;
-  std::optional<OutputCorrectionRewriter> rewriter_;
   std::vector<std::pair<int, int>> raw_step_begin_;  // per rank: first raw op of the last two steps
-  std::vector<ProgramDigest> digests_;               // per rank: the ops generated so far
 };
 
 }  // namespace tilesim

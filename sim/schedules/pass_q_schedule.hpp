@@ -4,11 +4,11 @@
 // every (Q, KV) chunk pair has work). In step s = 0..P-1 rank r holds Q[i],
 // i = (r - s) mod P, and computes Q[i] x KV[r]:
 //   * s = 0: into its own final accumulators O[r], LSE[r];
-//   * s > 0: into partials O[i]@r, LSE[i]@r (distinct objects per chunk and
-//     computing rank, fp32), which a comm group of the same step sends
-//     straight to the owner i = r - s, while rank r receives the partials of
-//     its own chunk from rank r + s. The owner merges each partial into
-//     O[r], LSE[r] (merge op) one step later and frees it.
+//   * s > 0: into the partials O[i]@peer, LSE[i]@peer (two objects per chunk, by
+//     step parity, each computing rank writing its own copy, fp32; pass_q_member.hpp), which a
+//     comm group of the same step sends straight to the owner i = r - s, while
+//     rank r receives the partials of its own chunk from rank r + s. The owner
+//     merges each partial into O[r], LSE[r] (merge op) one step later and frees it.
 // Q moves on the ring as KV does in ring_schedule.hpp (double-buffered).
 // A partial whose block is fully masked is neither computed nor sent.
 // Bytes received per rank, c = S/P, every block unmasked:

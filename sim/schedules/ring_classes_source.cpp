@@ -27,13 +27,8 @@ RingClassesSource::RingClassesSource(RingClassesSpec spec)
   const int n_f = ring_steps(plan_, ring_), n_b = ring_back_steps(plan_, ring_);
   plan_.programs.assign(static_cast<std::size_t>(spec_.classes), RankProgram{});
   plan_.ranks = spec_.classes;
-  if (spec_.correction == Correction::eager) plan_.merge_form = MergeForm::eager;
-  Plan& target = plan_;
-  if (spec_.correction != Correction::fused) {
-    raw_ = plan_;  // the objects without block partials; the rewriter adds those to plan_
-    rewriter_.emplace(plan_);
-  }
-  Plan& generated = raw_ ? *raw_ : target;
+  steps_.emplace(plan_, spec_.correction);
+  Plan& generated = steps_->generated();
   const int k_count = spec_.classes;
   for (int k = 0; k < k_count; ++k) {
     if (spec_.shape.has_forward()) {
@@ -47,7 +42,6 @@ RingClassesSource::RingClassesSource(RingClassesSpec spec)
     }
   }
   raw_step_begin_.assign(static_cast<std::size_t>(k_count), {0, 0});
-  digests_.assign(static_cast<std::size_t>(k_count), ProgramDigest{});
 }
 
 void RingClassesSource::emit_step(int rank) {
@@ -67,27 +61,16 @@ bool RingClassesSource::done(int rank) const {
 
 bool RingClassesSource::extend(int rank) {
   if (done(rank)) return false;
-  if (!raw_) {
-    emit_step(rank);
-    digests_[static_cast<std::size_t>(rank)].add_new_ops(
-        plan_.programs[static_cast<std::size_t>(rank)]);
-    return true;
-  }
-  RankProgram& raw = raw_->programs[static_cast<std::size_t>(rank)];
-  const int begin = static_cast<int>(raw.size());
+  const int begin = static_cast<int>(steps_->raw_program(rank).size());
   emit_step(rank);
-  rewriter_->rewrite(rank, raw, begin, plan_.programs[static_cast<std::size_t>(rank)]);
   // The next step's receives may wait for this step's frees, and the backward's first call
   // for the forward's last exchange (RingMemberBackward), one step before its last: no raw op
   // older than the previous step.
   auto& [older, previous] = raw_step_begin_[static_cast<std::size_t>(rank)];
-  raw.discard_before(older);
-  rewriter_->discard_before(rank, older);
+  const int keep = older;
   older = previous;
   previous = begin;
-  if (done(rank)) rewriter_->forget(rank);
-  digests_[static_cast<std::size_t>(rank)].add_new_ops(
-      plan_.programs[static_cast<std::size_t>(rank)]);
+  steps_->step_done(rank, begin, keep, done(rank));
   return true;
 }
 
@@ -102,9 +85,7 @@ std::string RingClassesSource::whole_plan_digest() const {
       throw std::logic_error("RingClassesSource::whole_plan_digest: a program is not complete");
     }
   }
-  PlanDigestBuilder digest(plan_);
-  for (const ProgramDigest& program : digests_) digest.add_program(program);
-  return digest.value();
+  return steps_->digest();
 }
 
 }  // namespace tilesim

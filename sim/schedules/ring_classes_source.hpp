@@ -29,7 +29,7 @@
 #include "sim/plan/fusing_builder.hpp"
 #include "sim/plan/output_correction.hpp"
 #include "sim/plan/plan.hpp"
-#include "sim/plan/plan_digest.hpp"
+#include "sim/plan/step_programs.hpp"
 #include "sim/plan/windowed_tracker.hpp"
 #include "sim/schedules/chunk_layouts.hpp"
 #include "sim/schedules/ring_passes.hpp"
@@ -66,16 +66,14 @@ class RingClassesSource final : public ProgramSource {
   bool done(int rank) const;  // every step of the rank's program is generated
 
   RingClassesSpec spec_;
-  Plan plan_;                // the quotient: programs grow and shrink
-  std::optional<Plan> raw_;  // the generator's programs before the correction's rewrite
+  Plan plan_;  // the quotient: programs grow and shrink
+  std::optional<StepPrograms> steps_;
   std::vector<RingMember> ring_;
   CommGroups groups_;
   FusingScratch scratch_;
   std::vector<std::unique_ptr<RingMemberForward>> members_;            // empty: backward only
   std::vector<std::unique_ptr<RingMemberBackward>> backward_members_;  // empty: forward only
-  std::optional<OutputCorrectionRewriter> rewriter_;
   std::vector<std::pair<int, int>> raw_step_begin_;  // per rank: first raw op of the last two steps
-  std::vector<ProgramDigest> digests_;               // per rank: the ops generated so far
 };
 
 }  // namespace tilesim

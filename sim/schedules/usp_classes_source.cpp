@@ -27,12 +27,8 @@ UspClassesSource::UspClassesSource(UspClassesSpec spec)
   for (int h = 0; h < u; ++h) rings_.push_back(usp_head_ring(plan_, grid_, objs_, h));
   plan_.programs.assign(static_cast<std::size_t>(k_count), RankProgram{});
   plan_.ranks = k_count;
-  if (spec_.correction == Correction::eager) plan_.merge_form = MergeForm::eager;
-  if (spec_.correction != Correction::fused) {
-    raw_ = plan_;  // the objects without block partials; the rewriter adds those to plan_
-    rewriter_.emplace(plan_);
-  }
-  Plan& generated = raw_ ? *raw_ : plan_;
+  steps_.emplace(plan_, spec_.correction);
+  Plan& generated = steps_->generated();
   // Member G of head ring h, its ring closed over the first K / u groups (as
   // add_ring_forward_classes: the last representative group sends to group 0).
   std::vector<UspRingSteps> steps;
@@ -51,11 +47,10 @@ UspClassesSource::UspClassesSource(UspClassesSpec spec)
   }
   phase_.assign(static_cast<std::size_t>(k_count), fwd ? Phase::prologue : Phase::bwd_prologue);
   raw_piece_begin_.assign(static_cast<std::size_t>(k_count), 0);
-  digests_.assign(static_cast<std::size_t>(k_count), ProgramDigest{});
 }
 
 void UspClassesSource::emit_piece(int rank, Phase& phase) {
-  Plan& generated = raw_ ? *raw_ : plan_;
+  Plan& generated = steps_->generated();
   const Phase after_forward = backward_members_.empty() ? Phase::done : Phase::bwd_prologue;
   switch (phase) {
     case Phase::prologue: {
@@ -100,8 +95,7 @@ void UspClassesSource::emit_piece(int rank, Phase& phase) {
 bool UspClassesSource::extend(int rank) {
   Phase& phase = phase_[static_cast<std::size_t>(rank)];
   if (phase == Phase::done) return false;
-  Plan& generated = raw_ ? *raw_ : plan_;
-  RankProgram& program = generated.programs[static_cast<std::size_t>(rank)];
+  RankProgram& program = steps_->raw_program(rank);
   const int begin = static_cast<int>(program.size());
   emit_piece(rank, phase);
   // fold_onto_classes: the representative that plays each peer.
@@ -109,21 +103,12 @@ bool UspClassesSource::extend(int rank) {
     Op& op = program.mutable_op(i);
     if (op.kind == OpKind::send || op.kind == OpKind::recv) op.peer %= spec_.classes;
   }
-  if (!raw_) {
-    digests_[static_cast<std::size_t>(rank)].add_new_ops(
-        plan_.programs[static_cast<std::size_t>(rank)]);
-    return true;
-  }
-  rewriter_->rewrite(rank, program, begin, plan_.programs[static_cast<std::size_t>(rank)]);
   // A piece's receives wait for the previous piece's frees at most (a ring step's receives
   // for the step before's; the all-to-alls' for none).
   int& previous = raw_piece_begin_[static_cast<std::size_t>(rank)];
-  program.discard_before(previous);
-  rewriter_->discard_before(rank, previous);
+  const int keep = previous;
   previous = begin;
-  if (phase == Phase::done) rewriter_->forget(rank);
-  digests_[static_cast<std::size_t>(rank)].add_new_ops(
-      plan_.programs[static_cast<std::size_t>(rank)]);
+  steps_->step_done(rank, begin, keep, phase == Phase::done);
   return true;
 }
 
@@ -138,9 +123,7 @@ std::string UspClassesSource::whole_plan_digest() const {
       throw std::logic_error("UspClassesSource::whole_plan_digest: a program is not complete");
     }
   }
-  PlanDigestBuilder digest(plan_);
-  for (const ProgramDigest& program : digests_) digest.add_program(program);
-  return digest.value();
+  return steps_->digest();
 }
 
 }  // namespace tilesim

@@ -32,7 +32,7 @@
 #include "sim/plan/fusing_builder.hpp"
 #include "sim/plan/output_correction.hpp"
 #include "sim/plan/plan.hpp"
-#include "sim/plan/plan_digest.hpp"
+#include "sim/plan/step_programs.hpp"
 #include "sim/plan/windowed_tracker.hpp"
 #include "sim/schedules/ring_passes.hpp"
 #include "sim/schedules/usp_grid.hpp"
@@ -75,17 +75,15 @@ class UspClassesSource final : public ProgramSource {
   UspClassesSpec spec_;
   UspGrid grid_;
   UspHeadObjects objs_;
-  Plan plan_;                // the quotient: programs grow and shrink
-  std::optional<Plan> raw_;  // the generator's programs before the correction's rewrite
+  Plan plan_;  // the quotient: programs grow and shrink
+  std::optional<StepPrograms> steps_;
   std::vector<std::vector<RingMember>> rings_;  // head ring h
   CommGroups groups_;
   FusingScratch scratch_;
   std::vector<std::unique_ptr<RingMemberForward>> members_;  // representative x's ring member
   std::vector<std::unique_ptr<RingMemberBackward>> backward_members_;  // empty: forward only
   std::vector<Phase> phase_;
-  std::optional<OutputCorrectionRewriter> rewriter_;
-  std::vector<int> raw_piece_begin_;    // per rank: first raw op of the last piece
-  std::vector<ProgramDigest> digests_;  // per rank: the ops generated so far
+  std::vector<int> raw_piece_begin_;  // per rank: first raw op of the last piece
 };
 
 }  // namespace tilesim
