@@ -96,6 +96,15 @@ tilesim_cli_test(unknown_verb_option 2 "" simulate scenarios/ring-256k.yaml --fr
 tilesim_cli_test(simulate_default 0 "makespan" simulate scenarios/ring-256k.yaml)
 tilesim_cli_test(simulate_json 0 "\"makespan_s\"" simulate scenarios/ring-256k.yaml --json)
 tilesim_cli_test(sweep_ring 0 "gpus.*tokens/GPU" sweep scenarios/ring-256k.yaml --gpus 4,8,16)
+# fp32 attention: the bytes follow the dtype, the profile's compute rates are 16-bit kernels'.
+tilesim_cli_test(fp32_attention_warned 0 "warning: .*attention\\.dtype fp32 is costed at the profile's compute rates"
+                 simulate scenarios/ring-256k.yaml --set attention.dtype=fp32)
+# An empty or bad entry of --gpus is an error naming it, not skipped (8,,16 ran 8 and 16).
+tilesim_cli_test(sweep_gpus_empty_entry 2 "--gpus: expected GPU counts .*; entry 2 is empty"
+                 sweep scenarios/ring-256k.yaml --gpus 8,,16)
+tilesim_cli_test(report_gpus_bad_entry 2 "--gpus: expected GPU counts .*; entry 3 is '0'"
+                 report scenarios/ring-256k.yaml -o ${CMAKE_CURRENT_BINARY_DIR}/unwritten.html
+                 --gpus 2,4,0)
 tilesim_cli_test(plan_dump 0 "rank 0 op 0: send KV\\[0\\] to rank 1 \\[group 0\\]"
                  plan scenarios/ring-256k.yaml --dump)
 tilesim_cli_test(topo_cluster 0 "h100-cluster" topo topologies/h100-cluster.yaml --gpus 64)

@@ -147,6 +147,15 @@ SimulationRun run_simulation(const ScenarioSource& source, const SimulateRequest
     run.result.warnings.push_back(run.prepared.symmetry_warning);
   }
   const CalibrationProfile& profile = run.prepared.profile;
+  if (run.prepared.scenario.attention.dtype == DType::fp32) {
+    // Profiles are fitted to 16-bit attention kernels (FlashAttention has no fp32 path); the
+    // bytes follow the dtype, the compute rates do not (H100 SXM datasheet: dense TF32 is half
+    // the BF16 rate, plain FP32 about 1/15).
+    run.result.warnings.push_back(fmt::format(
+        "{}: attention.dtype fp32 is costed at the profile's compute rates, which are 16-bit "
+        "kernels' (only the bytes moved and held follow fp32): compute time is optimistic",
+        profile.source));
+  }
   const double peak_bytes = summarize(run.result).peak_memory_bytes_max;
   if (profile.device_memory_bytes > 0 && peak_bytes > profile.device_memory_bytes) {
     run.result.warnings.push_back(fmt::format(

@@ -46,10 +46,8 @@ void add_report(CLI::App& app, int& exit_code) {
   verb->add_option("-o,--out", args->out, "HTML file to write")
       ->required()
       ->check(output_file_check());
-  verb->add_option("--gpus", args->options.gpus,
-                   "GPU counts of the speedup curves (default: P/4, P/2, P)")
-      ->delimiter(',')
-      ->check(CLI::Range(1, 1 << 20));
+  add_gpu_counts_option(*verb, args->options.gpus,
+                        "GPU counts of the speedup curves (default: P/4, P/2, P)");
   verb->add_option("--schedules", args->options.schedules,
                    "Schedules to compare, as for compare (default: ring and the scenario's)");
   add_resource_options(*verb, args->scenario);

@@ -92,10 +92,7 @@ void add_sweep(CLI::App& app, int& exit_code) {
   CLI::App* verb = app.add_subcommand(
       "sweep", "Simulate a scenario over several GPU counts (spread over ranks under mpirun)");
   add_scenario_options(*verb, args->scenario);
-  verb->add_option("--gpus", args->gpus, "GPU counts, e.g. 4,8,16")
-      ->required()
-      ->delimiter(',')
-      ->check(CLI::Range(1, 1 << 20));
+  add_gpu_counts_option(*verb, args->gpus, "GPU counts, e.g. 4,8,16")->required();
   verb->add_option("--csv", args->csv, "Also write the rows as CSV to this file")
       ->check(output_file_check());
   add_no_wall_clock_option(*verb, args->scenario);

@@ -36,6 +36,10 @@ void add_quiet_option(CLI::App& verb, bool& quiet);
 // A CLI11 check for a file the verb will write: a non-empty path, not a directory, in a
 // directory that exists; so that a bad path fails before the work, not after it.
 CLI::Validator output_file_check();
+// --gpus N,N,...: every comma-separated entry a count from 1 to 2^20 (an empty entry, as in
+// 8,,16, is an error, not skipped).
+CLI::Option* add_gpu_counts_option(CLI::App& verb, std::vector<int>& counts,
+                                   const std::string& help);
 
 void add_topo(CLI::App& app, int& exit_code);
 void add_plan(CLI::App& app, int& exit_code);

@@ -1,7 +1,9 @@
 // tilesim: predict (simulate) and measure distributed attention schedules.
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <filesystem>
 #include <system_error>
 
@@ -72,6 +74,45 @@ CLI::Validator output_file_check() {
         return {};
       },
       "FILE", "output file");
+}
+
+namespace {
+
+// Entry i of a comma-separated list, or the reason the list is not one of GPU counts.
+std::string gpu_count_error(const std::string& list, std::vector<int>* counts) {
+  std::size_t begin = 0;
+  for (int entry = 1;; ++entry) {
+    const std::size_t end = std::min(list.find(',', begin), list.size());
+    const std::string item = list.substr(begin, end - begin);
+    const bool digits =
+        !item.empty() && item.size() <= 8 &&
+        std::all_of(item.begin(), item.end(), [](char c) { return c >= '0' && c <= '9'; });
+    const long value = digits ? std::stol(item) : 0;
+    if (value < 1 || value > (1 << 20)) {
+      return fmt::format(
+          "expected GPU counts from 1 to {} separated by commas (e.g. 8,16,32); entry {} is {}",
+          1 << 20, entry, item.empty() ? std::string("empty") : "'" + item + "'");
+    }
+    if (counts != nullptr) counts->push_back(static_cast<int>(value));
+    if (end == list.size()) return {};
+    begin = end + 1;
+  }
+}
+
+}  // namespace
+
+CLI::Option* add_gpu_counts_option(CLI::App& verb, std::vector<int>& counts,
+                                   const std::string& help) {
+  return verb
+      .add_option_function<std::string>(
+          "--gpus",
+          [&counts](const std::string& list) {
+            counts.clear();
+            (void)gpu_count_error(list, &counts);
+          },
+          help)
+      ->check(CLI::Validator([](std::string& list) { return gpu_count_error(list, nullptr); },
+                             "N,N,...", "GPU counts"));
 }
 
 }  // namespace tilesim::cli
