@@ -1,9 +1,18 @@
 #include "sim/plan/step_programs.hpp"
 
+#include <algorithm>
+#include <stdexcept>
+
 namespace tilesim {
 
-StepPrograms::StepPrograms(Plan& plan, Correction correction)
-    : plan_(&plan), digests_(plan.programs.size()) {
+StepPrograms::StepPrograms(Plan& plan, Correction correction, int steps_named)
+    : plan_(&plan),
+      digests_(plan.programs.size()),
+      steps_named_(steps_named),
+      recent_begins_(plan.programs.size(), {0, 0}) {
+  if (steps_named < 1 || steps_named > 2) {
+    throw std::invalid_argument("StepPrograms: a step names the one or two steps before it");
+  }
   if (correction == Correction::eager) plan.merge_form = MergeForm::eager;
   if (correction != Correction::fused) {
     raw_ = plan;  // the objects without block partials; the rewriter adds those to the plan
@@ -11,8 +20,12 @@ StepPrograms::StepPrograms(Plan& plan, Correction correction)
   }
 }
 
-void StepPrograms::step_done(int rank, int begin, int keep, bool program_complete) {
+void StepPrograms::step_done(int rank, int begin, int oldest_awaited, bool program_complete) {
   const auto i = static_cast<std::size_t>(rank);
+  auto& [older, previous] = recent_begins_[i];
+  const int keep = std::min(steps_named_ == 2 ? older : previous, oldest_awaited);
+  older = previous;
+  previous = begin;
   if (raw_) {
     RankProgram& raw = raw_->programs[i];
     rewriter_->rewrite(rank, raw, begin, plan_->programs[i]);

@@ -6,6 +6,7 @@
 // pass-Q's sources share it.
 #pragma once
 
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,8 +20,10 @@ namespace tilesim {
 class StepPrograms {
  public:
   // `plan`: the chunks and objects whole, an empty program per generated rank. Sets its merge
-  // form and, unless the correction is fused, adds the block partials to it.
-  StepPrograms(Plan& plan, Correction correction);
+  // form and, unless the correction is fused, adds the block partials to it. A step's ops may
+  // name (as `after`) raw ops of the `steps_named` steps before it (1 or 2), and of older ones
+  // only as the generator's oldest_awaited says.
+  StepPrograms(Plan& plan, Correction correction, int steps_named);
   StepPrograms(const StepPrograms&) = delete;
   StepPrograms& operator=(const StepPrograms&) = delete;
 
@@ -29,9 +32,12 @@ class StepPrograms {
   RankProgram& raw_program(int rank) {
     return generated().programs[static_cast<std::size_t>(rank)];
   }
+  // Where rank's next raw step begins.
+  int step_begin(int rank) { return static_cast<int>(raw_program(rank).size()); }
   // The generator appended rank's step from raw op `begin` on: rewrite it into the plan, forget
-  // the raw ops before `keep` (no later step names them), digest the plan's new ops.
-  void step_done(int rank, int begin, int keep, bool program_complete);
+  // the raw ops no later step names (before the steps_named steps before it and before
+  // `oldest_awaited`), digest the plan's new ops.
+  void step_done(int rank, int begin, int oldest_awaited, bool program_complete);
   // plan_digest of the whole plan; call once every program is complete.
   std::string digest() const;
 
@@ -40,6 +46,9 @@ class StepPrograms {
   std::optional<Plan> raw_;  // the generators' programs before the correction's rewrite
   std::optional<OutputCorrectionRewriter> rewriter_;
   std::vector<ProgramDigest> digests_;  // per rank: the ops generated so far
+  int steps_named_;
+  // Per rank: where its last two raw steps began (older first).
+  std::vector<std::array<int, 2>> recent_begins_;
 };
 
 }  // namespace tilesim

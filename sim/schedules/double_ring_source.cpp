@@ -12,26 +12,21 @@ DoubleRingSource::DoubleRingSource(const AttentionShape& shape, int ranks, int i
   plan_ = double_ring_layout(shape, ranks);
   objs_ = add_attention_objects(plan_);
   reach_ = kv_reach(plan_, inner);
-  steps_.emplace(plan_, correction);
+  steps_.emplace(plan_, correction, 2);
   members_.reserve(static_cast<std::size_t>(ranks));
   for (int p = 0; p < ranks; ++p)
     members_.emplace_back(steps_->generated(), groups_, objs_, reach_, p);
-  raw_step_begin_.assign(static_cast<std::size_t>(ranks), {0, 0});
 }
 
 bool DoubleRingSource::extend(int rank) {
   const auto i = static_cast<std::size_t>(rank);
   DoubleRingMember& member = members_[i];
   if (member.done()) return false;
-  const int begin = static_cast<int>(steps_->raw_program(rank).size());
+  const int begin = steps_->step_begin(rank);
   member.emit_step();
   // A step's receives wait for the last frees, from the previous step under the full and causal
-  // masks, maybe older under a window or documents: no raw op older than both is read again.
-  auto& [older, previous] = raw_step_begin_[i];
-  const int keep = std::min(older, member.oldest_awaited());
-  older = previous;
-  previous = begin;
-  steps_->step_done(rank, begin, keep, member.done());
+  // masks, maybe older under a window or documents.
+  steps_->step_done(rank, begin, member.oldest_awaited(), member.done());
   return true;
 }
 

@@ -44,7 +44,6 @@ class DoubleRingSource final : public ProgramSource {
   CommGroups groups_;
   std::optional<StepPrograms> steps_;
   std::vector<DoubleRingMember> members_;
-  std::vector<std::pair<int, int>> raw_step_begin_;  // per rank: first raw op of the last two steps
 };
 
 }  // namespace tilesim

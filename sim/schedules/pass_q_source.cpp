@@ -20,27 +20,22 @@ PassQSource::PassQSource(const AttentionShape& shape, int ranks, int classes, Co
   // As keep_class_programs: the programs of ranks 0..K-1 with their full peers.
   plan_.programs.assign(static_cast<std::size_t>(classes), RankProgram{});
   plan_.ranks = classes;
-  steps_.emplace(plan_, correction);
+  steps_.emplace(plan_, correction, 2);
   members_.reserve(static_cast<std::size_t>(classes));
   for (int r = 0; r < classes; ++r) {
     members_.emplace_back(steps_->generated(), groups_, objs_, partials_, route_, r);
   }
-  raw_step_begin_.assign(static_cast<std::size_t>(classes), {0, 0});
 }
 
 bool PassQSource::extend(int rank) {
   const auto i = static_cast<std::size_t>(rank);
   PassQMember& member = members_[i];
   if (member.done()) return false;
-  const int begin = static_cast<int>(steps_->raw_program(rank).size());
+  const int begin = steps_->step_begin(rank);
   member.emit_step();
   // A step's Q receive waits for the last Q free: the previous step's under the full and causal
   // masks, maybe older under a window or documents.
-  auto& [older, previous] = raw_step_begin_[i];
-  const int keep = std::min(older, member.oldest_awaited());
-  older = previous;
-  previous = begin;
-  steps_->step_done(rank, begin, keep, member.done());
+  steps_->step_done(rank, begin, member.oldest_awaited(), member.done());
   return true;
 }
 

@@ -47,7 +47,6 @@ class PassQSource final : public ProgramSource {
   CommGroups groups_;
   std::optional<StepPrograms> steps_;
   std::vector<PassQMember> members_;
-  std::vector<std::pair<int, int>> raw_step_begin_;  // per rank: first raw op of the last two steps
 };
 
 }  // namespace tilesim

@@ -1,5 +1,6 @@
 #include "sim/schedules/ring_classes_source.hpp"
 
+#include <limits>
 #include <stdexcept>
 #include <utility>
 
@@ -27,7 +28,7 @@ RingClassesSource::RingClassesSource(RingClassesSpec spec)
   const int n_f = ring_steps(plan_, ring_), n_b = ring_back_steps(plan_, ring_);
   plan_.programs.assign(static_cast<std::size_t>(spec_.classes), RankProgram{});
   plan_.ranks = spec_.classes;
-  steps_.emplace(plan_, spec_.correction);
+  steps_.emplace(plan_, spec_.correction, 2);
   Plan& generated = steps_->generated();
   const int k_count = spec_.classes;
   for (int k = 0; k < k_count; ++k) {
@@ -41,7 +42,6 @@ RingClassesSource::RingClassesSource(RingClassesSpec spec)
           generated, scratch_, ring_, k, n_f, n_b, groups_, spec_.shape.has_forward()));
     }
   }
-  raw_step_begin_.assign(static_cast<std::size_t>(k_count), {0, 0});
 }
 
 void RingClassesSource::emit_step(int rank) {
@@ -61,16 +61,11 @@ bool RingClassesSource::done(int rank) const {
 
 bool RingClassesSource::extend(int rank) {
   if (done(rank)) return false;
-  const int begin = static_cast<int>(steps_->raw_program(rank).size());
+  const int begin = steps_->step_begin(rank);
   emit_step(rank);
   // The next step's receives may wait for this step's frees, and the backward's first call
-  // for the forward's last exchange (RingMemberBackward), one step before its last: no raw op
-  // older than the previous step.
-  auto& [older, previous] = raw_step_begin_[static_cast<std::size_t>(rank)];
-  const int keep = older;
-  older = previous;
-  previous = begin;
-  steps_->step_done(rank, begin, keep, done(rank));
+  // for the forward's last exchange (RingMemberBackward), one step before its last: two steps.
+  steps_->step_done(rank, begin, std::numeric_limits<int>::max(), done(rank));
   return true;
 }
 

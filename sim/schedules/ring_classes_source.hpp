@@ -73,7 +73,6 @@ class RingClassesSource final : public ProgramSource {
   FusingScratch scratch_;
   std::vector<std::unique_ptr<RingMemberForward>> members_;            // empty: backward only
   std::vector<std::unique_ptr<RingMemberBackward>> backward_members_;  // empty: forward only
-  std::vector<std::pair<int, int>> raw_step_begin_;  // per rank: first raw op of the last two steps
 };
 
 }  // namespace tilesim

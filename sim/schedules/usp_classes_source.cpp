@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <limits>
 #include <stdexcept>
 #include <utility>
 
@@ -27,7 +28,7 @@ UspClassesSource::UspClassesSource(UspClassesSpec spec)
   for (int h = 0; h < u; ++h) rings_.push_back(usp_head_ring(plan_, grid_, objs_, h));
   plan_.programs.assign(static_cast<std::size_t>(k_count), RankProgram{});
   plan_.ranks = k_count;
-  steps_.emplace(plan_, spec_.correction);
+  steps_.emplace(plan_, spec_.correction, 1);
   Plan& generated = steps_->generated();
   // Member G of head ring h, its ring closed over the first K / u groups (as
   // add_ring_forward_classes: the last representative group sends to group 0).
@@ -46,7 +47,6 @@ UspClassesSource::UspClassesSource(UspClassesSpec spec)
     }
   }
   phase_.assign(static_cast<std::size_t>(k_count), fwd ? Phase::prologue : Phase::bwd_prologue);
-  raw_piece_begin_.assign(static_cast<std::size_t>(k_count), 0);
 }
 
 void UspClassesSource::emit_piece(int rank, Phase& phase) {
@@ -105,10 +105,7 @@ bool UspClassesSource::extend(int rank) {
   }
   // A piece's receives wait for the previous piece's frees at most (a ring step's receives
   // for the step before's; the all-to-alls' for none).
-  int& previous = raw_piece_begin_[static_cast<std::size_t>(rank)];
-  const int keep = previous;
-  previous = begin;
-  steps_->step_done(rank, begin, keep, phase == Phase::done);
+  steps_->step_done(rank, begin, std::numeric_limits<int>::max(), phase == Phase::done);
   return true;
 }
 

@@ -83,7 +83,6 @@ class UspClassesSource final : public ProgramSource {
   std::vector<std::unique_ptr<RingMemberForward>> members_;  // representative x's ring member
   std::vector<std::unique_ptr<RingMemberBackward>> backward_members_;  // empty: forward only
   std::vector<Phase> phase_;
-  std::vector<int> raw_piece_begin_;  // per rank: first raw op of the last piece
 };
 
 }  // namespace tilesim
