@@ -27,21 +27,21 @@ tilesim_cli_test(symmetric_summary_ops 0
   "simulation +24256 ops, .*\\(symmetric: 3032 ops simulated, one rank of each of 8 classes of 8 ranks\\)"
   simulate scenarios/ring-256k.yaml --set schedule.gpus=64 --max-ops 1e4)
 # pass-Q on 4096 GPUs: its offset quotient runs windowed (pass_q_source.hpp) with 8P objects,
-# but the symmetry search routes every rank's peers, 4096 x 4095 pairs at 128 bytes: 2.21 GiB
-# whatever the classes (2.16 GiB measured for the whole run, 1024 classes), refused at 2 GB
-# before the search starts.
+# and the symmetry search walks every rank's peers by destination, keeping 8 bytes for each of
+# the 4096 x 4095 pairs (kSearchBytesPerStreamedPair) and the windowed run's per-GPU state:
+# 340.10 MiB whatever the classes, refused at 300 MB before the search starts.
 tilesim_cli_test(guard_all_peers_search 2
-  "key 'schedule\\.gpus': a plan this machine can hold: pass_q on 4096 GPUs simulated symmetrically with any number of rank classes \\(its symmetry search alone routes every rank's peers\\) is about 5\\.32e\\+04 ops, 2\\.21 GiB of memory"
+  "key 'schedule\\.gpus': a plan this machine can hold: pass_q on 4096 GPUs simulated symmetrically with any number of rank classes \\(its symmetry search alone routes every rank's peers\\) is about 5\\.32e\\+04 ops, 340\\.10 MiB of memory"
   simulate scenarios/ring-256k.yaml --set attention.seq_len=1M --set schedule.kind=pass_q
-           --set schedule.gpus=4096 --max-memory 2GB)
-# With 3 GB the search would fit, but the ring successors' shift search (4096 routes) bounds
-# the classes from below by 1024, whose windowed quotient (1024 windows of ops, the 4096 x 4095
-# searched routes, 1024 x 4095 routes in use) is estimated at 3.41 GiB (the run, when let
-# through, peaks at 2.16 GiB): refused before the search routes the 16.8M rank pairs.
+           --set schedule.gpus=4096 --max-memory 300MB)
+# With 1.5 GB the search would fit, but the ring successors' shift search (4096 routes) bounds
+# the classes from below by 1024, whose windowed quotient (1024 windows of ops, 1024 x 4095
+# routes in use, the search's 8 bytes a pair) is estimated at 1.53 GiB (the run, when let
+# through, peaks at 1.18 GiB): refused before the search walks the 16.8M rank pairs.
 tilesim_cli_test(guard_all_peers_classes_bound 2
-  "key 'schedule\\.gpus': a plan this machine can hold: pass_q on 4096 GPUs simulated as at least 1024 rank classes is about 5\\.45e\\+07 ops, 3\\.41 GiB of memory"
+  "key 'schedule\\.gpus': a plan this machine can hold: pass_q on 4096 GPUs simulated as at least 1024 rank classes is about 5\\.45e\\+07 ops, 1\\.53 GiB of memory"
   simulate scenarios/ring-256k.yaml --set attention.seq_len=1M --set schedule.kind=pass_q
-           --set schedule.gpus=4096 --max-memory 3GB)
+           --set schedule.gpus=4096 --max-memory 1.5GB)
 tilesim_cli_test(guard_bad_max_memory 2 "--max-memory.*a positive byte size"
   simulate scenarios/ring-256k.yaml --max-memory lots)
 

@@ -81,30 +81,58 @@ const FlowTransferModel::RouteFacts& FlowTransferModel::facts_of(int src_gpu, in
   const std::int64_t key = static_cast<std::int64_t>(src_gpu) * topology_.gpu_count() + dst_gpu;
   const auto found = route_facts_.find(key);
   if (found != route_facts_.end()) return found->second;
-  const Route& route = router_.route(src_gpu, dst_gpu);
+  const Route route = router_.find_route(src_gpu, dst_gpu);
   RouteFacts facts;
-  facts.route = &route;
   facts.alpha_s = profile_.link(alpha_class(topology_, route)).alpha_s;
+  facts.latency_ps = route.latency_ps;
   for (LinkId l : route.links) {
     const double c = profile_.link(topology_.link(l).cls).flow_cap_bytes_per_s;
     if (c > 0 && (facts.rate_cap_bytes_per_s == 0.0 || c < facts.rate_cap_bytes_per_s)) {
       facts.rate_cap_bytes_per_s = c;
     }
   }
-  FlowSpec spec;
-  spec.links.assign(route.links.begin(), route.links.end());
-  if (symmetry_ != nullptr && !spec.links.empty()) fold_onto_classes(spec);
-  facts.flow_links = std::move(spec.links);
-  facts.link_multiplicity = std::move(spec.link_multiplicity);
-  gpus_of(route, src_gpu, dst_gpu, facts.gpus);
-  return route_facts_.emplace(key, std::move(facts)).first->second;
+  facts.begin = fact_ints_.size();
+  fact_ints_.insert(fact_ints_.end(), route.links.begin(), route.links.end());
+  facts.route_links = static_cast<std::uint32_t>(route.links.size());
+  if (symmetry_ != nullptr && !route.links.empty()) {
+    FlowSpec spec;
+    spec.links.assign(route.links.begin(), route.links.end());
+    fold_onto_classes(spec);
+    fact_ints_.insert(fact_ints_.end(), spec.links.begin(), spec.links.end());
+    fact_ints_.insert(fact_ints_.end(), spec.link_multiplicity.begin(),
+                      spec.link_multiplicity.end());
+    facts.flow_links = static_cast<std::uint32_t>(spec.links.size());
+  }
+  std::vector<int> loaded;
+  gpus_of(route, src_gpu, dst_gpu, loaded);
+  fact_ints_.insert(fact_ints_.end(), loaded.begin(), loaded.end());
+  facts.gpus = static_cast<std::uint32_t>(loaded.size());
+  return route_facts_.emplace(key, facts).first->second;
+}
+
+std::span<const int> FlowTransferModel::route_links(const RouteFacts& facts) const {
+  return {fact_ints_.data() + facts.begin, facts.route_links};
+}
+
+std::span<const int> FlowTransferModel::flow_links(const RouteFacts& facts) const {
+  if (facts.flow_links == 0) return route_links(facts);
+  return {fact_ints_.data() + facts.begin + facts.route_links, facts.flow_links};
+}
+
+std::span<const int> FlowTransferModel::link_multiplicity(const RouteFacts& facts) const {
+  return {fact_ints_.data() + facts.begin + facts.route_links + facts.flow_links, facts.flow_links};
+}
+
+std::span<const int> FlowTransferModel::gpus(const RouteFacts& facts) const {
+  return {fact_ints_.data() + facts.begin + facts.route_links + 2 * std::size_t{facts.flow_links},
+          facts.gpus};
 }
 
 TransferId FlowTransferModel::post(const TransferRequest& request, Picoseconds now) {
   const TransferId id = next_id_++;
   const RouteFacts& facts = facts_of(request.src_gpu, request.dst_gpu);
-  in_flight_.emplace(id, InFlight{facts.route, &facts, request.src_gpu, request.dst_gpu,
-                                  request.bytes, Phase::software_latency, 0.0});
+  in_flight_.emplace(id, InFlight{&facts, request.src_gpu, request.dst_gpu, request.bytes,
+                                  Phase::software_latency, 0.0});
   calendar_.wake_at(later_ps(now, s_to_ps(facts.alpha_s)), id);
   return id;
 }
@@ -126,8 +154,10 @@ void FlowTransferModel::start_flow(TransferId id, InFlight& transfer, Picosecond
     return;
   }
   FlowSpec spec;
-  spec.links = transfer.facts->flow_links;
-  spec.link_multiplicity = transfer.facts->link_multiplicity;
+  const std::span<const int> links = flow_links(*transfer.facts);
+  const std::span<const int> multiplicity = link_multiplicity(*transfer.facts);
+  spec.links.assign(links.begin(), links.end());
+  spec.link_multiplicity.assign(multiplicity.begin(), multiplicity.end());
   spec.bytes = transfer.bytes;
   spec.rate_cap_bytes_per_s = transfer.facts->rate_cap_bytes_per_s;
   if (record_link_loads_) {
@@ -161,7 +191,7 @@ void FlowTransferModel::fold_onto_classes(FlowSpec& spec) const {
 
 void FlowTransferModel::begin_propagation(TransferId id, InFlight& transfer, Picoseconds now) {
   transfer.phase = Phase::propagation;
-  calendar_.wake_at(later_ps(now, transfer.route->latency_ps), id);
+  calendar_.wake_at(later_ps(now, transfer.facts->latency_ps), id);
 }
 
 void FlowTransferModel::settle(Picoseconds now) {
@@ -199,7 +229,7 @@ void FlowTransferModel::count_traffic(InFlight& transfer, double rate_bytes_per_
   const double old_rate = transfer.counted_rate_bytes_per_s;
   if (rate_bytes_per_s == old_rate) return;
   transfer.counted_rate_bytes_per_s = rate_bytes_per_s;
-  for (int gpu : transfer.facts->gpus) {
+  for (int gpu : gpus(*transfer.facts)) {
     const auto g = static_cast<std::size_t>(gpu);
     gpu_traffic_flows_[g] += (rate_bytes_per_s > 0 ? 1 : 0) - (old_rate > 0 ? 1 : 0);
     // Exactly 0 when no flow is left, whatever rounding the differences left behind.
@@ -240,8 +270,8 @@ void FlowTransferModel::advance(Picoseconds now) {
     InFlight& transfer = in_flight_.at(id);
     count_traffic(transfer, 0.0);
     if (record_link_loads_) {
-      touched_links_.insert(touched_links_.end(), transfer.route->links.begin(),
-                            transfer.route->links.end());
+      const std::span<const int> links = route_links(*transfer.facts);
+      touched_links_.insert(touched_links_.end(), links.begin(), links.end());
     }
     begin_propagation(id, transfer, now);
   }
@@ -261,8 +291,8 @@ void FlowTransferModel::take_links_to_sample(std::vector<int>& out) {
   touched_links_.clear();
   for (const auto& [flow, id] : transfer_of_flow_) {
     (void)flow;
-    const Route& route = *in_flight_.at(id).route;
-    out.insert(out.end(), route.links.begin(), route.links.end());
+    const std::span<const int> links = route_links(*in_flight_.at(id).facts);
+    out.insert(out.end(), links.begin(), links.end());
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());

@@ -52,43 +52,137 @@ bool peers_equivariant(const RankPeers& peers, int k, bool by_offset) {
 
 namespace {
 
-// The link map of a shift by k, or empty when the shift is not a symmetry (see the header).
+// The link map of a shift by k, built route pair by route pair: sigma maps the i-th link of a
+// rank's route to the i-th link of the shifted rank's route to the shifted peer.
+class ShiftLinkMap {
+ public:
+  ShiftLinkMap(const Topology& topology, const std::vector<int>& placement,
+               const std::vector<int>& rank_of_gpu, int k)
+      : topology_(topology),
+        placement_(placement),
+        rank_of_gpu_(rank_of_gpu),
+        k_(k),
+        image_(static_cast<std::size_t>(topology.link_count()), -1),
+        preimage_(image_.size(), -1) {}
+
+  // Adds the pair; false when it contradicts the map or the shift's other conditions.
+  bool add(const Route& from, const Route& to) {
+    if (from.links.empty() || from.links.size() != to.links.size() ||
+        from.latency_ps != to.latency_ps) {
+      return false;
+    }
+    const int p = static_cast<int>(placement_.size());
+    for (std::size_t i = 0; i < from.links.size(); ++i) {
+      const int a = from.links[i];
+      const int b = to.links[i];
+      auto& fwd = image_[at(a)];
+      auto& back = preimage_[at(b)];
+      if ((fwd != -1 && fwd != b) || (back != -1 && back != a)) return false;
+      if (!same_link(topology_.link(a), topology_.link(b))) return false;
+      // A GPU the route relays through (or ends at) maps to the shifted rank's GPU.
+      const int ga = gpu_at(topology_, topology_.link_target(a));
+      const int gb = gpu_at(topology_, topology_.link_target(b));
+      if ((ga < 0) != (gb < 0)) return false;
+      if (ga >= 0) {
+        const int ra = rank_of_gpu_[at(ga)];
+        if (ra < 0 || placement_[at((ra + k_) % p)] != gb) return false;
+      }
+      fwd = b;
+      back = a;
+    }
+    return true;
+  }
+  std::vector<int> take() { return std::move(image_); }
+
+ private:
+  const Topology& topology_;
+  const std::vector<int>& placement_;
+  const std::vector<int>& rank_of_gpu_;
+  int k_;
+  std::vector<int> image_, preimage_;
+};
+
+// The link map of a shift by k from the cached routes of every rank's peers, or empty when
+// the shift is not a symmetry (see the header).
 std::vector<int> shift_map(const Topology& topology, const PeerRoutes& routes,
                            const std::vector<int>& placement, const std::vector<int>& rank_of_gpu,
                            int k) {
   const int p = static_cast<int>(routes.size());
-  std::vector<int> image(static_cast<std::size_t>(topology.link_count()), -1);
-  std::vector<int> preimage(image.size(), -1);
+  ShiftLinkMap map(topology, placement, rank_of_gpu, k);
   for (int r = 0; r < p; ++r) {
     for (std::size_t peer = 0; peer < routes[at(r)].size(); ++peer) {
-      const Route* from_route = routes[at(r)][peer];
-      const Route* to_route = routes[at((r + k) % p)][peer];
-      if ((from_route == nullptr) != (to_route == nullptr)) return {};
-      if (from_route == nullptr) continue;
-      const Route& from = *from_route;
-      const Route& to = *to_route;
-      if (from.links.size() != to.links.size() || from.latency_ps != to.latency_ps) return {};
-      for (std::size_t i = 0; i < from.links.size(); ++i) {
-        const int a = from.links[i];
-        const int b = to.links[i];
-        auto& fwd = image[at(a)];
-        auto& back = preimage[at(b)];
-        if ((fwd != -1 && fwd != b) || (back != -1 && back != a)) return {};
-        if (!same_link(topology.link(a), topology.link(b))) return {};
-        // A GPU the route relays through (or ends at) maps to the shifted rank's GPU.
-        const int ga = gpu_at(topology, topology.link_target(a));
-        const int gb = gpu_at(topology, topology.link_target(b));
-        if ((ga < 0) != (gb < 0)) return {};
-        if (ga >= 0) {
-          const int ra = rank_of_gpu[at(ga)];
-          if (ra < 0 || placement[at((ra + k) % p)] != gb) return {};
-        }
-        fwd = b;
-        back = a;
-      }
+      const Route* from = routes[at(r)][peer];
+      const Route* to = routes[at((r + k) % p)][peer];
+      if ((from == nullptr) != (to == nullptr)) return {};
+      if (from != nullptr && !map.add(*from, *to)) return {};
     }
   }
-  return image;
+  return map.take();
+}
+
+// The ranks whose peers name each destination rank (not itself), ascending: senders of d are
+// ranks[begin[d] .. begin[d + 1]).
+struct Senders {
+  std::vector<std::size_t> begin;
+  std::vector<int> ranks;
+};
+
+Senders senders_of(const RankPeers& peers) {
+  const int p = static_cast<int>(peers.size());
+  Senders senders;
+  senders.begin.assign(at(p) + 1, 0);
+  for (int r = 0; r < p; ++r) {
+    for (int d : peers[at(r)]) {
+      if (d != r) ++senders.begin[at(d) + 1];
+    }
+  }
+  for (int d = 0; d < p; ++d) senders.begin[at(d) + 1] += senders.begin[at(d)];
+  senders.ranks.resize(senders.begin.back());
+  std::vector<std::size_t> next(senders.begin.begin(), senders.begin.end() - 1);
+  for (int r = 0; r < p; ++r) {
+    for (int d : peers[at(r)]) {
+      if (d != r) senders.ranks[next[at(d)]++] = r;
+    }
+  }
+  return senders;
+}
+
+// shift_map for peer sets where every rank talks to (nearly) every other, with routes made one
+// destination at a time and not kept: for each orbit d, d + k, d + 2k, ... of destinations, the
+// routes into d from its senders (in some order) pair with the routes into d + k from the same
+// senders moved by k. The peers must be equivariant under k (so the senders of d + k are those
+// of d moved by k). Holds three destinations' routes, O(P), where the cached routes were P^2.
+std::vector<int> shift_map_by_destination(const Topology& topology, Router& router,
+                                          const Senders& senders, const std::vector<int>& placement,
+                                          const std::vector<int>& rank_of_gpu, int k) {
+  const int p = static_cast<int>(placement.size());
+  ShiftLinkMap map(topology, placement, rank_of_gpu, k);
+  auto gpus_of = [&](const std::vector<int>& ranks) {
+    std::vector<int> gpus;
+    gpus.reserve(ranks.size());
+    for (int r : ranks) gpus.push_back(placement[at(r)]);
+    return gpus;
+  };
+  for (int start = 0; start < k; ++start) {
+    std::vector<int> order(
+        senders.ranks.begin() + static_cast<std::ptrdiff_t>(senders.begin[at(start)]),
+        senders.ranks.begin() + static_cast<std::ptrdiff_t>(senders.begin[at(start) + 1]));
+    const std::vector<Route> first = router.routes_to(placement[at(start)], gpus_of(order));
+    std::vector<Route> here = first;
+    for (int d = start; d < p; d += k) {
+      throw_if_interrupted();
+      const int next_d = d + k;
+      for (int& r : order) r = (r + k) % p;
+      // After the last destination of the orbit the senders are back where they began.
+      std::vector<Route> next =
+          next_d < p ? router.routes_to(placement[at(next_d)], gpus_of(order)) : first;
+      for (std::size_t i = 0; i < here.size(); ++i) {
+        if (!map.add(here[i], next[i])) return {};
+      }
+      here = std::move(next);
+    }
+  }
+  return map.take();
 }
 
 // Every rank that shares a node with one of ranks 0..k-1 is below k.
@@ -171,35 +265,26 @@ RankShiftSymmetry find_rank_shift_symmetry(const Topology& topology, ShiftSearch
   std::vector<int> rank_of_gpu(at(topology.gpu_count()), -1);
   for (int r = 0; r < ranks; ++r) rank_of_gpu[at(placement[at(r)])] = r;
   Router router(topology);
+  // Every rank talks to (nearly) every other: routes by destination, made again for each
+  // candidate shift rather than kept (a candidate that fails usually does so at its first
+  // destination). The other schedules' few peers are routed pair by pair and cached.
+  Senders senders;
+  PeerRoutes routes;
   if (search.peers_by_offset) {
-    // Every rank talks to (nearly) every other: route by destination, one backward search
-    // each, instead of one search per pair (pass-Q on 4096 GPUs: 16.8M pairs; the ring
-    // successors' search of all_peers_classes_lower_bound, one source each, keeps the pairwise
-    // searches: Router::prefetch_to).
-    std::vector<std::vector<int>> sources(at(ranks));
+    senders = senders_of(search.peers);
+  } else {
+    routes.resize(at(ranks));
     for (int r = 0; r < ranks; ++r) {
-      for (int d : search.peers[at(r)]) {
-        if (d != r) sources[at(d)].push_back(placement[at(r)]);
-      }
-    }
-    for (int d = 0; d < ranks; ++d) {
       throw_if_interrupted();
-      router.prefetch_to(placement[at(d)], sources[at(d)]);
-      std::vector<int>().swap(sources[at(d)]);
-    }
-  }
-  PeerRoutes routes(at(ranks));
-  for (int r = 0; r < ranks; ++r) {
-    // Per-pair searches for the other schedules: a signal is honoured rank by rank here too.
-    throw_if_interrupted();
-    for (int d : search.peers[at(r)]) {
-      if (d == r) {
-        routes[at(r)].push_back(nullptr);
-        continue;
+      for (int d : search.peers[at(r)]) {
+        if (d == r) {
+          routes[at(r)].push_back(nullptr);
+          continue;
+        }
+        const Route& route = router.route(placement[at(r)], placement[at(d)]);
+        if (route.links.empty()) return sym;
+        routes[at(r)].push_back(&route);
       }
-      const Route& route = router.route(placement[at(r)], placement[at(d)]);
-      if (route.links.empty()) return sym;
-      routes[at(r)].push_back(&route);
     }
   }
   for (int k = 2; k < ranks && (search.max_classes <= 0 || k <= search.max_classes); ++k) {
@@ -208,7 +293,10 @@ RankShiftSymmetry find_rank_shift_symmetry(const Topology& topology, ShiftSearch
     if (search.node_cores_shared && !nodes_closed(topology, placement, k)) continue;
     if (!peers_equivariant(search.peers, k, search.peers_by_offset)) continue;
     throw_if_interrupted();  // each candidate maps every route once
-    const std::vector<int> image = shift_map(topology, routes, placement, rank_of_gpu, k);
+    const std::vector<int> image =
+        search.peers_by_offset
+            ? shift_map_by_destination(topology, router, senders, placement, rank_of_gpu, k)
+            : shift_map(topology, routes, placement, rank_of_gpu, k);
     if (image.empty()) continue;
     sym.classes = k;
     describe_classes(sym, image, search.peers, topology.gpu_count(), search.peers_by_offset);

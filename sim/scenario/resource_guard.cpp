@@ -191,8 +191,12 @@ PlanEstimate estimate_plan(const AttentionShape& shape, const ScheduleSpec& spec
 PlanEstimate estimate_symmetric_plan(const AttentionShape& shape, const ScheduleSpec& spec,
                                      int classes, double window_ops_per_class) {
   const PlanSize q = plan_size(shape, spec, std::max(1, classes));
-  // The search routed every rank's peers: the full plan's routes.
+  // The search looked at every rank's peers: the full plan's routes. Pass-Q's and all-gather
+  // KV's walks them by destination without keeping any.
   const double searched = plan_size(shape, spec).routes;
+  const double search_bytes_per_pair = spec.kind == "pass_q" || spec.kind == "allgather_kv"
+                                           ? kSearchBytesPerStreamedPair
+                                           : kSearchBytesPerPair;
   PlanEstimate e;
   e.ops = q.ops;
   e.sim_s = kSimSecondsPerOp * e.ops;
@@ -202,7 +206,7 @@ PlanEstimate estimate_symmetric_plan(const AttentionShape& shape, const Schedule
     held.pairs = q.pairs * std::min(1.0, held.ops / q.ops);  // the window's share
     held.mesh_refs = q.mesh_refs * std::min(1.0, held.ops / q.ops);
   }
-  e.memory_bytes = memory_of(held) + kSearchBytesPerPair * searched +
+  e.memory_bytes = memory_of(held) + search_bytes_per_pair * searched +
                    (window_ops_per_class > 0 ? kWindowedBytesPerGpu * std::max(1, spec.gpus) : 0.0);
   return e;
 }

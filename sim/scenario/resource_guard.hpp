@@ -72,6 +72,10 @@ inline constexpr double kSimBytesPerMeshRef = 6.0;
 // 101-109 bytes measured at 256 and 512 GPUs (all-gather KV stopped by --max-ops 1 right after
 // the search, at d51a7c0: the guard now checks before it).
 inline constexpr double kSearchBytesPerPair = 128.0;
+// A rank pair of pass-Q's and all-gather KV's search, which routes by destination and keeps no
+// route (rank_shift_symmetry.cpp shift_map_by_destination): the pair's entry in the peer lists
+// (4 B) and in the senders' index (4 B). Its routes, one destination's at a time, are O(P).
+inline constexpr double kSearchBytesPerStreamedPair = 8.0;
 inline constexpr double kSimSecondsPerOp = 5.6e-6;
 // A GPU of a job (`job:`): the topology sized to it (devices, links, the router's cache) and
 // the job's placement and peer lists for the symmetry search of whole groups. The max RSS of

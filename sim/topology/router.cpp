@@ -291,13 +291,15 @@ const std::vector<std::uint32_t>* Router::tree_to(int dst_gpu, std::uint32_t dst
 const Route& Router::route(int src_gpu, int dst_gpu) {
   const std::uint64_t key = pair_key(src_gpu, dst_gpu, topology_->gpu_count());
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  return cache_.emplace(key, find_route(src_gpu, dst_gpu)).first->second;
+}
 
+Route Router::find_route(int src_gpu, int dst_gpu) {
+  pair_key(src_gpu, dst_gpu, topology_->gpu_count());
   const auto src = static_cast<std::uint32_t>(topology_->gpu_vertex(src_gpu));
   const auto dst = static_cast<std::uint32_t>(topology_->gpu_vertex(dst_gpu));
-  if (src == dst) return cache_.emplace(key, Route{}).first->second;
-  if (const auto* tree = tree_to(dst_gpu, dst)) {
-    return cache_.emplace(key, walk_tree(*tree, src, dst, src_gpu, dst_gpu)).first->second;
-  }
+  if (src == dst) return Route{};
+  if (const auto* tree = tree_to(dst_gpu, dst)) return walk_tree(*tree, src, dst, src_gpu, dst_gpu);
   next_generation();
   reset(forward_, src);
   reset(backward_, dst);
@@ -306,7 +308,7 @@ const Route& Router::route(int src_gpu, int dst_gpu) {
     throw std::runtime_error("Router: no path from GPU " + std::to_string(src_gpu) + " to GPU " +
                              std::to_string(dst_gpu));
   }
-  return cache_.emplace(key, walk_within(src, dst, cheapest, destination_of(dst))).first->second;
+  return walk_within(src, dst, cheapest, destination_of(dst));
 }
 
 void Router::next_generation() {
@@ -320,12 +322,14 @@ void Router::next_generation() {
   }
 }
 
-void Router::prefetch_to(int dst_gpu, const std::vector<int>& src_gpus) {
+std::vector<Route> Router::routes_to(int dst_gpu, const std::vector<int>& src_gpus) {
   const int gpus = topology_->gpu_count();
-  pair_key(dst_gpu, dst_gpu, gpus);            // checks dst_gpu even when src_gpus is empty
+  pair_key(dst_gpu, dst_gpu, gpus);  // checks dst_gpu even when src_gpus is empty
+  std::vector<Route> routes;
+  routes.reserve(src_gpus.size());
   if (src_gpus.size() < kTreeAfterSearches) {  // too few to pay for a whole-graph search
-    for (int src_gpu : src_gpus) route(src_gpu, dst_gpu);
-    return;
+    for (int src_gpu : src_gpus) routes.push_back(route(src_gpu, dst_gpu));
+    return routes;
   }
   const auto dst = static_cast<std::uint32_t>(topology_->gpu_vertex(dst_gpu));
   // The stored tree if there is one, else one built for this call (and dropped after it).
@@ -333,19 +337,19 @@ void Router::prefetch_to(int dst_gpu, const std::vector<int>& src_gpus) {
   const std::vector<std::uint32_t>* tree = nullptr;
   if (auto it = trees_.find(dst_gpu); it != trees_.end()) tree = &it->second;
   for (int src_gpu : src_gpus) {
-    const std::uint64_t key = pair_key(src_gpu, dst_gpu, gpus);
-    if (cache_.contains(key)) continue;
+    pair_key(src_gpu, dst_gpu, gpus);
     const auto src = static_cast<std::uint32_t>(topology_->gpu_vertex(src_gpu));
     if (src == dst) {
-      cache_.emplace(key, Route{});
+      routes.emplace_back();
       continue;
     }
     if (tree == nullptr) {
       own_tree = build_tree(dst);
       tree = &own_tree;
     }
-    cache_.emplace(key, walk_tree(*tree, src, dst, src_gpu, dst_gpu));
+    routes.push_back(walk_tree(*tree, src, dst, src_gpu, dst_gpu));
   }
+  return routes;
 }
 
 }  // namespace tilesim
