@@ -190,3 +190,9 @@ tilesim_cli_test(simulate_auto_roles_4096 0
 tilesim_cli_test(peak_over_device_memory 0
                  "the simulated peak, 10\\.03 TiB per GPU, exceeds the device's memory \\(74\\.51 GiB"
                  simulate scenarios/ring-256k.yaml --set attention.seq_len=1G)
+# All-gather KV across nodes: its collectives cost each chunk once per receiving GPU where
+# NCCL's ring sends it once per node (docs/schedules.md, All-gather KV); compare says it too.
+tilesim_cli_test(allgather_kv_cross_node_warned 0 "warning: schedule\\.kind allgather_kv: the KV all-gather is costed as grouped send/recv.*up to 8x"
+                 simulate scenarios/ring-256k.yaml --set schedule.kind=allgather_kv --set schedule.gpus=16)
+tilesim_cli_test(allgather_kv_cross_node_warned_compare 0 "allgather_kv: schedule\\.kind allgather_kv: the KV all-gather is costed"
+                 compare scenarios/ring-256k.yaml --set schedule.gpus=16 --schedules ring,allgather_kv)

@@ -1,6 +1,7 @@
 // Closed-form bytes per rank, forward (docs/schedules.md has the derivations).
 #include <catch2/catch.hpp>
 
+#include "sim/schedules/allgather_kv_schedule.hpp"
 #include "sim/schedules/schedule_kinds.hpp"
 #include "tests/schedule_fixtures.hpp"
 
@@ -129,4 +130,31 @@ TEST_CASE("schedules: usp picks the largest Ulysses degree within a node") {
   CHECK(usp_ulysses_degree(shape, spec) == 2);
   spec.ulysses_degree = 1;
   CHECK(usp_ulysses_degree(shape, spec) == 1);
+}
+
+TEST_CASE("all-gather KV warns where its collectives cross nodes unlike NCCL's ring") {
+  ScheduleSpec spec;
+  spec.kind = "allgather_kv";
+  spec.gpus = 16;
+  spec.gpus_per_node = 8;
+  // 2 nodes of 8: each GPU's NIC carries its chunk to the 8 GPUs of the other node, where an
+  // NCCL ring carries it once: 8x on the cross-node part.
+  const std::string forward = allgather_kv_cost_warning(spec, false);
+  CHECK_THAT(forward, Catch::Matchers::Contains("the KV all-gather is costed as grouped") &&
+                          Catch::Matchers::Contains("up to 8x"));
+  CHECK_THAT(allgather_kv_cost_warning(spec, true),
+             Catch::Matchers::Contains("all-gather and the dKV reduce-scatter are costed"));
+  spec.gpus_per_node = 4;  // a group with 4 ranks on each node
+  CHECK_THAT(allgather_kv_cost_warning(spec, false), Catch::Matchers::Contains("up to 4x"));
+  // One node (the pairwise paths are NVLink's) and one rank per node (each GPU's own NIC, as
+  // NCCL's ring uses it): nothing to say.
+  spec.gpus = 8;
+  spec.gpus_per_node = 8;
+  CHECK(allgather_kv_cost_warning(spec, true).empty());
+  spec.gpus = 16;
+  spec.gpus_per_node = 1;
+  CHECK(allgather_kv_cost_warning(spec, true).empty());
+  spec.gpus_per_node = 8;
+  spec.kind = "ring";
+  CHECK(allgather_kv_cost_warning(spec, true).empty());
 }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <numeric>
 #include <stdexcept>
 
@@ -148,6 +149,20 @@ Plan build_allgather_kv(const AttentionShape& shape, int ranks, bool by_work, in
 
 Plan make_allgather_kv_plan(const AttentionShape& shape, int ranks, bool by_work) {
   return build_allgather_kv(shape, ranks, by_work, ranks);
+}
+
+std::string allgather_kv_cost_warning(const ScheduleSpec& spec, bool backward) {
+  if (spec.kind != "allgather_kv") return {};
+  const int per_node = std::min(spec.gpus, std::max(1, spec.gpus_per_node));
+  if (per_node < 2 || spec.gpus <= per_node) return {};
+  return fmt::format(
+      "schedule.kind allgather_kv: the KV all-gather{} costed as grouped send/recv between every "
+      "pair of ranks, which sends each chunk across the network once per receiving GPU; NCCL "
+      "runs {} as a ring whose channels enter each node by a different NIC, once per node: with "
+      "{} ranks of the group per node the cross-node time is over-estimated, up to {}x "
+      "(docs/schedules.md, All-gather KV)",
+      backward ? " and the dKV reduce-scatter are" : " is", backward ? "them" : "it", per_node,
+      per_node);
 }
 
 Plan make_allgather_kv_classes_plan(const AttentionShape& shape, int ranks, int classes) {

@@ -3,7 +3,8 @@
 // Rank r owns chunk r (contiguous; zigzag ownership under a causal mask to
 // balance the work: every rank then has (2P-1) full + 2 diagonal blocks of
 // (S/2P)^2 pairs). KV is all-gathered in one comm group (pairwise_exchange.hpp:
-// every peer's send and receive posted together, as NCCL does). Rank r then runs
+// every peer's send and receive posted together, as NCCL's grouped send/recv runs them;
+// NCCL's own all-gather is a ring, see allgather_kv_cost_warning). Rank r then runs
 // ONE attention call of Q[r] against all gathered KV (TransformerEngine's
 // cp_comm_type all_gather, transformer_engine/pytorch/attention/
 // dot_product_attention/context_parallel.py, gathers KV with
@@ -29,7 +30,10 @@
 // accumulator bytes of c tokens); sent the same.
 #pragma once
 
+#include <string>
+
 #include "sim/plan/plan.hpp"
+#include "sim/schedules/schedule.hpp"
 
 namespace tilesim {
 
@@ -43,5 +47,15 @@ Plan make_allgather_kv_plan(const AttentionShape& shape, int ranks, bool by_work
 // representative's one comm group of P - 1 sends and P - 1 recvs, matched by offset.
 // std::invalid_argument for classes not dividing `ranks` or not below it.
 Plan make_allgather_kv_classes_plan(const AttentionShape& shape, int ranks, int classes);
+
+// What a run of `spec` is told where the collectives above are costed unlike NCCL's, empty
+// otherwise. The grouped send/recv sends each KV chunk (and dKV partial) over the network once
+// per receiving GPU of another node; NCCL's all-gather and reduce-scatter (ring algorithm,
+// one channel ring per NIC entering each node by another NIC) send it once per node. With g
+// ranks of the group on each of n >= 2 nodes, a NIC carries (n - 1) g c bytes here and about
+// (n - 1) c in NCCL's ring: cross-node time up to g times too high. 16 H100 on 2 nodes at 256K
+// tokens (c = 268 MB): the all-gather costs 45 ms here; NCCL's ring would be bound by NVLink,
+// 15 c / 370 GB/s, about 11 ms. Not modelled yet (docs/design-notes.md).
+std::string allgather_kv_cost_warning(const ScheduleSpec& spec, bool backward);
 
 }  // namespace tilesim

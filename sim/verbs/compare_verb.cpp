@@ -9,6 +9,7 @@
 #include "sim/scenario/lazy_plan.hpp"
 #include "sim/scenario/resource_guard.hpp"
 #include "sim/scenario/schedule_tuner.hpp"
+#include "sim/schedules/allgather_kv_schedule.hpp"
 #include "sim/schedules/schedule.hpp"
 #include "sim/verbs/schedule_list.hpp"
 
@@ -88,6 +89,9 @@ nlohmann::ordered_json compare_document(const ScenarioSource& source, const std:
     if (c.spec.kind == "mesh") {
       row["tile"] = {c.spec.tile_a, c.spec.tile_b};
       row["placement"] = c.spec.placement;
+    }
+    if (tile_warning.empty()) {
+      tile_warning = allgather_kv_cost_warning(c.spec, p.scenario.attention.has_backward());
     }
     if (!tile_warning.empty()) row["warning"] = tile_warning;
     if (progress) progress(rows.size() + 1, list.size());

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <stdexcept>
+#include <utility>
 
 #include "sim/core/units.hpp"
 #include "sim/job/job_json.hpp"
@@ -12,6 +13,7 @@
 #include "sim/scenario/job_scenario.hpp"
 #include "sim/scenario/lazy_plan.hpp"
 #include "sim/scenario/symmetric_plan.hpp"
+#include "sim/schedules/allgather_kv_schedule.hpp"
 #include "sim/schedules/schedule.hpp"
 #include "sim/validation/op_times_json.hpp"
 
@@ -145,6 +147,11 @@ SimulationRun run_simulation(const ScenarioSource& source, const SimulateRequest
   }
   if (!run.prepared.symmetry_warning.empty()) {
     run.result.warnings.push_back(run.prepared.symmetry_warning);
+  }
+  if (std::string collectives = allgather_kv_cost_warning(
+          run.prepared.scenario.schedule, run.prepared.scenario.attention.has_backward());
+      !collectives.empty()) {
+    run.result.warnings.push_back(std::move(collectives));
   }
   const CalibrationProfile& profile = run.prepared.profile;
   if (run.prepared.scenario.attention.dtype == DType::fp32) {
