@@ -196,3 +196,5 @@ tilesim_cli_test(allgather_kv_cross_node_warned 0 "warning: schedule\\.kind allg
                  simulate scenarios/ring-256k.yaml --set schedule.kind=allgather_kv --set schedule.gpus=16)
 tilesim_cli_test(allgather_kv_cross_node_warned_compare 0 "allgather_kv: schedule\\.kind allgather_kv: the KV all-gather is costed"
                  compare scenarios/ring-256k.yaml --set schedule.gpus=16 --schedules ring,allgather_kv)
+tilesim_cli_test(allgather_kv_cross_node_warned_tune 0 "warnings:\n  allgather_kv: schedule\\.kind allgather_kv: the KV all-gather is costed"
+                 tune scenarios/ring-256k.yaml --set schedule.gpus=16 --top 30)

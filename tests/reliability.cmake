@@ -31,13 +31,13 @@ tilesim_cli_test(symmetric_summary_ops 0
 # the 4096 x 4095 pairs (kSearchBytesPerStreamedPair) and the windowed run's per-GPU state:
 # 340.10 MiB whatever the classes, refused at 300 MB before the search starts.
 tilesim_cli_test(guard_all_peers_search 2
-  "key 'schedule\\.gpus': a plan this machine can hold: pass_q on 4096 GPUs simulated symmetrically with any number of rank classes \\(its symmetry search alone routes every rank's peers\\) is about 5\\.32e\\+04 ops, 340\\.10 MiB of memory"
+  "key 'schedule\\.gpus': a plan this machine can hold: pass_q on 4096 GPUs simulated symmetrically with any number of rank classes \\(its symmetry search looks at every rank's peers, beside the run's per-GPU state\\) is about 5\\.32e\\+04 ops, 340\\.10 MiB of memory"
   simulate scenarios/ring-256k.yaml --set attention.seq_len=1M --set schedule.kind=pass_q
            --set schedule.gpus=4096 --max-memory 300MB)
 # With 1.5 GB the search would fit, but the ring successors' shift search (4096 routes) bounds
 # the classes from below by 1024, whose windowed quotient (1024 windows of ops, 1024 x 4095
 # routes in use, the search's 8 bytes a pair) is estimated at 1.53 GiB (the run, when let
-# through, peaks at 1.18 GiB): refused before the search walks the 16.8M rank pairs.
+# through, peaks at 1.21 GiB): refused before the search walks the 16.8M rank pairs.
 tilesim_cli_test(guard_all_peers_classes_bound 2
   "key 'schedule\\.gpus': a plan this machine can hold: pass_q on 4096 GPUs simulated as at least 1024 rank classes is about 5\\.45e\\+07 ops, 1\\.53 GiB of memory"
   simulate scenarios/ring-256k.yaml --set attention.seq_len=1M --set schedule.kind=pass_q

@@ -129,3 +129,18 @@ TEST_CASE("the ring successors' shift search bounds the all-peers classes from b
   CHECK(all_peers_classes_lower_bound(off.prepared.scenario, off.prepared.topology,
                                       off.prepared.profile) == 0);
 }
+
+TEST_CASE("all-peers search past one leaf group: the walk rejects shifts that break at a leaf") {
+  // 512 GPUs are two leaf groups of 32 nodes (topologies/h100-cluster.yaml, nodes_per_leaf 32).
+  // A shift by 8 .. 128 maps some route inside a leaf group onto one that crosses the spine (two
+  // more hops), which the walk over destinations must reject; the first shift that maps every
+  // route onto one of the same hops moves a whole leaf group: 256. Each destination has more
+  // than Router::kTreeAfterSearches senders, so the walk routes from whole-graph searches.
+  for (const char* kind : {"pass_q", "allgather_kv"}) {
+    INFO(kind);
+    const PreparedScenario p =
+        prepare_scenario(kScenario, {std::string("schedule.kind=") + kind, "schedule.gpus=512"});
+    REQUIRE(p.symmetry.has_value());
+    CHECK(p.symmetry->classes == 256);
+  }
+}

@@ -156,6 +156,8 @@ std::vector<int> shift_map_by_destination(const Topology& topology, Router& rout
                                           const Senders& senders, const std::vector<int>& placement,
                                           const std::vector<int>& rank_of_gpu, int k) {
   const int p = static_cast<int>(placement.size());
+  // Each orbit closes on its first destination only when k divides P.
+  if (k < 1 || p % k != 0) return {};
   ShiftLinkMap map(topology, placement, rank_of_gpu, k);
   auto gpus_of = [&](const std::vector<int>& ranks) {
     std::vector<int> gpus;
@@ -176,6 +178,7 @@ std::vector<int> shift_map_by_destination(const Topology& topology, Router& rout
       // After the last destination of the orbit the senders are back where they began.
       std::vector<Route> next =
           next_d < p ? router.routes_to(placement[at(next_d)], gpus_of(order)) : first;
+      if (next.size() != here.size()) return {};
       for (std::size_t i = 0; i < here.size(); ++i) {
         if (!map.add(here[i], next[i])) return {};
       }

@@ -369,7 +369,7 @@ std::string windowed_plan_violation(const Scenario& scenario, int classes, bool 
           ? fmt::format("simulated as {}{} rank classes", at_least ? "at least " : "", classes)
           : std::string(
                 "simulated symmetrically with any number of rank classes (its "
-                "symmetry search alone routes every rank's peers)");
+                "symmetry search looks at every rank's peers, beside the run's per-GPU state)");
   return fmt::format(
       "a plan this machine can hold: {} on {} GPUs {} is about {:.3g} ops, {} of memory "
       "(sim/scenario/symmetric_plan.hpp), beyond the limits ({}{}); raise --max-memory or "

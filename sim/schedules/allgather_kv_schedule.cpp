@@ -157,11 +157,12 @@ std::string allgather_kv_cost_warning(const ScheduleSpec& spec, bool backward) {
   if (per_node < 2 || spec.gpus <= per_node) return {};
   return fmt::format(
       "schedule.kind allgather_kv: the KV all-gather{} costed as grouped send/recv between every "
-      "pair of ranks, which sends each chunk across the network once per receiving GPU; NCCL "
-      "runs {} as a ring whose channels enter each node by a different NIC, once per node: with "
-      "{} ranks of the group per node the cross-node time is over-estimated, up to {}x "
-      "(docs/schedules.md, All-gather KV)",
-      backward ? " and the dKV reduce-scatter are" : " is", backward ? "them" : "it", per_node,
+      "pair of ranks, which sends each chunk across the network once per receiving GPU; NCCL's "
+      "ring {} typically send{} it into each node once (its channels enter a node by different "
+      "NICs): with {} ranks of the group per node the cross-node time is over-estimated, up to "
+      "{}x (docs/schedules.md, All-gather KV)",
+      backward ? " and the dKV reduce-scatter are" : " is",
+      backward ? "all-gather and reduce-scatter" : "all-gather", backward ? "" : "s", per_node,
       per_node);
 }
 

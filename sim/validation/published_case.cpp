@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <string>
+#include <utility>
 
 #include "sim/core/yaml_reader.hpp"
 #include "sim/model/simulator.hpp"
 #include "sim/scenario/prepared_scenario.hpp"
+#include "sim/schedules/allgather_kv_schedule.hpp"
 #include "sim/validation/regress_case.hpp"
 
 namespace tilesim::validation {
@@ -42,6 +45,11 @@ PublishedCase read_case(const std::string& file) {
   c.schedule = plan.schedule;
   c.predicted = predict(c.metric, plan, result);
   c.warnings = result.warnings;
+  if (std::string collectives =
+          allgather_kv_cost_warning(p.scenario.schedule, p.scenario.attention.has_backward());
+      !collectives.empty()) {
+    c.warnings.push_back(std::move(collectives));
+  }
   return c;
 }
 

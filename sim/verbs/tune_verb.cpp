@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "sim/scenario/schedule_tuner.hpp"
 #include "sim/scenario/tune_search.hpp"
+#include "sim/schedules/allgather_kv_schedule.hpp"
 
 namespace tilesim {
 namespace {
@@ -112,6 +115,11 @@ nlohmann::ordered_json tune_document(const ScenarioSource& source, int top, bool
     if (r.lower_bound_s >= 0) row["lower_bound_s"] = r.lower_bound_s;
     if (p.job_layout) row["job_slowdown"] = r.job_slowdown;
     if (r.approximate) row["approximate"] = true;
+    if (std::string warning =
+            allgather_kv_cost_warning(r.candidate.spec, p.scenario.attention.has_backward());
+        !warning.empty()) {
+      row["warning"] = std::move(warning);
+    }
     rows.push_back(row);
   }
   if (rows.empty()) {  // every candidate left out (nothing simulated, so nothing pruned)

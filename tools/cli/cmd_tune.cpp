@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "runtime/mpi/job_item_map.hpp"
 #include "sim/core/units.hpp"
@@ -74,6 +75,14 @@ int run_tune(const TuneArgs& args) {
   }
   fmt::print("{}", table.render());
   fmt::print("{}", approximate_rows_note(approximate));
+  std::string warnings;
+  for (const auto& row : doc["top"]) {
+    if (row.contains("warning")) {
+      warnings += fmt::format("  {}: {}\n", row["schedule"].get<std::string>(),
+                              row["warning"].get<std::string>());
+    }
+  }
+  if (!warnings.empty()) fmt::print("warnings:\n{}", warnings);
   if (!doc["left_out"].empty()) {
     fmt::print("left out:\n");
     for (const auto& row : doc["left_out"]) {
