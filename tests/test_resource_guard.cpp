@@ -122,7 +122,7 @@ TEST_CASE("ring-like estimates equal the generated op counts (6 P^2 - 5 P forwar
   }
   for (PassSelection pass :
        {PassSelection::forward, PassSelection::backward, PassSelection::both}) {
-    // 3 P^2 - 2 P, 7 P^2 - 5 P, 10 P^2 - 7 P
+    // 3 P^2 - 2 P, 8 P^2 - 7 P, 11 P^2 - 9 P (NCCL's rings)
     for (int p : {8, 16, 32}) check_estimate(shape(pass), spec("allgather_kv", p), 1.0);
   }
   for (PassSelection pass : {PassSelection::backward, PassSelection::both}) {
@@ -173,10 +173,11 @@ TEST_CASE("objects, flows and routes of full plans equal their closed forms") {
 
 TEST_CASE("the pass-Q and all-gather KV quotients hold what the closed forms say") {
   // The offset quotient keeps K programs with their full peers and the objects of all P
-  // ranks: pass-Q K (13 P - 12) ops and 8 P objects (Q, KV, O, LSE and the two parities of
-  // O[i]@peer, LSE[i]@peer per chunk), all-gather KV K (3P - 2), K (7P - 5), K (10P - 7) ops
-  // and 4 P or P^2 + 6 P objects; K (P - 1) routes each; the correction adds a block partial
-  // per accumulator: pass-Q's 6 P, all-gather KV's 2 P or P^2 + 3 P.
+  // ranks: pass-Q K (13 P - 12) ops, 8 P objects (Q, KV, O, LSE and the two parities of
+  // O[i]@peer, LSE[i]@peer per chunk) and K (P - 1) routes; all-gather KV K (3P - 2),
+  // K (8P - 7), K (11P - 9) ops (NCCL's rings), 4 P or P^2 + 6 P objects and K routes (r + 1);
+  // the correction adds a block partial per accumulator: pass-Q's 6 P, all-gather KV's 2 P or
+  // P^2 + 3 P.
   for (auto [p, k] : {std::pair{16, 4}, std::pair{32, 8}, std::pair{32, 16}, std::pair{64, 16},
                       std::pair{128, 32}}) {
     INFO(p << " GPUs, " << k << " classes");
@@ -274,10 +275,9 @@ TEST_CASE("memory and time follow the per-op, object, flow and route constants")
   CHECK(e.memory_bytes ==
         50e6 + 113.0 * 5.995e6 + 128.0 * 6000 + 800.0 * 1000 + 300.0 * 1000 + 12.0 * 1e6);
   CHECK(std::abs(e.sim_s - 33.572) < 1e-9);
-  // All-gather KV without symmetry: P (P - 1) flows and routes at 1,100 bytes each.
+  // All-gather KV without symmetry, as NCCL's ring: P flows and routes at 1,100 bytes each.
   const PlanEstimate g = estimate_plan(shape(PassSelection::forward), spec("allgather_kv", 512));
-  CHECK(g.memory_bytes ==
-        50e6 + 113.0 * 785408 + 128.0 * 3072 + 1100.0 * 512 * 511 + 12.0 * 512 * 512);
+  CHECK(g.memory_bytes == 50e6 + 113.0 * 785408 + 128.0 * 3072 + 1100.0 * 512 + 12.0 * 512 * 512);
   // Ulysses: every rank computes its head group's P x P chunk pairs, P^3 in all.
   const PlanSize u = plan_size(shape(PassSelection::forward), spec("ulysses", 256));
   CHECK(u.pairs == 256.0 * 256 * 256);

@@ -132,29 +132,49 @@ TEST_CASE("schedules: usp picks the largest Ulysses degree within a node") {
   CHECK(usp_ulysses_degree(shape, spec) == 1);
 }
 
-TEST_CASE("all-gather KV warns where its collectives cross nodes unlike NCCL's ring") {
+TEST_CASE("all-gather KV warns where it keeps grouped send/recv across nodes") {
   ScheduleSpec spec;
   spec.kind = "allgather_kv";
   spec.gpus = 16;
   spec.gpus_per_node = 8;
-  // 2 nodes of 8: each GPU's NIC carries its chunk to the 8 GPUs of the other node, where an
-  // NCCL ring carries it once: 8x on the cross-node part.
-  const std::string forward = allgather_kv_cost_warning(spec, false);
-  CHECK_THAT(forward, Catch::Matchers::Contains("the KV all-gather is costed as grouped") &&
-                          Catch::Matchers::Contains("up to 8x"));
-  CHECK_THAT(allgather_kv_cost_warning(spec, true),
+  // Full and causal masks over the layout's chunks run NCCL's rings: nothing to say.
+  const AttentionShape full = shape_with(false, false, PassSelection::both);
+  const AttentionShape causal = shape_with(false, true, PassSelection::both);
+  CHECK(allgather_kv_uses_nccl_ring(full, false));
+  CHECK(allgather_kv_uses_nccl_ring(causal, false));
+  CHECK(allgather_kv_cost_warning(spec, full).empty());
+  CHECK(allgather_kv_cost_warning(spec, causal).empty());
+  // A window keeps the grouped send/recv of the chunks each rank reads: on 2 nodes of 8 each
+  // GPU's NIC carries its chunk to the GPUs of the other node that read it, where an NCCL ring
+  // would carry it once: up to 8x on the cross-node part.
+  AttentionShape window = shape_with(false, true, PassSelection::forward);
+  AttentionMask mask;
+  mask.kind = AttentionMaskKind::sliding_window;
+  mask.window_tokens = 4096;
+  window.set_mask(mask);
+  CHECK_FALSE(allgather_kv_uses_nccl_ring(window, false));
+  CHECK_THAT(allgather_kv_cost_warning(spec, window),
+             Catch::Matchers::Contains("under this mask the KV all-gather is costed as grouped") &&
+                 Catch::Matchers::Contains("up to 8x"));
+  AttentionShape window_both = window;
+  window_both.pass = PassSelection::both;
+  CHECK_THAT(allgather_kv_cost_warning(spec, window_both),
              Catch::Matchers::Contains("all-gather and the dKV reduce-scatter are costed"));
+  // Chunks dealt by work under a causal mask leave pairs empty too.
+  CHECK_FALSE(allgather_kv_uses_nccl_ring(causal, true));
+  spec.balance = TokenBalance::work;
+  CHECK_THAT(allgather_kv_cost_warning(spec, causal), Catch::Matchers::Contains("up to 8x"));
+  spec.balance = TokenBalance::layout;
   spec.gpus_per_node = 4;  // a group with 4 ranks on each node
-  CHECK_THAT(allgather_kv_cost_warning(spec, false), Catch::Matchers::Contains("up to 4x"));
-  // One node (the pairwise paths are NVLink's) and one rank per node (each GPU's own NIC, as
-  // NCCL's ring uses it): nothing to say.
+  CHECK_THAT(allgather_kv_cost_warning(spec, window), Catch::Matchers::Contains("up to 4x"));
+  // One node, and one rank per node (each GPU's own NIC, as NCCL's ring uses it): nothing.
   spec.gpus = 8;
   spec.gpus_per_node = 8;
-  CHECK(allgather_kv_cost_warning(spec, true).empty());
+  CHECK(allgather_kv_cost_warning(spec, window).empty());
   spec.gpus = 16;
   spec.gpus_per_node = 1;
-  CHECK(allgather_kv_cost_warning(spec, true).empty());
+  CHECK(allgather_kv_cost_warning(spec, window).empty());
   spec.gpus_per_node = 8;
   spec.kind = "ring";
-  CHECK(allgather_kv_cost_warning(spec, true).empty());
+  CHECK(allgather_kv_cost_warning(spec, window).empty());
 }

@@ -100,22 +100,42 @@ TEST_CASE("schedules ops: all-gather KV is one call after the gather, pass-Q one
   }
 }
 
-TEST_CASE("schedules ops: all-to-all and all-gather are one comm group per rank") {
+TEST_CASE("schedules ops: all-to-all is one comm group, all-gather NCCL's ring of P-1 steps") {
   const AttentionShape fwd = shape_with(false, false, PassSelection::forward, 8192);
   for (int p : {2, 4, 8}) {
     const Plan plan = plan_of("allgather_kv", fwd, p);
-    for (const RankProgram& program : plan.programs) {
+    CHECK(plan.comm_style == CommStyle::nccl_ring);
+    for (int r = 0; r < p; ++r) {
+      // Step s: KV[r - s] to r + 1, KV[r - s - 1] from r - 1, one group each.
       int sends = 0, recvs = 0, groups = 0, last = -1;
-      for (const Op& op : program.ops()) {
+      for (const Op& op : plan.programs[static_cast<std::size_t>(r)].ops()) {
         if (op.kind != OpKind::send && op.kind != OpKind::recv) continue;
         (op.kind == OpKind::send ? sends : recvs) += 1;
+        CHECK(op.peer == (op.kind == OpKind::send ? (r + 1) % p : (r + p - 1) % p));
         if (op.comm_group != last) ++groups;
         last = op.comm_group;
       }
       CHECK(sends == p - 1);
       CHECK(recvs == p - 1);
-      CHECK(groups == 1);
+      CHECK(groups == p - 1);
     }
+  }
+  // Under a window it keeps one grouped send/recv of the chunks each rank reads.
+  AttentionShape window = fwd;
+  AttentionMask mask;
+  mask.kind = AttentionMaskKind::sliding_window;
+  mask.window_tokens = 1024;
+  window.set_mask(mask);
+  const Plan grouped = plan_of("allgather_kv", window, 4);
+  CHECK(grouped.comm_style == CommStyle::p2p);
+  for (const RankProgram& program : grouped.programs) {
+    int groups = 0, last = -1;
+    for (const Op& op : program.ops()) {
+      if (op.kind != OpKind::send && op.kind != OpKind::recv) continue;
+      if (op.comm_group != last) ++groups;
+      last = op.comm_group;
+    }
+    CHECK(groups <= 1);
   }
   // Ulysses forward: the Q+KV all-to-all and the O return, one group each.
   const Plan ulysses = plan_of("ulysses", fwd, 4);

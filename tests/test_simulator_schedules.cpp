@@ -86,8 +86,9 @@ TEST_CASE("closed form: pass-q computes P blocks back to back, then the last par
         Approx(want).epsilon(1e-3));
 }
 
-TEST_CASE("closed form: all-gather kv is one grouped gather, then one call of P blocks") {
-  // The P-1 sends of a rank share its uplink: (P-1) kv / L; then one call of P blocks.
+TEST_CASE("closed form: all-gather kv is NCCL's ring gather, then one call of P blocks") {
+  // P - 1 ring steps, each moving one chunk through every uplink at once: (P-1) kv / L (on one
+  // switch every step's lanes share the sender's uplink); then one call of P blocks.
   //   P = 4, S = 16K:  T = 3 kv / L + 4 B = 201 ms + 1.100 s.
   const AttentionShape shape = shape_with(false, false, PassSelection::forward, 16 * 1024);
   for (int p : {2, 4}) {
@@ -173,17 +174,52 @@ TEST_CASE("closed form: a 1 x P mesh is a KV ring bound by its P-1 hops") {
         Approx((p - 1) * z.kv / kLink + z.block_s).epsilon(1e-3));
 }
 
-TEST_CASE("closed form: a grouped all-gather pays alpha once, concurrently, not per round") {
-  // alpha = 5 ms per message. The P-1 messages of the one group start together, each after its
-  // alpha, and share the uplink: T = alpha + (P-1) kv / L + P B (P = 4: 5 ms + 201 ms + 1.100 s).
-  // P-1 serial rounds would take (P-1) (alpha + kv / L) + P B, 10 ms (0.8%) more.
+TEST_CASE("closed form: the ring all-gather pays alpha at every step, as NCCL's ring does") {
+  // alpha = 5 ms per message. Each of the P-1 ring steps forwards what the last one brought,
+  // so each pays its alpha: T = (P-1) (alpha + kv / L) + P B (P = 4: 15 ms + 201 ms + 1.100 s).
+  // A grouped send/recv of every pair would pay it once (10 ms, 0.8%, less).
   const AttentionShape shape = shape_with(false, false, PassSelection::forward, 16 * 1024);
   const int p = 4;
   const Sizes z = sizes(shape, p, kPeak);
   CalibrationProfile profile = ideal_profile(kPeak);
   profile.links[static_cast<std::size_t>(LinkClass::nvlink)].alpha_s = 5e-3;
   CHECK(makespan_s(plan_of("allgather_kv", shape, p), kLink, profile) ==
-        Approx(5e-3 + (p - 1) * z.kv / kLink + p * z.block_s).epsilon(1e-3));
+        Approx((p - 1) * (5e-3 + z.kv / kLink) + p * z.block_s).epsilon(1e-3));
+}
+
+TEST_CASE("closed form: a ring all-gather step across nodes leaves by every lane's NIC") {
+  // Two nodes of two GPUs: NVLink (1e15 B/s, as good as free) to a switch in each node, each
+  // GPU on its own NIC (PCIe, 1e15 B/s), the NICs on one InfiniBand switch at I = 1e9 B/s.
+  // Ring 0 -> 1 -> 2 -> 3 -> 0: the hops 1 -> 2 and 3 -> 0 cross nodes; each is split over
+  // the two lanes of the sender's node (1 -> 0 -> NIC0 -> NIC2 -> 2 and 1 -> NIC1 -> NIC3 ->
+  // 3 -> 2), kv / 2 through each NIC, so a step takes kv / (2 I):
+  //   P = 4, S = 16K:  T = 3 kv / (2 I) + 4 B = 101 ms + 1.100 s.
+  // Grouped send/recv of every pair (the form under a window) would send each GPU's chunk to
+  // both GPUs of the other node through its own NIC: 2 kv / I = 134 ms.
+  Topology t;
+  t.name = "two-nodes";
+  t.gpu_model = "test";
+  t.gpus_per_node = 2;
+  t.node_count = 2;
+  const double fast = 1e15, ib = 1e9;
+  const VertexId fabric = t.add_device({"ib", DeviceKind::ib_switch, -1, -1});
+  for (int n = 0; n < 2; ++n) {
+    const VertexId sw = t.add_device({fmt::format("n{}.nvswitch", n), DeviceKind::nvswitch, n, -1});
+    for (int g = 0; g < 2; ++g) {
+      const VertexId gpu =
+          t.add_device({fmt::format("n{}.gpu{}", n, g), DeviceKind::gpu, n, 2 * n + g});
+      const VertexId nic = t.add_device({fmt::format("n{}.nic{}", n, g), DeviceKind::nic, n, -1});
+      t.connect(gpu, sw, fast, 0, LinkClass::nvlink);
+      t.connect(gpu, nic, fast, 0, LinkClass::pcie);
+      t.connect(nic, fabric, ib, 0, LinkClass::ib);
+    }
+  }
+  const AttentionShape shape = shape_with(false, false, PassSelection::forward, 16 * 1024);
+  const Sizes z = sizes(shape, 4, kPeak);
+  const Plan plan = plan_of("allgather_kv", shape, 4);
+  REQUIRE(plan.comm_style == CommStyle::nccl_ring);
+  CHECK(ps_to_s(simulate(plan, t, ideal_profile(kPeak)).makespan_ps) ==
+        Approx(3 * z.kv / (2 * ib) + 4 * z.block_s).epsilon(1e-3));
 }
 
 TEST_CASE("closed form: all-gather kv backward is the gather, one backward call, the scatter") {

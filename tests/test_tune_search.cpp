@@ -303,16 +303,19 @@ TEST_CASE("tune search: the all-gather's node cut floor is at most its simulated
       const std::optional<double> floor_s =
           shape_cut_floor_s(p.scenario.attention, spec, p.profile, bound);
       REQUIRE(floor_s);
-      // By hand: each node's 8 GPUs receive kv (c = S/P tokens x 32 heads x 128 x K and V x 2
-      // bytes) from each of the P - 8 others over 8 NDR NICs.
+      // By hand: NCCL's ring brings each of the P - 8 chunks of the other nodes (kv: c = S/P
+      // tokens x 32 heads x 128 x K and V x 2 bytes) into a node once, over its 8 NDR NICs
+      // (50 GB/s each at spec, less at the profile's efficiency).
       const double kv_bytes = 256.0 * 1024 / gpus * 32 * 128 * 2 * 2;
-      CHECK(*floor_s > 8.0 * (gpus - 8) * kv_bytes / (8 * 50e9));
+      CHECK(*floor_s > (gpus - 8) * kv_bytes / (8 * 50e9));
+      CHECK(*floor_s < (gpus - 8) * kv_bytes / (8 * 40e9));
       const CandidateResult r = evaluate_candidate(p, {"allgather_kv", spec});
       REQUIRE(r.ok);
       CHECK(*floor_s <= r.figures.makespan_s);
-      // Across nodes the cut is what the all-gather waits on: the floor is close (measured
-      // 0.75 of the makespan at 64 GPUs, 0.96 at 128; the alpha and latency are not in it).
-      if (gpus >= 64 && !causal) CHECK(*floor_s >= 0.7 * r.figures.makespan_s);
+      // The cut is no longer what the ring waits on (its steps move a whole chunk over NVLink
+      // at every intra-node hop, and pay alpha each): only the bound is checked. Until the
+      // all-gather ran as NCCL's ring (December 2026) the grouped send/recv sent each chunk
+      // into a node once per GPU, 8 times this cut, and the floor was 0.75-0.96 of it.
     }
   }
   // No cut floor for another schedule.

@@ -81,6 +81,10 @@ Plan compose_job_plan(const Plan& group_plan, const JobLayout& layout, int group
   job.tile_b = group_plan.tile_b;
   job.ranks = ranks * groups;
   job.head_groups = group_plan.head_groups;
+  job.merge_form = group_plan.merge_form;
+  job.comm_style = group_plan.comm_style;
+  // Each group is a communicator of its own (ranks g P .. g P + P - 1).
+  job.collective_ranks = group_plan.collective_ranks > 0 ? group_plan.collective_ranks : ranks;
   job.shape = group_plan.shape;
   job.layout = group_plan.layout;
   job.chunks.reserve(static_cast<std::size_t>(chunks) * static_cast<std::size_t>(groups));

@@ -9,6 +9,17 @@ namespace tilesim {
 
 RankPeers group_send_peers(const Plan& group_plan) {
   RankPeers peers(static_cast<std::size_t>(group_plan.ranks));
+  if (group_plan.comm_style == CommStyle::nccl_ring) {
+    // A ring collective's step also runs through the lanes of the sender's and the receiver's
+    // nodes (flow_transfer_model.hpp), GPUs of any rank of the group: the search must map the
+    // routes to all of them.
+    for (int r = 0; r < group_plan.ranks; ++r) {
+      for (int d = 0; d < group_plan.ranks; ++d) {
+        if (d != r) peers[static_cast<std::size_t>(r)].push_back(d);
+      }
+    }
+    return peers;
+  }
   for (int r = 0; r < group_plan.ranks; ++r) {
     const RankProgram& program = group_plan.programs[static_cast<std::size_t>(r)];
     std::vector<int>& mine = peers[static_cast<std::size_t>(r)];

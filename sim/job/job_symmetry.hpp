@@ -26,7 +26,9 @@
 
 namespace tilesim {
 
-// The ranks each rank of the group plan sends to, ascending (the shift search's peer order).
+// The ranks each rank of the group plan sends to, ascending (the shift search's peer order);
+// every other rank of the group for a plan of NCCL ring collectives, whose steps also run
+// through the lanes of the sender's and the receiver's nodes.
 RankPeers group_send_peers(const Plan& group_plan);
 
 // group_peers: group_send_peers(group_plan).

@@ -132,8 +132,10 @@ Picoseconds ComputeModel::duration_ps(const RankProgram& program, int index) con
   if (op.kind == OpKind::compute) return s_to_ps(compute_time_s(program, index));
   if (op.kind == OpKind::merge) {
     const MergeCost cost = merge_cost(*plan_, program.reads(index), program.writes(index));
+    // A collective's reduction runs inside its NCCL kernel: no launch of its own.
+    const double launches = plan_->comm_style == CommStyle::nccl_ring ? 0.0 : cost.launches;
     return s_to_ps(cost.bytes / profile_->merge_bytes_per_s +
-                   cost.launches * profile_->launch_overhead_s);
+                   launches * profile_->launch_overhead_s);
   }
   return 0;
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
 #include "sim/core/input_error.hpp"
 
@@ -81,7 +82,31 @@ const FlowTransferModel::RouteFacts& FlowTransferModel::facts_of(int src_gpu, in
   const std::int64_t key = static_cast<std::int64_t>(src_gpu) * topology_.gpu_count() + dst_gpu;
   const auto found = route_facts_.find(key);
   if (found != route_facts_.end()) return found->second;
-  const Route route = router_.find_route(src_gpu, dst_gpu);
+  return add_facts(key, router_.find_route(src_gpu, dst_gpu), src_gpu, dst_gpu);
+}
+
+const FlowTransferModel::RouteFacts& FlowTransferModel::lane_facts_of(int src_gpu, int dst_gpu,
+                                                                      int lane, int src_lane_gpu,
+                                                                      int dst_lane_gpu) {
+  const std::int64_t gpus = topology_.gpu_count();
+  const std::int64_t key = ((lane + 1) * gpus + src_gpu) * gpus + dst_gpu;
+  const auto found = route_facts_.find(key);
+  if (found != route_facts_.end()) return found->second;
+  Route route;
+  for (const auto& [from, to] :
+       {std::pair{src_gpu, src_lane_gpu}, std::pair{src_lane_gpu, dst_lane_gpu},
+        std::pair{dst_lane_gpu, dst_gpu}}) {
+    if (from == to) continue;
+    const Route leg = router_.find_route(from, to);
+    route.links.insert(route.links.end(), leg.links.begin(), leg.links.end());
+    route.latency_ps += leg.latency_ps;
+  }
+  return add_facts(key, route, src_gpu, dst_gpu);
+}
+
+const FlowTransferModel::RouteFacts& FlowTransferModel::add_facts(std::int64_t key,
+                                                                  const Route& route, int src_gpu,
+                                                                  int dst_gpu) {
   RouteFacts facts;
   facts.alpha_s = profile_.link(alpha_class(topology_, route)).alpha_s;
   facts.latency_ps = route.latency_ps;
@@ -130,11 +155,42 @@ std::span<const int> FlowTransferModel::gpus(const RouteFacts& facts) const {
 
 TransferId FlowTransferModel::post(const TransferRequest& request, Picoseconds now) {
   const TransferId id = next_id_++;
-  const RouteFacts& facts = facts_of(request.src_gpu, request.dst_gpu);
-  in_flight_.emplace(id, InFlight{&facts, request.src_gpu, request.dst_gpu, request.bytes,
-                                  Phase::software_latency, 0.0});
-  calendar_.wake_at(later_ps(now, s_to_ps(facts.alpha_s)), id);
+  const int src = request.src_gpu;
+  const int dst = request.dst_gpu;
+  const std::vector<int>* src_lanes = nullptr;
+  const std::vector<int>* dst_lanes = nullptr;
+  if (request.collective && !lanes_by_gpu_.empty() && src != dst) {
+    src_lanes = &lanes_by_gpu_.at(static_cast<std::size_t>(src));
+    dst_lanes = &lanes_by_gpu_.at(static_cast<std::size_t>(dst));
+  }
+  const bool same_node = topology_.node_of_gpu(src) == topology_.node_of_gpu(dst);
+  const int lanes =
+      src_lanes == nullptr
+          ? 1
+          : std::max<int>(
+                1, same_node ? static_cast<int>(src_lanes->size())
+                             : static_cast<int>(std::min(src_lanes->size(), dst_lanes->size())));
+  if (lanes > 1) parts_left_.emplace(id, lanes);
+  for (int lane = 0; lane < lanes; ++lane) {
+    const RouteFacts& facts =
+        lanes == 1 || same_node
+            ? facts_of(src, dst)
+            : lane_facts_of(src, dst, lane, (*src_lanes)[static_cast<std::size_t>(lane)],
+                            (*dst_lanes)[static_cast<std::size_t>(lane)]);
+    const std::int64_t part = lane == 0 ? id : -(++next_extra_part_);
+    in_flight_.emplace(
+        part, InFlight{id, &facts, src, dst, request.bytes / lanes, Phase::software_latency, 0.0});
+    calendar_.wake_at(later_ps(now, s_to_ps(facts.alpha_s)), part);
+  }
   return id;
+}
+
+void FlowTransferModel::finish_part(TransferId transfer) {
+  if (const auto it = parts_left_.find(transfer); it != parts_left_.end()) {
+    if (--it->second > 0) return;
+    parts_left_.erase(it);
+  }
+  completed_.push_back(transfer);
 }
 
 void FlowTransferModel::wake(std::int64_t token, Picoseconds now) {
@@ -143,8 +199,9 @@ void FlowTransferModel::wake(std::int64_t token, Picoseconds now) {
   if (it->second.phase == Phase::software_latency) {
     start_flow(token, it->second, now);
   } else if (it->second.phase == Phase::propagation) {
+    const TransferId transfer = it->second.transfer;
     in_flight_.erase(it);
-    completed_.push_back(token);
+    finish_part(transfer);
   }
 }
 

@@ -13,6 +13,14 @@
 // (no links, no cap: it moves instantly after alpha). Phases 1 and 3 are calendar wake-ups,
 // phase 2's end is next_change_ps().
 //
+// A collective transfer (TransferRequest::collective, plan.hpp CommStyle::nccl_ring) from s to
+// d runs as n sub-transfers of bytes / n, one per lane of s's node (use_collective_lanes: the
+// GPUs its communicator has there, in rank order), each through the three phases above and
+// the transfer completes when the last one has: within a node each lane follows s -> d (NCCL's
+// channels, each a flow of its own under the link's flow cap); across nodes lane i goes
+// s -> L_i -> L'_i -> d, L_i the i-th lane GPU of s's node and L'_i that of d's (n = the
+// smaller lane count), so the step leaves by every lane's NIC as NCCL's rings do.
+//
 // GPU traffic (compute interference): a flow of at least the profile's
 // comm_slowdown_min_bytes loads every GPU it moves through (sender, receiver and any GPU
 // relaying on its route) with its current rate; smaller messages are latency-bound and
@@ -57,6 +65,13 @@ class FlowTransferModel final : public TransferModel {
   // Call before the first post (what is derived per route depends on it).
   void use_symmetry(const RingSymmetry* symmetry) { symmetry_ = symmetry; }
 
+  // The lanes of each GPU's node for collective transfers: lanes_by_gpu[g] lists, in rank
+  // order, the GPUs that g's communicator has on g's node (empty: g sends no collective).
+  // Without it a collective transfer is one flow.
+  void use_collective_lanes(std::vector<std::vector<int>> lanes_by_gpu) {
+    lanes_by_gpu_ = std::move(lanes_by_gpu);
+  }
+
   TransferId post(const TransferRequest& request, Picoseconds now) override;
   void wake(std::int64_t token, Picoseconds now) override;
   void settle(Picoseconds now) override;
@@ -86,7 +101,10 @@ class FlowTransferModel final : public TransferModel {
     std::uint32_t flow_links = 0;       // symmetric: the folded links, else 0 (the route's)
     std::uint32_t gpus = 0;             // gpus_of: the GPUs its traffic loads
   };
+  // One flow's worth of a transfer (a collective transfer has one per lane), keyed by the
+  // transfer's id for its first lane and by -1, -2, ... for the others.
   struct InFlight {
+    TransferId transfer = 0;
     const RouteFacts* facts = nullptr;
     int src_gpu = 0;
     int dst_gpu = 0;
@@ -105,6 +123,12 @@ class FlowTransferModel final : public TransferModel {
   // Moves a transfer's contribution to its GPUs' traffic to `rate` (0 when it stops).
   void count_traffic(InFlight& transfer, double rate_bytes_per_s);
   const RouteFacts& facts_of(int src_gpu, int dst_gpu);
+  // Lane `lane` of a cross-node collective transfer: src -> L -> L' -> dst.
+  const RouteFacts& lane_facts_of(int src_gpu, int dst_gpu, int lane, int src_lane_gpu,
+                                  int dst_lane_gpu);
+  const RouteFacts& add_facts(std::int64_t key, const Route& route, int src_gpu, int dst_gpu);
+  // Counts a finished flow's sub-transfer; the transfer completes with its last.
+  void finish_part(TransferId transfer);
   void gpus_of(const Route& route, int src_gpu, int dst_gpu, std::vector<int>& out) const;
   // Maps a flow onto the orbit representatives of its links, with multiplicities.
   void fold_onto_classes(FlowSpec& spec) const;
@@ -117,9 +141,13 @@ class FlowTransferModel final : public TransferModel {
   Router router_;
   FlowNetwork network_;
   TransferId next_id_ = 0;
-  std::unordered_map<std::int64_t, RouteFacts> route_facts_;  // by src x gpu_count + dst
-  std::vector<int> fact_ints_;                                // RouteFacts' lists
-  std::unordered_map<TransferId, InFlight> in_flight_;        // posted, not yet completed
+  std::int64_t next_extra_part_ = 0;                // lanes past the first: -1, -2, ...
+  std::unordered_map<TransferId, int> parts_left_;  // collective transfers of 2+ lanes
+  std::vector<std::vector<int>> lanes_by_gpu_;
+  // by src x gpu_count + dst; a lane's by ((lane + 1) x gpu_count + src) x gpu_count + dst
+  std::unordered_map<std::int64_t, RouteFacts> route_facts_;
+  std::vector<int> fact_ints_;                          // RouteFacts' lists
+  std::unordered_map<TransferId, InFlight> in_flight_;  // posted, not yet completed
   std::unordered_map<FlowId, TransferId> transfer_of_flow_;
   std::vector<TransferId> completed_;
   std::vector<int> touched_links_;  // flows started or ended since the last sample

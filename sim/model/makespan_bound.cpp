@@ -46,6 +46,8 @@ MakespanBound::MakespanBound(const Topology& topology, const CalibrationProfile&
       out_capacity_bytes_per_s_(static_cast<std::size_t>(topology.gpu_count()), 0.0),
       node_in_capacity_bytes_per_s_(static_cast<std::size_t>(std::max(topology.node_count, 0)),
                                     0.0) {
+  max_lanes_ = std::max(1, topology.gpus_per_node);
+
   for (LinkId l = 0; l < topology.link_count(); ++l) {
     const Link& link = topology.link(l);
     const LinkCost& cost = profile.link(link.cls);
@@ -180,8 +182,12 @@ double MakespanBound::lower_bound_s(const Plan& plan, const RingSymmetry* symmet
       const bool sends = op.kind == OpKind::send;
       if (peer != own) (sends ? out_bytes : in_bytes) += bytes;
       if (group_ops <= kRoutedGroupOps) {
-        const double t_ps =
-            sends ? transfer_alone_ps(own, peer, bytes) : transfer_alone_ps(peer, own, bytes);
+        // A ring collective's step runs split over up to a node's GPUs as lanes, each its own
+        // flow on its own path (flow_transfer_model.hpp): one lane's share alone bounds it.
+        const double lane_bytes =
+            plan.comm_style == CommStyle::nccl_ring ? bytes / max_lanes_ : bytes;
+        const double t_ps = sends ? transfer_alone_ps(own, peer, lane_bytes)
+                                  : transfer_alone_ps(peer, own, lane_bytes);
         alone_ps = std::max(alone_ps, t_ps);
       }
     }

@@ -84,6 +84,8 @@ class MakespanBound {
   std::vector<double> in_capacity_bytes_per_s_;       // by GPU
   std::vector<double> out_capacity_bytes_per_s_;      // by GPU
   std::vector<double> node_in_capacity_bytes_per_s_;  // by node: links into it from outside
+  // The most lanes a ring collective's step can split over: a node's GPUs.
+  double max_lanes_ = 1.0;
   std::unordered_map<long long, PairCost> pairs_;
 };
 

@@ -83,6 +83,24 @@ std::vector<int> placement_of(const Plan& plan, const Topology& topology,
   return placement;
 }
 
+// For a plan of NCCL ring collectives: each GPU's lanes, the GPUs its communicator (every
+// `communicator_ranks` consecutive ranks of `placement`) has on its node, in rank order.
+std::vector<std::vector<int>> collective_lanes(const std::vector<int>& placement,
+                                               int communicator_ranks, const Topology& topology) {
+  const int ranks = static_cast<int>(placement.size());
+  const int per_communicator = communicator_ranks > 0 ? communicator_ranks : ranks;
+  std::map<std::pair<int, int>, std::vector<int>> lanes_of;  // (communicator, node) -> GPUs
+  for (int r = 0; r < ranks; ++r) {
+    const int gpu = placement[static_cast<std::size_t>(r)];
+    lanes_of[{r / per_communicator, topology.node_of_gpu(gpu)}].push_back(gpu);
+  }
+  std::vector<std::vector<int>> lanes(static_cast<std::size_t>(topology.gpu_count()));
+  for (const auto& [where, gpus] : lanes_of) {
+    for (int gpu : gpus) lanes[static_cast<std::size_t>(gpu)] = gpus;
+  }
+  return lanes;
+}
+
 std::vector<int> nodes_of(const std::vector<int>& placement, const Topology& topology) {
   std::vector<int> nodes;
   nodes.reserve(placement.size());
@@ -190,6 +208,13 @@ class Simulation final : private TransferCalendar {
     auto model = std::make_unique<FlowTransferModel>(topology, profile, calendar(),
                                                      options.record_link_samples);
     model->use_symmetry(symmetry_);
+    if (plan_.comm_style == CommStyle::nccl_ring) {
+      // A quotient's transfers reach full ranks, whose lanes come from the full placement.
+      model->use_collective_lanes(
+          collective_lanes(symmetry_ != nullptr ? symmetry_->full_placement
+                                                : placement_of(plan_, topology, options, nullptr),
+                           plan_.collective_ranks, topology));
+    }
     return model;
   }
 
@@ -301,9 +326,10 @@ class Simulation final : private TransferCalendar {
     transfer_touches(t.recv.rank, +1, now);
     count_comm_group(t.send);
     count_comm_group(t.recv);
-    const TransferId id = network_->post({placement_[static_cast<std::size_t>(t.send.rank)],
-                                          destination_gpu(t.send, t.recv), rec.bytes},
-                                         now);
+    const TransferId id = network_->post(
+        {placement_[static_cast<std::size_t>(t.send.rank)], destination_gpu(t.send, t.recv),
+         rec.bytes, plan_.comm_style == CommStyle::nccl_ring},
+        now);
     // Transfer ids double as indices of result_.transfers.
     if (id != posted_)
       throw std::logic_error("transfer model ids must be 0, 1, 2, ... in post order");

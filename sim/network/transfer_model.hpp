@@ -36,6 +36,9 @@ struct TransferRequest {
   int src_gpu = 0;
   int dst_gpu = 0;
   double bytes = 0.0;  // >= 0; a 0-byte message still pays the latencies
+  // A step of an NCCL ring collective (plan.hpp CommStyle::nccl_ring): split over the lanes
+  // the model was given for the sender's GPU, where it has them.
+  bool collective = false;
 };
 
 // The simulator's event calendar as a model sees it: one timed wake-up per booking.

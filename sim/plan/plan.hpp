@@ -159,6 +159,17 @@ class RankProgram {
 // bytes, or the op-by-op PyTorch form of the same update (several elementwise kernels).
 enum class MergeForm : std::uint8_t { one_pass, eager };
 
+// How the simulator costs the plan's transfers and merges (the semantics above do not change):
+//   p2p        point-to-point sends (NCCL send/recv, one flow each) and merges as kernels of
+//              their own;
+//   nccl_ring  every transfer is a step of an NCCL ring collective (all-gather, reduce-scatter)
+//              among the `collective_ranks` consecutive ranks of its communicator, and runs on
+//              one channel per GPU the communicator has on the sender's node: bytes / lanes
+//              over each, a cross-node step entering the receiver's node by each lane's NIC
+//              (NCCL's rings enter a node by different NICs); every merge is the collective's
+//              reduction, done inside its kernel (bytes, no launch).
+enum class CommStyle : std::uint8_t { p2p, nccl_ring };
+
 struct Plan {
   std::string schedule;  // e.g. "ring", "mesh"
   int tile_a = 1;        // Q-group size (mesh); ring is 1 x P
@@ -172,6 +183,8 @@ struct Plan {
   std::vector<RankProgram> programs;
   std::vector<int> placement;  // rank -> GPU index; empty = identity
   MergeForm merge_form = MergeForm::one_pass;
+  CommStyle comm_style = CommStyle::p2p;
+  int collective_ranks = 0;  // nccl_ring: ranks per communicator (0: all the plan's)
 
   std::size_t op_count() const;
   int add_object(DataObject object);

@@ -47,6 +47,7 @@ PlanDigestBuilder::PlanDigestBuilder(const Plan& plan) {
   fnv.add(static_cast<std::int32_t>(plan.layout.blocks));
   // Added only when not the default, so that one-pass plans keep their digests.
   if (plan.merge_form != MergeForm::one_pass) fnv.add(static_cast<std::uint8_t>(plan.merge_form));
+  if (plan.comm_style != CommStyle::p2p) fnv.add(static_cast<std::uint8_t>(plan.comm_style));
   // An empty placement means the identity: both spellings are one plan.
   fnv.add(static_cast<std::uint64_t>(plan.ranks));
   for (int r = 0; r < plan.ranks; ++r) {

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "sim/core/units.hpp"
+#include "sim/schedules/allgather_kv_schedule.hpp"
 #include "sim/schedules/schedule_kinds.hpp"
 
 namespace tilesim {
@@ -67,8 +68,11 @@ int usp_degree(const AttentionShape& shape, const ScheduleSpec& spec) {
 //                          routes 1
 //   double_ring (n = P / inner rings)  the ring's, backward + 3n ops when n >= 2; flows and
 //                          routes 2 when n >= 2
-//   allgather_kv           ops 3P - 2 / 7P - 5 / 10P - 7; objects 4P, with a backward
-//                          7P + P (P - 1) (dKV[j]@r); flows and routes P - 1
+//   allgather_kv           NCCL's rings (full and causal masks over the layout's chunks,
+//                          allgather_kv_uses_nccl_ring): ops 3P - 2 / 8P - 7 / 11P - 9, flows
+//                          and routes 1; else grouped send/recv: ops 3P - 2 / 7P - 5 / 10P - 7,
+//                          flows and routes P - 1; objects 4P, with a backward 7P + P (P - 1)
+//                          (dKV[j]@r)
 //   pass_q                 ops 13P - 12; objects 8P (O[i]@peer, LSE[i]@peer: two per chunk,
 //                          pass_q_member.hpp); flows 2
 //                          (O and LSE), routes P - 1
@@ -126,10 +130,17 @@ PlanSize plan_size(const AttentionShape& shape, const ScheduleSpec& spec, int pr
     flows = bwd ? 5 : 2;
     routes = 2;
   } else if (kind == "allgather_kv") {
-    rank_ops = both ? 10 * p - 7 : bwd ? 7 * p - 5 : 3 * p - 2;
     s.objects = bwd ? 7 * p + p * (p - 1) : 4 * p;
     accumulators = bwd ? 4 * p + p * (p - 1) : 2 * p;
-    flows = routes = p - 1;
+    if (allgather_kv_uses_nccl_ring(shape, spec.balance == TokenBalance::work)) {
+      // NCCL's rings: the reduce-scatter's P - 1 steps are a send, a recv, a merge and two
+      // frees each; one send a step, to r + 1.
+      rank_ops = both ? 11 * p - 9 : bwd ? 8 * p - 7 : 3 * p - 2;
+      flows = routes = 1;
+    } else {
+      rank_ops = both ? 10 * p - 7 : bwd ? 7 * p - 5 : 3 * p - 2;
+      flows = routes = p - 1;
+    }
   } else if (kind == "pass_q") {
     rank_ops = 13 * p - 12;
     s.objects = 8 * p;

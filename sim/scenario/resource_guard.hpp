@@ -6,7 +6,8 @@
 //   ring, zigzag, striped, double_ring   forward 6 P^2 - 5 P, backward 9 P^2 - 5 P, both
 //                                        15 P^2 - 10 P (per rank and step: one call, one
 //                                        correction, one free of its partials, comm, KV free)
-//   allgather_kv                         3 P^2 - 2 P, 7 P^2 - 5 P, 10 P^2 - 7 P
+//   allgather_kv                         3 P^2 - 2 P, 8 P^2 - 7 P, 11 P^2 - 9 P (NCCL rings;
+//                                        7 P^2 - 5 P, 10 P^2 - 7 P under a window or documents)
 //   pass_q                               13 P^2 - 12 P (forward only)
 //   double_ring (n inner rings)          the ring's, + 3 n P backward and both when n >= 2
 //   usp (u ranks of all-to-all, r = P/u) P ((3u + 3) r + 6u - 11), backward P ((6u + 3) r +

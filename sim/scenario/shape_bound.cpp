@@ -204,19 +204,20 @@ double pass_q_ps(const AttentionShape& shape, const ScheduleSpec& spec, Makespan
   return worst_ps;
 }
 
-// allgather_kv_schedule.hpp: one group, kv to and from each of the P-1 others.
+// allgather_kv_schedule.hpp, the full and causal masks these bounds take: NCCL's ring
+// all-gather, P - 1 steps of kv in from r - 1 and out to r + 1, each split over the lanes of
+// the sender's node (the group's ranks there), whose one share alone bounds the step; and
+// every rank takes in and sends out (P-1) kv through its own links.
 double allgather_kv_ps(const AttentionShape& shape, const ScheduleSpec& spec,
                        MakespanBound& bound) {
   const int p = spec.gpus;
   const Transfers t(bound, {});
   const double kv = shape.kv_bytes(shape.seq_len / p);
+  const double lanes = std::max(1, std::min(p, spec.gpus_per_node));
   double worst_ps = 0.0;
   for (int r = 0; r < sampled_ranks(spec); ++r) {
-    double ps = t.gpu_ps(r, (p - 1) * kv, (p - 1) * kv);
-    for (int peer = 0; peer < p; ++peer) {
-      if (peer != r) ps = std::max({ps, t.alone_ps(peer, r, kv), t.alone_ps(r, peer, kv)});
-    }
-    worst_ps = std::max(worst_ps, ps);
+    const double steps_ps = (p - 1) * t.ring_step_ps((r + p - 1) % p, r, (r + 1) % p, kv / lanes);
+    worst_ps = std::max({worst_ps, steps_ps, t.gpu_ps(r, (p - 1) * kv, (p - 1) * kv)});
   }
   return worst_ps;
 }
@@ -413,10 +414,10 @@ std::optional<double> shape_cut_floor_s(const AttentionShape& shape, const Sched
   std::map<int, int> ranks_on_node;  // rank r runs on GPU r (no placement for this schedule)
   for (int r = 0; r < p; ++r) ++ranks_on_node[bound.node_of_gpu(r)];
   double worst_ps = 0.0;
+  // NCCL's ring brings each chunk of another node into a node once (then NVLink spreads it).
   for (const auto& [node, ranks] : ranks_on_node) {
     if (node < 0) continue;
-    worst_ps = std::max(worst_ps, bound.node_in_ps(node, static_cast<double>(ranks) *
-                                                             static_cast<double>(p - ranks) * kv));
+    worst_ps = std::max(worst_ps, bound.node_in_ps(node, static_cast<double>(p - ranks) * kv));
   }
   return worst_ps * 1e-12;
 }

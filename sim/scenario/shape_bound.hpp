@@ -71,9 +71,9 @@ double shape_compute_floor_s(const AttentionShape& shape, const ScheduleSpec& sp
 
 // A second proven lower bound, used only to skip simulations whose figures tune would not
 // print (tune_search.hpp), not to prune: the bound tune prints stays the one above. The
-// all-gather's node cut: every rank receives kv from each rank outside its node, all in its one
-// group, so node n takes (ranks in n) x (ranks outside n) x kv over the links into it
-// (MakespanBound::node_in_ps); the largest over nodes, in seconds. nullopt for another
+// all-gather's node cut: NCCL's ring brings each KV chunk of a rank outside node n into n once,
+// so n takes (ranks outside n) x kv over the links into it (MakespanBound::node_in_ps); the
+// largest over nodes, in seconds. nullopt for another
 // schedule or where shape_lower_bound_s has no closed form.
 std::optional<double> shape_cut_floor_s(const AttentionShape& shape, const ScheduleSpec& spec,
                                         const CalibrationProfile& profile, MakespanBound& bound);

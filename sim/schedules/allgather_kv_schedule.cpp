@@ -37,6 +37,23 @@ void add_kv_allgather(Plan& plan, CommGroups& groups, const AttentionObjects& ob
       emit);
 }
 
+// NCCL's ring all-gather (plan.hpp CommStyle::nccl_ring): P - 1 steps, one comm group each,
+// rank r sending KV[r - s] to r + 1 and receiving KV[r - s - 1] from r - 1, so each chunk
+// travels the ring once, forwarded by every rank after it arrives. Every chunk is gathered
+// (ncclAllGather has no mask); only used where every rank reads every chunk.
+void add_ring_kv_allgather(Plan& plan, CommGroups& groups, const AttentionObjects& objs, int emit) {
+  const int p = plan.ranks;
+  FusingScratch scratch;
+  for (int r = 0; r < emit; ++r) {
+    FusingBuilder build(plan, scratch, r, true);
+    for (int s = 0; s + 1 < p; ++s) {
+      const int g = groups.take(r);
+      build.send(at(objs.kv, (r - s + p) % p), (r + 1) % p, g);
+      build.recv(at(objs.kv, (r - s - 1 + p) % p), (r - 1 + p) % p, g);
+    }
+  }
+}
+
 void free_gathered(const Plan& plan, FusingBuilder& build, const AttentionObjects& objs, int r) {
   for (int t = 1; t < plan.ranks; ++t) {
     const int j = (r - t + plan.ranks) % plan.ranks;
@@ -46,7 +63,11 @@ void free_gathered(const Plan& plan, FusingBuilder& build, const AttentionObject
 
 void add_forward(Plan& plan, CommGroups& groups, const AttentionObjects& objs, int emit) {
   const int ranks = plan.ranks;
-  add_kv_allgather(plan, groups, objs, emit);
+  if (plan.comm_style == CommStyle::nccl_ring) {
+    add_ring_kv_allgather(plan, groups, objs, emit);
+  } else {
+    add_kv_allgather(plan, groups, objs, emit);
+  }
   FusingScratch scratch;
   for (int r = 0; r < emit; ++r) {
     // One attention call of the local Q against the gathered KV (pairs in
@@ -81,13 +102,55 @@ std::vector<int> add_dkv_partials(Plan& plan) {
   return partial;
 }
 
+// NCCL's ring reduce-scatter of dKV: P - 1 steps; the running sum of chunk j starts as rank
+// j + 1's contribution dKV[j]@(j+1), and each rank it reaches folds in its own contribution
+// (the collective's reduction, a merge op costed without a launch) and sends it on; rank j
+// folds what arrives last into dKV[j]. At step s rank r sends the sum of chunk r - s - 1 and
+// receives that of chunk r - s - 2. Every rank must contribute to every chunk.
+template <class Part>
+void add_ring_dkv_reduce_scatter(Plan& plan, CommGroups& groups, const AttentionObjects& objs,
+                                 const Part& dkv_part, int emit) {
+  const int p = plan.ranks;
+  auto running_sum = [&](int chunk) { return dkv_part(chunk, (chunk + 1) % p); };
+  FusingScratch scratch;
+  for (int r = 0; r < emit; ++r) {
+    FusingBuilder build(plan, scratch, r, true);
+    for (int s = 0; s + 1 < p; ++s) {
+      const int sent = running_sum((r - s - 1 + p) % p);
+      const int got_chunk = (r - s - 2 + 2 * p) % p;
+      const int got = running_sum(got_chunk);
+      const int g = groups.take(r);
+      build.send(sent, (r + 1) % p, g);
+      build.recv(got, (r - 1 + p) % p, g);
+      build.free(sent);
+      if (got_chunk == r) {
+        const int partials[] = {got};
+        const int targets[] = {at(objs.dkv, r)};
+        build.merge(partials, targets);
+        build.free(got);
+      } else {
+        const int own = dkv_part(got_chunk, r);
+        const int partials[] = {own};
+        const int targets[] = {got};
+        build.merge(partials, targets);
+        build.free(own);
+      }
+    }
+  }
+}
+
 void add_backward(Plan& plan, CommGroups& groups, const AttentionObjects& objs, int emit) {
   const int ranks = plan.ranks;
   const std::vector<int> partial = add_dkv_partials(plan);
   auto dkv_part = [&](int chunk, int rank) {
     return chunk == rank ? at(objs.dkv, chunk) : at(partial, chunk * ranks + rank);
   };
-  add_kv_allgather(plan, groups, objs, emit);
+  const bool ring = plan.comm_style == CommStyle::nccl_ring;
+  if (ring) {
+    add_ring_kv_allgather(plan, groups, objs, emit);
+  } else {
+    add_kv_allgather(plan, groups, objs, emit);
+  }
   FusingScratch scratch;
   for (int r = 0; r < emit; ++r) {
     // One backward call of the local Q, dO against the gathered KV: dQ[r] and a
@@ -103,6 +166,10 @@ void add_backward(Plan& plan, CommGroups& groups, const AttentionObjects& objs, 
     }
     free_gathered(plan, build, objs, r);
     build.flush();
+  }
+  if (ring) {
+    add_ring_dkv_reduce_scatter(plan, groups, objs, dkv_part, emit);
+    return;
   }
   // Reduce-scatter of dKV as grouped send/recv: rank `from` sends its partial of
   // chunk `to` to `to`, which sums the P-1 partials into its own dKV.
@@ -138,6 +205,10 @@ Plan build_allgather_kv(const AttentionShape& shape, int ranks, bool by_work, in
   Plan plan = make_chunked_plan("allgather_kv", shape, ranks, ownership);
   plan.tile_a = 1;
   plan.tile_b = ranks;
+  if (allgather_kv_uses_nccl_ring(shape, by_work)) {
+    plan.comm_style = CommStyle::nccl_ring;
+    plan.collective_ranks = ranks;
+  }
   const AttentionObjects objs = add_attention_objects(plan);
   CommGroups groups(ranks);
   if (shape.has_forward()) add_forward(plan, groups, objs, emit);
@@ -147,20 +218,26 @@ Plan build_allgather_kv(const AttentionShape& shape, int ranks, bool by_work, in
 
 }  // namespace
 
+bool allgather_kv_uses_nccl_ring(const AttentionShape& shape, bool by_work) {
+  return !shape.mask.may_leave_pairs_empty() && !(by_work && shape.mask.hides_future());
+}
+
 Plan make_allgather_kv_plan(const AttentionShape& shape, int ranks, bool by_work) {
   return build_allgather_kv(shape, ranks, by_work, ranks);
 }
 
-std::string allgather_kv_cost_warning(const ScheduleSpec& spec, bool backward) {
+std::string allgather_kv_cost_warning(const ScheduleSpec& spec, const AttentionShape& shape) {
   if (spec.kind != "allgather_kv") return {};
+  if (allgather_kv_uses_nccl_ring(shape, spec.balance == TokenBalance::work)) return {};
   const int per_node = std::min(spec.gpus, std::max(1, spec.gpus_per_node));
   if (per_node < 2 || spec.gpus <= per_node) return {};
+  const bool backward = shape.has_backward();
   return fmt::format(
-      "schedule.kind allgather_kv: the KV all-gather{} costed as grouped send/recv between every "
-      "pair of ranks, which sends each chunk across the network once per receiving GPU; NCCL's "
-      "ring {} typically send{} it into each node once (its channels enter a node by different "
-      "NICs): with {} ranks of the group per node the cross-node time is over-estimated, up to "
-      "{}x (docs/schedules.md, All-gather KV)",
+      "schedule.kind allgather_kv: under this mask the KV all-gather{} costed as grouped "
+      "send/recv of the chunks each rank reads, which sends a chunk across the network once per "
+      "receiving GPU; NCCL's ring {} typically send{} it into each node once (its channels "
+      "enter a node by different NICs): with {} ranks of the group per node the cross-node time "
+      "is over-estimated, up to {}x (docs/schedules.md, All-gather KV)",
       backward ? " and the dKV reduce-scatter are" : " is",
       backward ? "all-gather and reduce-scatter" : "all-gather", backward ? "" : "s", per_node,
       per_node);

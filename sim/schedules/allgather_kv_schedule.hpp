@@ -48,14 +48,19 @@ Plan make_allgather_kv_plan(const AttentionShape& shape, int ranks, bool by_work
 // std::invalid_argument for classes not dividing `ranks` or not below it.
 Plan make_allgather_kv_classes_plan(const AttentionShape& shape, int ranks, int classes);
 
-// What a run of `spec` is told where the collectives above are costed unlike NCCL's, empty
-// otherwise. The grouped send/recv sends each KV chunk (and dKV partial) over the network once
-// per receiving GPU of another node; NCCL's all-gather and reduce-scatter (ring algorithm,
-// one channel ring per NIC entering each node by another NIC) send it once per node. With g
-// ranks of the group on each of n >= 2 nodes, a NIC carries (n - 1) g c bytes here and about
-// (n - 1) c in NCCL's ring: cross-node time up to g times too high. 16 H100 on 2 nodes at 256K
-// tokens (c = 268 MB): the all-gather costs 45 ms here; NCCL's ring would be bound by NVLink,
-// 15 c / 370 GB/s, about 11 ms. Not modelled yet (docs/design-notes.md).
-std::string allgather_kv_cost_warning(const ScheduleSpec& spec, bool backward);
+// Whether the plan runs its all-gather and reduce-scatter as NCCL's rings (plan.hpp
+// CommStyle::nccl_ring): where every rank reads every KV chunk and adds to every chunk's dKV,
+// the full and causal masks over the layout's chunks (zigzag under causal). A window,
+// documents, or a causal mask over chunks dealt by work leave some pairs empty; there the plan
+// keeps the grouped send/recv of only the chunks each rank reads (and the warning below).
+bool allgather_kv_uses_nccl_ring(const AttentionShape& shape, bool by_work);
+
+// What a run of `spec` on `shape` is told where its collectives are costed unlike NCCL's, empty
+// otherwise: where the plan keeps grouped send/recv (above) and its group spans nodes with two
+// or more ranks on a node. The grouped send/recv sends each KV chunk (and dKV partial) over
+// the network once per receiving GPU of another node, NCCL's rings once per node: with g
+// ranks of the group on each of n >= 2 nodes a NIC carries (n - 1) g c bytes here and about
+// (n - 1) c in NCCL's ring, so the cross-node time is up to g times too high.
+std::string allgather_kv_cost_warning(const ScheduleSpec& spec, const AttentionShape& shape);
 
 }  // namespace tilesim

@@ -46,7 +46,7 @@ PublishedCase read_case(const std::string& file) {
   c.predicted = predict(c.metric, plan, result);
   c.warnings = result.warnings;
   if (std::string collectives =
-          allgather_kv_cost_warning(p.scenario.schedule, p.scenario.attention.has_backward());
+          allgather_kv_cost_warning(p.scenario.schedule, p.scenario.attention);
       !collectives.empty()) {
     c.warnings.push_back(std::move(collectives));
   }

@@ -91,7 +91,7 @@ nlohmann::ordered_json compare_document(const ScenarioSource& source, const std:
       row["placement"] = c.spec.placement;
     }
     if (tile_warning.empty()) {
-      tile_warning = allgather_kv_cost_warning(c.spec, p.scenario.attention.has_backward());
+      tile_warning = allgather_kv_cost_warning(c.spec, p.scenario.attention);
     }
     if (!tile_warning.empty()) row["warning"] = tile_warning;
     if (progress) progress(rows.size() + 1, list.size());

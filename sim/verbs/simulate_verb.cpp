@@ -148,8 +148,8 @@ SimulationRun run_simulation(const ScenarioSource& source, const SimulateRequest
   if (!run.prepared.symmetry_warning.empty()) {
     run.result.warnings.push_back(run.prepared.symmetry_warning);
   }
-  if (std::string collectives = allgather_kv_cost_warning(
-          run.prepared.scenario.schedule, run.prepared.scenario.attention.has_backward());
+  if (std::string collectives = allgather_kv_cost_warning(run.prepared.scenario.schedule,
+                                                          run.prepared.scenario.attention);
       !collectives.empty()) {
     run.result.warnings.push_back(std::move(collectives));
   }

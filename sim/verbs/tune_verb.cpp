@@ -115,8 +115,7 @@ nlohmann::ordered_json tune_document(const ScenarioSource& source, int top, bool
     if (r.lower_bound_s >= 0) row["lower_bound_s"] = r.lower_bound_s;
     if (p.job_layout) row["job_slowdown"] = r.job_slowdown;
     if (r.approximate) row["approximate"] = true;
-    if (std::string warning =
-            allgather_kv_cost_warning(r.candidate.spec, p.scenario.attention.has_backward());
+    if (std::string warning = allgather_kv_cost_warning(r.candidate.spec, p.scenario.attention);
         !warning.empty()) {
       row["warning"] = std::move(warning);
     }
