@@ -170,16 +170,17 @@ TransferId FlowTransferModel::post(const TransferRequest& request, Picoseconds n
           : std::max<int>(
                 1, same_node ? static_cast<int>(src_lanes->size())
                              : static_cast<int>(std::min(src_lanes->size(), dst_lanes->size())));
-  if (lanes > 1) parts_left_.emplace(id, lanes);
-  for (int lane = 0; lane < lanes; ++lane) {
+  // Lanes inside a node are identical flows: one part standing for all of them.
+  const int parts = same_node ? 1 : lanes;
+  if (parts > 1) parts_left_.emplace(id, parts);
+  for (int lane = 0; lane < parts; ++lane) {
     const RouteFacts& facts =
-        lanes == 1 || same_node
-            ? facts_of(src, dst)
-            : lane_facts_of(src, dst, lane, (*src_lanes)[static_cast<std::size_t>(lane)],
-                            (*dst_lanes)[static_cast<std::size_t>(lane)]);
+        parts == 1 ? facts_of(src, dst)
+                   : lane_facts_of(src, dst, lane, (*src_lanes)[static_cast<std::size_t>(lane)],
+                                   (*dst_lanes)[static_cast<std::size_t>(lane)]);
     const std::int64_t part = lane == 0 ? id : -(++next_extra_part_);
-    in_flight_.emplace(
-        part, InFlight{id, &facts, src, dst, request.bytes / lanes, Phase::software_latency, 0.0});
+    in_flight_.emplace(part, InFlight{id, &facts, src, dst, request.bytes / lanes,
+                                      Phase::software_latency, 0.0, lanes / parts});
     calendar_.wake_at(later_ps(now, s_to_ps(facts.alpha_s)), part);
   }
   return id;
@@ -215,6 +216,10 @@ void FlowTransferModel::start_flow(TransferId id, InFlight& transfer, Picosecond
   const std::span<const int> multiplicity = link_multiplicity(*transfer.facts);
   spec.links.assign(links.begin(), links.end());
   spec.link_multiplicity.assign(multiplicity.begin(), multiplicity.end());
+  if (transfer.copies > 1) {
+    if (spec.link_multiplicity.empty()) spec.link_multiplicity.assign(spec.links.size(), 1);
+    for (int& k : spec.link_multiplicity) k *= transfer.copies;
+  }
   spec.bytes = transfer.bytes;
   spec.rate_cap_bytes_per_s = transfer.facts->rate_cap_bytes_per_s;
   if (record_link_loads_) {
@@ -257,7 +262,8 @@ void FlowTransferModel::settle(Picoseconds now) {
     InFlight& transfer = in_flight_.at(transfer_of_flow_.at(flow));
     if (transfer.bytes < traffic_min_bytes_) continue;  // latency-bound: loads nothing
     const double rate = network_.rate_bytes_per_s(flow);
-    count_traffic(transfer, std::isinf(rate) ? 0.0 : rate);  // an instant copy moves nothing
+    // An instant copy moves nothing; a part standing for n lanes moves n times its rate.
+    count_traffic(transfer, std::isinf(rate) ? 0.0 : rate * transfer.copies);
   }
 }
 

@@ -16,8 +16,8 @@
 // A collective transfer (TransferRequest::collective, plan.hpp CommStyle::nccl_ring) from s to
 // d runs as n sub-transfers of bytes / n, one per lane of s's node (use_collective_lanes: the
 // GPUs its communicator has there, in rank order), each through the three phases above and
-// the transfer completes when the last one has: within a node each lane follows s -> d (NCCL's
-// channels, each a flow of its own under the link's flow cap); across nodes lane i goes
+// the transfer completes when the last one has: within a node the lanes follow s -> d (NCCL's
+// channels, each under the link's flow cap: one flow of multiplicity n); across nodes lane i goes
 // s -> L_i -> L'_i -> d, L_i the i-th lane GPU of s's node and L'_i that of d's (n = the
 // smaller lane count), so the step leaves by every lane's NIC as NCCL's rings do.
 //
@@ -111,6 +111,10 @@ class FlowTransferModel final : public TransferModel {
     double bytes = 0.0;
     Phase phase = Phase::software_latency;
     double counted_rate_bytes_per_s = 0.0;  // its share of the GPUs' traffic now
+    // Identical flows it stands for: a collective step's lanes inside one node share the path,
+    // bytes and start, so they are one flow posted with this multiplicity on every link
+    // (FlowSpec::link_multiplicity: k flows' shares, each at the flow's rate).
+    int copies = 1;
   };
   std::span<const int> route_links(const RouteFacts& facts) const;
   // The links its flow is posted on, and (symmetric) their multiplicities, as many.
