@@ -100,6 +100,21 @@ TEST_CASE("schedules ops: all-gather KV is one call after the gather, pass-Q one
   }
 }
 
+namespace {
+
+// The comm groups a rank posts: maximal runs of send/recv ops with one comm_group.
+int comm_groups_of(const RankProgram& program) {
+  int groups = 0, last = -1;
+  for (const Op& op : program.ops()) {
+    if (op.kind != OpKind::send && op.kind != OpKind::recv) continue;
+    if (op.comm_group != last) ++groups;
+    last = op.comm_group;
+  }
+  return groups;
+}
+
+}  // namespace
+
 TEST_CASE("schedules ops: all-to-all is one comm group, all-gather NCCL's ring of P-1 steps") {
   const AttentionShape fwd = shape_with(false, false, PassSelection::forward, 8192);
   for (int p : {2, 4, 8}) {
@@ -128,26 +143,10 @@ TEST_CASE("schedules ops: all-to-all is one comm group, all-gather NCCL's ring o
   window.set_mask(mask);
   const Plan grouped = plan_of("allgather_kv", window, 4);
   CHECK(grouped.comm_style == CommStyle::p2p);
-  for (const RankProgram& program : grouped.programs) {
-    int groups = 0, last = -1;
-    for (const Op& op : program.ops()) {
-      if (op.kind != OpKind::send && op.kind != OpKind::recv) continue;
-      if (op.comm_group != last) ++groups;
-      last = op.comm_group;
-    }
-    CHECK(groups <= 1);
-  }
+  for (const RankProgram& program : grouped.programs) CHECK(comm_groups_of(program) <= 1);
   // Ulysses forward: the Q+KV all-to-all and the O return, one group each.
   const Plan ulysses = plan_of("ulysses", fwd, 4);
-  for (const RankProgram& program : ulysses.programs) {
-    int groups = 0, last = -1;
-    for (const Op& op : program.ops()) {
-      if (op.kind != OpKind::send && op.kind != OpKind::recv) continue;
-      if (op.comm_group != last) ++groups;
-      last = op.comm_group;
-    }
-    CHECK(groups == 2);
-  }
+  for (const RankProgram& program : ulysses.programs) CHECK(comm_groups_of(program) == 2);
 }
 
 TEST_CASE("schedules ops: the separate correction's partials are kernel-dtype blocks") {

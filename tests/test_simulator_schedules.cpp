@@ -196,24 +196,8 @@ TEST_CASE("closed form: a ring all-gather step across nodes leaves by every lane
   //   P = 4, S = 16K:  T = 3 kv / (2 I) + 4 B = 101 ms + 1.100 s.
   // Grouped send/recv of every pair (the form under a window) would send each GPU's chunk to
   // both GPUs of the other node through its own NIC: 2 kv / I = 134 ms.
-  Topology t;
-  t.name = "two-nodes";
-  t.gpu_model = "test";
-  t.gpus_per_node = 2;
-  t.node_count = 2;
-  const double fast = 1e15, ib = 1e9;
-  const VertexId fabric = t.add_device({"ib", DeviceKind::ib_switch, -1, -1});
-  for (int n = 0; n < 2; ++n) {
-    const VertexId sw = t.add_device({fmt::format("n{}.nvswitch", n), DeviceKind::nvswitch, n, -1});
-    for (int g = 0; g < 2; ++g) {
-      const VertexId gpu =
-          t.add_device({fmt::format("n{}.gpu{}", n, g), DeviceKind::gpu, n, 2 * n + g});
-      const VertexId nic = t.add_device({fmt::format("n{}.nic{}", n, g), DeviceKind::nic, n, -1});
-      t.connect(gpu, sw, fast, 0, LinkClass::nvlink);
-      t.connect(gpu, nic, fast, 0, LinkClass::pcie);
-      t.connect(nic, fabric, ib, 0, LinkClass::ib);
-    }
-  }
+  const double ib = 1e9;
+  const Topology t = two_node_rail_topology(1e15, ib);
   const AttentionShape shape = shape_with(false, false, PassSelection::forward, 16 * 1024);
   const Sizes z = sizes(shape, 4, kPeak);
   const Plan plan = plan_of("allgather_kv", shape, 4);
