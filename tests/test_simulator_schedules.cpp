@@ -7,6 +7,9 @@
 //   lse = 4 c H; transfers of X bytes over one link take X / L.
 // On a star, every transfer a GPU makes crosses its own uplink and the receiver's downlink, so k
 // transfers posted together share the uplink and finish together after (sum of bytes) / L.
+// Every makespan is checked to 0.1% (epsilon 1e-3), issue 12's bar for the closed forms, fixed
+// before any of these ran and the same for each: it covers the 2 ps the simulator rounds each
+// delay by and the efficiency tables' interpolation, not a model difference.
 #include <catch2/catch.hpp>
 
 #include "sim/model/simulator.hpp"
@@ -184,7 +187,7 @@ TEST_CASE("closed form: the ring all-gather pays alpha at every step, as NCCL's 
   CalibrationProfile profile = ideal_profile(kPeak);
   profile.links[static_cast<std::size_t>(LinkClass::nvlink)].alpha_s = 5e-3;
   CHECK(makespan_s(plan_of("allgather_kv", shape, p), kLink, profile) ==
-        Approx((p - 1) * (5e-3 + z.kv / kLink) + p * z.block_s).epsilon(1e-3));
+        Approx((p - 1) * (5e-3 + z.kv / kLink) + p * z.block_s).epsilon(1e-3));  // 0.1%, above
 }
 
 TEST_CASE("closed form: a ring all-gather step across nodes leaves by every lane's NIC") {
@@ -202,6 +205,7 @@ TEST_CASE("closed form: a ring all-gather step across nodes leaves by every lane
   const Sizes z = sizes(shape, 4, kPeak);
   const Plan plan = plan_of("allgather_kv", shape, 4);
   REQUIRE(plan.comm_style == CommStyle::nccl_ring);
+  // 0.1%, the file's bar (above); the NVLink and PCIe legs at 1e15 B/s add about 1e-6.
   CHECK(ps_to_s(simulate(plan, t, ideal_profile(kPeak)).makespan_ps) ==
         Approx(3 * z.kv / (2 * ib) + 4 * z.block_s).epsilon(1e-3));
 }
