@@ -159,17 +159,16 @@ TransferId FlowTransferModel::post(const TransferRequest& request, Picoseconds n
   const int dst = request.dst_gpu;
   const std::vector<int>* src_lanes = nullptr;
   const std::vector<int>* dst_lanes = nullptr;
+  int lanes = 1;
+  bool same_node = true;
   if (request.collective && !lanes_by_gpu_.empty() && src != dst) {
     src_lanes = &lanes_by_gpu_.at(static_cast<std::size_t>(src));
     dst_lanes = &lanes_by_gpu_.at(static_cast<std::size_t>(dst));
+    same_node = topology_.node_of_gpu(src) == topology_.node_of_gpu(dst);
+    lanes = std::max<int>(
+        1, static_cast<int>(same_node ? src_lanes->size()
+                                      : std::min(src_lanes->size(), dst_lanes->size())));
   }
-  const bool same_node = topology_.node_of_gpu(src) == topology_.node_of_gpu(dst);
-  const int lanes =
-      src_lanes == nullptr
-          ? 1
-          : std::max<int>(
-                1, same_node ? static_cast<int>(src_lanes->size())
-                             : static_cast<int>(std::min(src_lanes->size(), dst_lanes->size())));
   // Lanes inside a node are identical flows: one part standing for all of them.
   const int parts = same_node ? 1 : lanes;
   if (parts > 1) parts_left_.emplace(id, parts);

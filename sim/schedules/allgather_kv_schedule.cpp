@@ -27,8 +27,10 @@ std::vector<int> all_ranks(int ranks) {
 // documents leave some chunk pairs empty).
 bool needs(const Plan& plan, int rank, int chunk) { return plan.unmasked_pairs(rank, chunk) > 0; }
 
+// Grouped send/recv of only the chunks each rank reads (a window, documents).
 // emit: the ranks 0..emit-1 whose programs are built (all P, or an offset quotient's K).
-void add_kv_allgather(Plan& plan, CommGroups& groups, const AttentionObjects& objs, int emit) {
+void add_grouped_kv_allgather(Plan& plan, CommGroups& groups, const AttentionObjects& objs,
+                              int emit) {
   add_pairwise_exchange(
       plan, groups, all_ranks(plan.ranks),
       [&](int from, int to) {
@@ -54,6 +56,15 @@ void add_ring_kv_allgather(Plan& plan, CommGroups& groups, const AttentionObject
   }
 }
 
+// The KV all-gather in the plan's form (Plan::comm_style).
+void add_kv_allgather(Plan& plan, CommGroups& groups, const AttentionObjects& objs, int emit) {
+  if (plan.comm_style == CommStyle::nccl_ring) {
+    add_ring_kv_allgather(plan, groups, objs, emit);
+  } else {
+    add_grouped_kv_allgather(plan, groups, objs, emit);
+  }
+}
+
 void free_gathered(const Plan& plan, FusingBuilder& build, const AttentionObjects& objs, int r) {
   for (int t = 1; t < plan.ranks; ++t) {
     const int j = (r - t + plan.ranks) % plan.ranks;
@@ -63,11 +74,7 @@ void free_gathered(const Plan& plan, FusingBuilder& build, const AttentionObject
 
 void add_forward(Plan& plan, CommGroups& groups, const AttentionObjects& objs, int emit) {
   const int ranks = plan.ranks;
-  if (plan.comm_style == CommStyle::nccl_ring) {
-    add_ring_kv_allgather(plan, groups, objs, emit);
-  } else {
-    add_kv_allgather(plan, groups, objs, emit);
-  }
+  add_kv_allgather(plan, groups, objs, emit);
   FusingScratch scratch;
   for (int r = 0; r < emit; ++r) {
     // One attention call of the local Q against the gathered KV (pairs in
@@ -145,12 +152,7 @@ void add_backward(Plan& plan, CommGroups& groups, const AttentionObjects& objs, 
   auto dkv_part = [&](int chunk, int rank) {
     return chunk == rank ? at(objs.dkv, chunk) : at(partial, chunk * ranks + rank);
   };
-  const bool ring = plan.comm_style == CommStyle::nccl_ring;
-  if (ring) {
-    add_ring_kv_allgather(plan, groups, objs, emit);
-  } else {
-    add_kv_allgather(plan, groups, objs, emit);
-  }
+  add_kv_allgather(plan, groups, objs, emit);
   FusingScratch scratch;
   for (int r = 0; r < emit; ++r) {
     // One backward call of the local Q, dO against the gathered KV: dQ[r] and a
@@ -167,7 +169,7 @@ void add_backward(Plan& plan, CommGroups& groups, const AttentionObjects& objs, 
     free_gathered(plan, build, objs, r);
     build.flush();
   }
-  if (ring) {
+  if (plan.comm_style == CommStyle::nccl_ring) {
     add_ring_dkv_reduce_scatter(plan, groups, objs, dkv_part, emit);
     return;
   }
