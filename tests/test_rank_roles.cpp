@@ -8,6 +8,8 @@
 //     (P steps x that spread) of the exact run's.
 //   - USP's blocks hold two nodes (its ring peer r + 8 would fold onto r in one), within the
 //     same bound over its P / u ring steps.
+//   - All-gather KV's NCCL rings: one node per block, the lanes' links inside the next node
+//     folded onto the simulated node's, within the bound over its P - 1 steps.
 //   - It refuses a ring whose transfers share a link across blocks, and one whose ranks do not
 //     fill nodes; asked for where it cannot apply, the run is auto's with a warning.
 #include <algorithm>
@@ -114,6 +116,48 @@ TEST_CASE("beyond a leaf group the role quotient stays within its drift bound of
     CHECK(diff_ps <= bound_ps);
     CHECK(simulation_document(roles, false)["symmetry"]["exact"] == false);
   }
+}
+
+TEST_CASE(
+    "all-gather KV's NCCL rings run on one node's roles, its lanes into the next node folded") {
+  const int gpus = 512;
+  ScenarioSource source = ring_source(gpus, "forward", "auto");
+  source.overrides.push_back("schedule.kind=allgather_kv");
+  const SimulationRun exact = run_simulation(source);
+  REQUIRE(exact.symmetric());
+  CHECK(exact.symmetry->classes == 256);
+  source.overrides.push_back("schedule.symmetry=roles");
+  const SimulationRun roles = run_simulation(source);
+  REQUIRE(roles.symmetric());
+  REQUIRE(roles.symmetry->roles.has_value());
+  const RankShiftSymmetry& sym = *roles.symmetry;
+  CHECK(sym.classes == 8);
+  CHECK(sym.peers_by_offset);
+  CHECK(sym.roles->first_rank == 248);  // node 31, whose step to node 32 crosses the spine
+  // Lane 1 of that step runs 255 -> 249 -> 257 -> 256: its last leg lies in node 32, whose own
+  // ring step loads the same links, and stands for node 31's links at the same places.
+  Router router(roles.prepared.topology);
+  const Route next_node = router.route(257, 256);
+  const Route simulated_node = router.route(249, 248);
+  REQUIRE(next_node.links.size() == simulated_node.links.size());
+  for (std::size_t i = 0; i < next_node.links.size(); ++i) {
+    const int c = simulated_node.links[i];
+    CHECK(sym.link_canonical[static_cast<std::size_t>(next_node.links[i])] == c);
+    CHECK(sym.link_canonical[static_cast<std::size_t>(c)] == c);
+    CHECK(sym.link_orbit_size[static_cast<std::size_t>(c)] == gpus / 8);
+  }
+  // P - 1 ring steps, each waiting for one transfer that crosses between blocks.
+  const double bound_ps =
+      static_cast<double>(gpus) * static_cast<double>(sym.roles->role_spread_ps);
+  INFO("makespan " << exact.result.makespan_ps << " ps exact, " << roles.result.makespan_ps
+                   << " ps by roles");
+  CHECK(sym.roles->role_spread_ps > 0);
+  CHECK(std::abs(static_cast<double>(roles.result.makespan_ps - exact.result.makespan_ps)) <=
+        bound_ps);
+  // The plan's compute is the exact run's: the quotient changes when KV arrives, not the call.
+  const double compute_s = simulation_document(exact, false)["compute_s_max"].get<double>();
+  CHECK(simulation_document(roles, false)["compute_s_max"].get<double>() ==
+        Approx(compute_s).epsilon(1e-4));
 }
 
 TEST_CASE("USP's role blocks hold two nodes and stay within the drift bound") {

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "sim/core/input_error.hpp"
+#include "sim/model/collective_lanes.hpp"
 
 namespace tilesim {
 namespace {
@@ -92,16 +93,9 @@ const FlowTransferModel::RouteFacts& FlowTransferModel::lane_facts_of(int src_gp
   const std::int64_t key = ((lane + 1) * gpus + src_gpu) * gpus + dst_gpu;
   const auto found = route_facts_.find(key);
   if (found != route_facts_.end()) return found->second;
-  Route route;
-  for (const auto& [from, to] :
-       {std::pair{src_gpu, src_lane_gpu}, std::pair{src_lane_gpu, dst_lane_gpu},
-        std::pair{dst_lane_gpu, dst_gpu}}) {
-    if (from == to) continue;
-    const Route leg = router_.find_route(from, to);
-    route.links.insert(route.links.end(), leg.links.begin(), leg.links.end());
-    route.latency_ps += leg.latency_ps;
-  }
-  return add_facts(key, route, src_gpu, dst_gpu);
+  return add_facts(key,
+                   collective_lane_route(router_, src_gpu, src_lane_gpu, dst_lane_gpu, dst_gpu),
+                   src_gpu, dst_gpu);
 }
 
 const FlowTransferModel::RouteFacts& FlowTransferModel::add_facts(std::int64_t key,

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/core/interrupt.hpp"
+#include "sim/model/collective_lanes.hpp"
 
 namespace tilesim {
 namespace {
@@ -46,6 +47,108 @@ int ranks_per_node(const Topology& topology, const std::vector<int>& placement) 
   return n;
 }
 
+// The node both ends of link l lie in, -1 for a link that leaves its node or joins switches.
+int node_of_link(const Topology& topology, LinkId l) {
+  const int from = topology.device(topology.link_source(l)).node;
+  return from >= 0 && from == topology.device(topology.link_target(l)).node ? from : -1;
+}
+
+// The links inside each node, each at its place in its node (its rank among the node's links
+// by id); nodes copied from one template list theirs in one order.
+class NodeLinks {
+ public:
+  explicit NodeLinks(const Topology& topology)
+      : topology_(topology),
+        link_place_(role_slot(topology.link_count()), -1),
+        device_place_(role_slot(topology.device_count()), -1) {
+    std::vector<int> devices_in(role_slot(topology.node_count), 0);
+    for (int v = 0; v < topology.device_count(); ++v) {
+      const int node = topology.device(static_cast<VertexId>(v)).node;
+      if (node < 0) continue;
+      if (role_slot(node) >= devices_in.size()) devices_in.resize(role_slot(node) + 1, 0);
+      device_place_[role_slot(v)] = devices_in[role_slot(node)]++;
+    }
+    links_of_.resize(devices_in.size());
+    for (LinkId l = 0; l < topology.link_count(); ++l) {
+      const int node = node_of_link(topology, l);
+      if (node < 0) continue;
+      link_place_[role_slot(l)] = static_cast<int>(links_of_[role_slot(node)].size());
+      links_of_[role_slot(node)].push_back(l);
+    }
+  }
+
+  // The link at l's place in `node`, -1 where that node has none like it (the same ends by
+  // their places, bandwidth, latency and class): the node is no copy of l's.
+  LinkId counterpart(LinkId l, int node) const {
+    const std::vector<LinkId>& there = links_of_[role_slot(node)];
+    const int place = link_place_[role_slot(l)];
+    if (place < 0 || role_slot(place) >= there.size()) return -1;
+    const LinkId c = there[role_slot(place)];
+    const Link &a = topology_.link(l), &b = topology_.link(c);
+    const bool same = a.bandwidth_bytes_per_s == b.bandwidth_bytes_per_s &&
+                      a.latency_ps == b.latency_ps && a.cls == b.cls &&
+                      place_of(topology_.link_source(l)) == place_of(topology_.link_source(c)) &&
+                      place_of(topology_.link_target(l)) == place_of(topology_.link_target(c));
+    return same ? c : -1;
+  }
+
+ private:
+  int place_of(VertexId v) const { return device_place_[role_slot(static_cast<int>(v))]; }
+
+  const Topology& topology_;
+  std::vector<int> link_place_;
+  std::vector<int> device_place_;
+  std::vector<std::vector<LinkId>> links_of_;  // per node
+};
+
+struct TimedRoute {
+  Route route;
+  Picoseconds time_ps = 0;  // latency + its share of the step's bytes over its narrowest link
+};
+
+// A rank's step transfer to a peer as the flow model runs it: the router's route, or, for
+// NCCL's ring collectives between nodes, one route per lane carrying bytes / lanes
+// (collective_lanes.hpp). Empty where both ranks share a GPU.
+class TransferRoutes {
+ public:
+  TransferRoutes(const Topology& topology, Router& router, const std::vector<int>& placement,
+                 const std::vector<std::vector<int>>& lanes_by_gpu, double step_bytes)
+      : topology_(topology),
+        router_(router),
+        placement_(placement),
+        lanes_by_gpu_(lanes_by_gpu),
+        step_bytes_(step_bytes) {}
+
+  std::vector<TimedRoute> operator()(int rank, int peer) const {
+    const int src = placement_[role_slot(rank)], dst = placement_[role_slot(peer)];
+    std::vector<TimedRoute> routes;
+    if (src == dst) return routes;
+    if (!lanes_by_gpu_.empty() && topology_.node_of_gpu(src) != topology_.node_of_gpu(dst)) {
+      const std::vector<int>& from = lanes_by_gpu_[role_slot(src)];
+      const std::vector<int>& to = lanes_by_gpu_[role_slot(dst)];
+      const std::size_t lanes = std::min(from.size(), to.size());
+      for (std::size_t i = 0; i < lanes; ++i) {
+        Route route = collective_lane_route(router_, src, from[i], to[i], dst);
+        const Picoseconds t =
+            transfer_time_ps(topology_, route, step_bytes_ / static_cast<double>(lanes));
+        routes.push_back({std::move(route), t});
+      }
+      if (!routes.empty()) return routes;
+    }
+    Route route = router_.route(src, dst);
+    const Picoseconds t = transfer_time_ps(topology_, route, step_bytes_);
+    routes.push_back({std::move(route), t});
+    return routes;
+  }
+
+ private:
+  const Topology& topology_;
+  Router& router_;
+  const std::vector<int>& placement_;
+  const std::vector<std::vector<int>>& lanes_by_gpu_;
+  double step_bytes_;
+};
+
 }  // namespace
 
 std::optional<RankShiftSymmetry> find_rank_roles(const Topology& topology, ShiftSearch search,
@@ -70,7 +173,9 @@ std::optional<RankShiftSymmetry> find_rank_roles(const Topology& topology, Shift
   int k = 0;
   for (int c = node_ranks; c < p && k == 0; c += node_ranks) {
     const bool allowed = !search.shift_allowed || search.shift_allowed(c);
-    if (p % c == 0 && allowed && peers_equivariant(search.peers, c, false)) k = c;
+    if (p % c == 0 && allowed && peers_equivariant(search.peers, c, search.peers_by_offset)) {
+      k = c;
+    }
   }
   if (k == 0) {
     why_not = fmt::format(
@@ -81,39 +186,47 @@ std::optional<RankShiftSymmetry> find_rank_roles(const Topology& topology, Shift
   }
   std::vector<int> rank_of_gpu(role_slot(topology.gpu_count()), -1);
   for (int r = 0; r < p; ++r) rank_of_gpu[role_slot(placement[role_slot(r)])] = r;
-  // Every rank's transfer routes: links owned by one block each, and their times.
+  // Every rank's transfer routes and their times. A link between nodes or switches must be
+  // owned by one block; a link inside a node stands for its place in the node (below).
   Router router(topology);
+  const TransferRoutes routes_of(topology, router, placement, search.collective_lanes_by_gpu,
+                                 step_bytes);
   std::vector<int> owner(role_slot(topology.link_count()), -1);
   std::vector<std::vector<Picoseconds>> step_ps(role_slot(p));
   for (int r = 0; r < p; ++r) {
     throw_if_interrupted();
     for (int d : search.peers[role_slot(r)]) {
       if (d == r) continue;
-      const Route& route = router.route(placement[role_slot(r)], placement[role_slot(d)]);
-      if (route.links.empty()) {
+      const std::vector<TimedRoute> routes = routes_of(r, d);
+      if (routes.empty()) {
         why_not = fmt::format("ranks {} and {} share GPU {}", r, d, placement[role_slot(r)]);
         return std::nullopt;
       }
-      for (LinkId l : route.links) {
-        // A GPU the route relays through must run a rank: the quotient counts traffic on GPUs
-        // by their ranks' roles (gpu_canonical).
-        const Device& via = topology.device(topology.link_target(l));
-        if (via.kind == DeviceKind::gpu && rank_of_gpu[role_slot(via.gpu_index)] < 0) {
-          why_not = fmt::format("ranks {} -> {} relay through GPU {}, which runs no rank", r, d,
-                                via.gpu_index);
-          return std::nullopt;
+      Picoseconds step = 0;  // the transfer ends with its last lane
+      for (const TimedRoute& lane : routes) {
+        for (LinkId l : lane.route.links) {
+          // A GPU the route relays through must run a rank: the quotient counts traffic on
+          // GPUs by their ranks' roles (gpu_canonical).
+          const Device& via = topology.device(topology.link_target(l));
+          if (via.kind == DeviceKind::gpu && rank_of_gpu[role_slot(via.gpu_index)] < 0) {
+            why_not = fmt::format("ranks {} -> {} relay through GPU {}, which runs no rank", r, d,
+                                  via.gpu_index);
+            return std::nullopt;
+          }
+          if (node_of_link(topology, l) >= 0) continue;
+          int& o = owner[role_slot(l)];
+          if (o >= 0 && o != r / k) {
+            why_not = fmt::format(
+                "link {} carries transfers of ranks {}..{} and of ranks {}..{}: the quotient "
+                "would miss their contention",
+                l, o * k, o * k + k - 1, r / k * k, r / k * k + k - 1);
+            return std::nullopt;
+          }
+          o = r / k;
         }
-        int& o = owner[role_slot(l)];
-        if (o >= 0 && o != r / k) {
-          why_not = fmt::format(
-              "link {} carries transfers of ranks {}..{} and of ranks {}..{}: the quotient "
-              "would miss their contention",
-              l, o * k, o * k + k - 1, r / k * k, r / k * k + k - 1);
-          return std::nullopt;
-        }
-        o = r / k;
+        step = std::max(step, lane.time_ps);
       }
-      step_ps[role_slot(r)].push_back(transfer_time_ps(topology, route, step_bytes));
+      step_ps[role_slot(r)].push_back(step);
     }
   }
   // The block holding the slowest transfer (the first such block on a tie), and the largest
@@ -155,6 +268,47 @@ std::optional<RankShiftSymmetry> find_rank_roles(const Topology& topology, Shift
     sym.link_canonical[l] = static_cast<int>(l);
     sym.link_orbit_size[l] = copies;
   }
+  // A link inside a node stands for the links at its place in the nodes at its node's place in
+  // every block: the simulated block's is their representative. In the full run those carry
+  // the same transfers of the other blocks' ranks (the ring's last hop into the next block's
+  // first GPU; the lanes of NCCL's ring steps, which relay through the next node's GPUs while
+  // that node's own steps load the same links).
+  const NodeLinks node_links(topology);
+  std::vector<int> rank_on_node(role_slot(topology.node_count), -1);
+  for (int r = 0; r < p; ++r) {
+    const int node = topology.node_of_gpu(placement[role_slot(r)]);
+    if (role_slot(node) >= rank_on_node.size()) rank_on_node.resize(role_slot(node) + 1, -1);
+    rank_on_node[role_slot(node)] = r;
+  }
+  for (int r = first; r < first + k; ++r) {
+    for (int d : search.peers[role_slot(r)]) {
+      if (d == r) continue;
+      for (const TimedRoute& lane : routes_of(r, d)) {
+        for (LinkId l : lane.route.links) {
+          const int node = node_of_link(topology, l);
+          if (node < 0) continue;
+          const int on_node =
+              role_slot(node) < rank_on_node.size() ? rank_on_node[role_slot(node)] : -1;
+          if (on_node < 0) {
+            why_not = fmt::format("ranks {} -> {} cross node {}, which runs no rank", r, d, node);
+            return std::nullopt;
+          }
+          const int place = on_node % k / node_ranks;
+          const int simulated =
+              topology.node_of_gpu(placement[role_slot(first + place * node_ranks)]);
+          const LinkId c = node == simulated ? l : node_links.counterpart(l, simulated);
+          if (c < 0) {
+            why_not = fmt::format("nodes {} and {} are not copies of one node (link {})", node,
+                                  simulated, l);
+            return std::nullopt;
+          }
+          sym.link_canonical[role_slot(l)] = c;
+          sym.link_canonical[role_slot(c)] = c;
+          sym.link_orbit_size[role_slot(c)] = copies;
+        }
+      }
+    }
+  }
   sym.gpu_canonical.assign(role_slot(topology.gpu_count()), -1);
   for (int i = 0; i < p; ++i) {
     sym.gpu_canonical[role_slot(sym.full_placement[role_slot(i)])] =
@@ -162,7 +316,8 @@ std::optional<RankShiftSymmetry> find_rank_roles(const Topology& topology, Shift
   }
   // The rotated ranks' peers are the original ones (peers are equivariant under K | first).
   sym.full_peers.assign(role_slot(k), {});
-  for (int s = 0; s < k; ++s) {
+  sym.peers_by_offset = search.peers_by_offset;
+  for (int s = 0; s < k && !search.peers_by_offset; ++s) {
     for (int d : search.peers[role_slot(s)]) {
       if (d != s) sym.full_peers[role_slot(s)].emplace_back(d % k, d);
     }

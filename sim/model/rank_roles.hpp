@@ -12,11 +12,16 @@
 // every block's transfers as that block's. It is the exact shift quotient's machinery (a
 // RankShiftSymmetry) with the placement rotated by b (a multiple of K, so rank labels mod K do
 // not change and the peers of the rotated ranks are the original ones) and every link of a
-// representative's route its own orbit of size P / K (multiplicity 1).
-// Checked (else nullopt, with the reason): no link carries transfers of two blocks, so each
-// flow meets only flows of its own block in the full run, all of which the quotient simulates,
-// and multiplicity 1 is what the full max-min solve gives; every block is whole nodes (relays
-// through a node's GPUs and shared cores stay inside a block).
+// representative's route between nodes its own orbit of size P / K (multiplicity 1). A link
+// inside a node stands for the links at its place (same ends by their place in the node, same
+// figures) in the nodes at its node's place of every block, represented by the simulated
+// block's: those carry the same traffic of other blocks in the full run (a ring's last hop into
+// the next block; the lanes of NCCL's ring collectives, search.collective_lanes_by_gpu, which
+// relay through the next node's GPUs while that node's own steps load the same links).
+// Checked (else nullopt, with the reason): no link between nodes or switches carries transfers
+// of two blocks, so each such flow meets only flows of its own block in the full run, all of
+// which the quotient simulates, and multiplicity 1 is what the full max-min solve gives; every
+// block is whole nodes, and the nodes are copies of one node.
 // Dropped: the routes of other blocks differ in latency and hops (leaf, spine, pod crossings).
 // A rank whose transfer is faster by d is costed d slower each time it waits for it, so, by
 // latency alone, a rank's times move by up to (transfers waited for) x (the spread of one role's
@@ -36,9 +41,9 @@
 
 namespace tilesim {
 
-// The role quotient of `search` (its placement, peers and allowed shifts; peers_by_offset is
-// not supported), transfers of `step_bytes` ranking the routes; nullopt with `why_not` saying
-// which check failed.
+// The role quotient of `search` (its placement, peers, allowed shifts, lanes; an offset
+// quotient keeps its full peers), transfers of `step_bytes` ranking the routes; nullopt with
+// `why_not` saying which check failed.
 std::optional<RankShiftSymmetry> find_rank_roles(const Topology& topology, ShiftSearch search,
                                                  double step_bytes, std::string& why_not);
 

@@ -81,6 +81,10 @@ struct ShiftSearch {
   // the first condition is not made, and full_peers stays empty (full_destination unused).
   bool peers_by_offset = false;
   int max_classes = 0;  // > 0: only shifts K <= max_classes are tried
+  // The role quotient only (rank_roles.hpp): where set, per GPU, the lanes of NCCL's ring
+  // collectives (collective_lanes.hpp), and a transfer to a peer on another node is its lane
+  // routes, as the flow model runs a collective step.
+  std::vector<std::vector<int>> collective_lanes_by_gpu;
 };
 
 RankShiftSymmetry find_rank_shift_symmetry(const Topology& topology, ShiftSearch search);

@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <map>
 #include <memory>
 #include <stdexcept>
 #include <unordered_map>
@@ -15,6 +14,7 @@
 
 #include "sim/core/input_error.hpp"
 #include "sim/core/interrupt.hpp"
+#include "sim/model/collective_lanes.hpp"
 #include "sim/model/comm_activity.hpp"
 #include "sim/model/compute_model.hpp"
 #include "sim/model/compute_stretch.hpp"
@@ -81,24 +81,6 @@ std::vector<int> placement_of(const Plan& plan, const Topology& topology,
     }
   }
   return placement;
-}
-
-// For a plan of NCCL ring collectives: each GPU's lanes, the GPUs its communicator (every
-// `communicator_ranks` consecutive ranks of `placement`) has on its node, in rank order.
-std::vector<std::vector<int>> collective_lanes(const std::vector<int>& placement,
-                                               int communicator_ranks, const Topology& topology) {
-  const int ranks = static_cast<int>(placement.size());
-  const int per_communicator = communicator_ranks > 0 ? communicator_ranks : ranks;
-  std::map<std::pair<int, int>, std::vector<int>> lanes_of;  // (communicator, node) -> GPUs
-  for (int r = 0; r < ranks; ++r) {
-    const int gpu = placement[static_cast<std::size_t>(r)];
-    lanes_of[{r / per_communicator, topology.node_of_gpu(gpu)}].push_back(gpu);
-  }
-  std::vector<std::vector<int>> lanes(static_cast<std::size_t>(topology.gpu_count()));
-  for (const auto& [where, gpus] : lanes_of) {
-    for (int gpu : gpus) lanes[static_cast<std::size_t>(gpu)] = gpus;
-  }
-  return lanes;
 }
 
 std::vector<int> nodes_of(const std::vector<int>& placement, const Topology& topology) {

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "sim/core/units.hpp"
+#include "sim/model/collective_lanes.hpp"
 #include "sim/model/rank_roles.hpp"
 #include "sim/plan/output_correction.hpp"
 #include "sim/scenario/lazy_plan.hpp"
@@ -136,8 +137,10 @@ ShiftSearch offset_search(int ranks, int offsets, int step, const CalibrationPro
 // pass-Q's Q successor r + 1 and partial owners r - s are the same set): a shift by K is a
 // symmetry when it maps the routes between every pair of ranks onto each other.
 RankShiftSymmetry all_peers_symmetry(int ranks, int step, const Topology& topology,
-                                     const CalibrationProfile& profile) {
-  return find_rank_shift_symmetry(topology, offset_search(ranks, ranks - 1, step, profile));
+                                     const CalibrationProfile& profile, int max_classes = 0) {
+  ShiftSearch search = offset_search(ranks, ranks - 1, step, profile);
+  search.max_classes = max_classes;
+  return find_rank_shift_symmetry(topology, std::move(search));
 }
 
 // The same search over each rank's ring successor r + 1 alone. Those routes are a subset of
@@ -146,6 +149,25 @@ RankShiftSymmetry all_peers_symmetry(int ranks, int step, const Topology& topolo
 RankShiftSymmetry ring_peer_symmetry(int ranks, int step, const Topology& topology,
                                      const CalibrationProfile& profile) {
   return find_rank_shift_symmetry(topology, offset_search(ranks, 1, step, profile));
+}
+
+// All-gather KV as NCCL's rings (allgather_kv_uses_nccl_ring): every transfer of the plan goes
+// to the ring successor r + 1, split over the lanes of the sender's node (collective_lanes.hpp).
+// The role quotient's search: that one peer, by offset (the quotient keeps its full peers), with
+// the lanes; nullopt for another schedule or form.
+std::optional<ShiftSearch> collective_ring_search(const Scenario& scenario,
+                                                  const Topology& topology,
+                                                  const CalibrationProfile& profile) {
+  const ScheduleSpec& spec = scenario.schedule;
+  if (spec.kind != "allgather_kv" || spec.balance != TokenBalance::layout ||
+      !allgather_kv_uses_nccl_ring(scenario.attention, false) || spec.gpus > topology.gpu_count()) {
+    return std::nullopt;
+  }
+  ShiftSearch search = offset_search(spec.gpus, 1, 1, profile);
+  std::vector<int> placement(static_cast<std::size_t>(spec.gpus));
+  std::iota(placement.begin(), placement.end(), 0);
+  search.collective_lanes_by_gpu = collective_lanes(placement, spec.gpus, topology);
+  return search;
 }
 
 // schedule.symmetry, checked by load_scenario to be auto, exact, roles or off; absent is auto.
@@ -202,6 +224,45 @@ std::optional<RingSymmetry> role_symmetry(const Scenario& scenario, ShiftSearch 
   return roles;
 }
 
+// All-gather KV's NCCL rings (collective_ring_search) under auto or roles: the exact all-peers
+// quotient where it is small (auto: at most kAutoExactClasses classes; roles: no larger than
+// the role blocks), else the role quotient where its checks hold, else the exact quotient. The
+// exact search routes every pair of ranks (P (P - 1) routes streamed), so it runs only where
+// the successors' search, a lower bound on its classes, leaves room.
+SymmetryChoice collective_ring_choice(const Scenario& scenario, const ShiftSearch& ring,
+                                      const Topology& topology, const CalibrationProfile& profile,
+                                      int step) {
+  SymmetryChoice choice;
+  const int p = scenario.schedule.gpus;
+  const bool by_auto = symmetry_is(scenario, "auto");
+  std::string why_not;
+  std::optional<RingSymmetry> roles = roles_of(scenario, ring, topology, why_not);
+  const int exact_limit = by_auto ? kAutoExactClasses : roles ? roles->classes : 0;
+  if (exact_limit > 0 && ring_peer_symmetry(p, step, topology, profile).classes <= exact_limit) {
+    RingSymmetry exact = all_peers_symmetry(p, step, topology, profile, exact_limit);
+    if (exact.exact()) {
+      choice.symmetry = std::move(exact);
+      return choice;
+    }
+  }
+  if (roles) {
+    if (by_auto) {
+      choice.warning = fmt::format(
+          "schedule.symmetry: auto simulated the approximate role quotient: the exact shift "
+          "quotient has more than {} classes (schedule.symmetry: exact runs it, slower)",
+          kAutoExactClasses);
+    }
+    choice.symmetry = std::move(roles);
+    return choice;
+  }
+  if (!by_auto) {
+    choice.warning = "schedule.symmetry: roles not applied (" + why_not +
+                     "): simulated with the exact quotient where one exists";
+  }
+  choice.symmetry = all_peers_symmetry(p, step, topology, profile);
+  return choice;
+}
+
 }  // namespace
 
 int usp_shift_degree(const Scenario& scenario) {
@@ -244,6 +305,11 @@ SymmetryChoice choose_symmetry(const Scenario& scenario, const Topology& topolog
   SymmetryChoice choice;
   std::optional<ShiftSearch> search = peer_search(scenario);
   if (search) search->node_cores_shared = profile.compute_cores > 0;
+  if (const std::optional<ShiftSearch> ring = collective_ring_search(scenario, topology, profile);
+      ring && symmetry_applies(scenario) && !symmetry_is(scenario, "exact")) {
+    return collective_ring_choice(scenario, *ring, topology, profile,
+                                  all_peers_shift_step(scenario));
+  }
   if (symmetry_is(scenario, "roles")) {
     std::string declined;
     if (!search && scenario.schedule.balance == TokenBalance::work) {
@@ -251,7 +317,7 @@ SymmetryChoice choose_symmetry(const Scenario& scenario, const Topology& topolog
     } else if (!search) {
       declined = fmt::format(
           "{} has no peer-shift quotient (roles: ring, zigzag, striped, usp, double_ring, mesh "
-          "with a tile)",
+          "with a tile, allgather_kv as NCCL's rings)",
           scenario.schedule.kind);
     } else if (!symmetry_applies(scenario)) {
       declined = "roles needs the full mask and one CP group (no job)";
@@ -297,6 +363,11 @@ int all_peers_classes_lower_bound(const Scenario& scenario, const Topology& topo
                                   const CalibrationProfile& profile) {
   const int step = all_peers_shift_step(scenario);
   if (step <= 0 || !symmetry_applies(scenario)) return 0;
+  // All-gather KV's rings may run on the role quotient instead (collective_ring_choice): its
+  // plan is then one block's, and the guard after the search judges the quotient found.
+  if (!symmetry_is(scenario, "exact") && collective_ring_search(scenario, topology, profile)) {
+    return 0;
+  }
   const int classes = ring_peer_symmetry(scenario.schedule.gpus, step, topology, profile).classes;
   // None: neither has a quotient, and the whole plan runs under its own guard.
   return classes < scenario.schedule.gpus ? classes : 0;

@@ -66,8 +66,8 @@ bool searched_mesh_tiles_symmetric(const Scenario& scenario);
 // approximate). schedule.symmetry:
 //   exact: the exact shift quotient where one exists.
 //   roles: (sim/model/rank_roles.hpp), for the schedules with a peer-shift quotient (ring,
-//     zigzag, striped, USP of two or more groups, double ring, mesh with a known tile) under
-//     the full mask, one CP group: an exact shift no larger than the role blocks where there
+//     zigzag, striped, USP of two or more groups, double ring, mesh with a known tile, and
+//     all-gather KV's NCCL rings) under the full mask, one CP group: an exact shift no larger than the role blocks where there
 //     is one, else the role quotient where its checks hold; anywhere else exact's choice, and
 //     `warning` says why.
 //   auto (the default): exact's choice where it has at most kAutoExactClasses classes (or
@@ -102,8 +102,9 @@ std::string windowed_plan_violation(const Scenario& scenario, int classes, bool 
 // pass-Q and all-gather KV (every rank sends to every other): a lower bound on the classes of
 // their exact quotient, from the shift search over each rank's ring successor alone (P routes,
 // where the quotient's own search routes P (P - 1) pairs and holds them: 2 GiB and 40 s on 4096
-// GPUs). 0 for the other schedules, where no symmetric run applies, or where the successors
-// admit no shift either (then neither has a quotient).
+// GPUs). 0 for the other schedules, where no symmetric run applies, where the successors
+// admit no shift either (then neither has a quotient), or where all-gather KV's rings may run
+// on the role quotient instead (schedule.symmetry auto or roles).
 int all_peers_classes_lower_bound(const Scenario& scenario, const Topology& topology,
                                   const CalibrationProfile& profile);
 
