@@ -3,6 +3,7 @@
 // per step whose accumulator already holds an earlier step's blocks.
 #include <catch2/catch.hpp>
 
+#include "sim/schedules/allgather_kv_schedule.hpp"
 #include "tests/schedule_fixtures.hpp"
 
 using namespace tilesim;
@@ -114,6 +115,24 @@ int comm_groups_of(const RankProgram& program) {
 }
 
 }  // namespace
+
+TEST_CASE("schedules ops: all-gather KV's one call splits where it would read 65536 objects") {
+  // An op counts its references in 16 bits: on 65536 GPUs the call reads Q and 65536 KV
+  // chunks, so it is two ops of 65534 and 2 pairs (Q and the KV chunks each reads: 65535 and 3
+  // objects), in arrival order. The quotient of 8 classes keeps rank 0's program whole.
+  const int p = 65536;
+  const Plan plan = make_allgather_kv_classes_plan(
+      shape_with(false, false, PassSelection::forward, 1 << 20), p, 8);
+  const RankProgram& program = plan.programs[0];
+  std::vector<std::size_t> pairs, reads;
+  for (int i = program.first_index(); i < static_cast<int>(program.size()); ++i) {
+    if (program.op(i).kind != OpKind::compute) continue;
+    pairs.push_back(program.pairs(i).size());
+    reads.push_back(program.reads(i).size());
+  }
+  CHECK(pairs == std::vector<std::size_t>{65534, 2});
+  CHECK(reads == std::vector<std::size_t>{65535, 3});
+}
 
 TEST_CASE("schedules ops: all-to-all is one comm group, all-gather NCCL's ring of P-1 steps") {
   const AttentionShape fwd = shape_with(false, false, PassSelection::forward, 8192);

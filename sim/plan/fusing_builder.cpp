@@ -26,10 +26,23 @@ void FusingBuilder::list(std::vector<int>& into, std::vector<std::uint32_t>& sta
   }
 }
 
+std::size_t FusingBuilder::unlisted(const std::vector<std::uint32_t>& stamps,
+                                    std::span<const int> objects) const {
+  std::size_t n = 0;
+  for (int obj : objects) n += stamps[static_cast<std::size_t>(obj)] != scratch_->batch ? 1 : 0;
+  return n;
+}
+
 void FusingBuilder::compute(ChunkPair pair, Pass pass, std::span<const int> reads,
                             std::span<const int> writes) {
-  // Op::pair_count is 16 bits: a call over more pairs is split in two ops.
-  if (!pairs_.empty() && (pass != pass_ || pairs_.size() == 0xffff)) flush();
+  // Op's pair and reference counts are 16 bits: a call over more pairs, or reading or writing
+  // more objects (all-gather KV's one call reads P + 1 on 65536 GPUs), is split in two ops.
+  constexpr std::size_t kMaxCount = 0xffff;
+  if (!pairs_.empty() && (pass != pass_ || pairs_.size() == kMaxCount ||
+                          reads_.size() + unlisted(scratch_->read_stamp, reads) > kMaxCount ||
+                          writes_.size() + unlisted(scratch_->write_stamp, writes) > kMaxCount)) {
+    flush();
+  }
   pass_ = pass;
   pairs_.push_back(pair);
   list(reads_, scratch_->read_stamp, reads);

@@ -49,6 +49,9 @@ class FusingBuilder {
  private:
   void list(std::vector<int>& into, std::vector<std::uint32_t>& stamps,
             std::span<const int> objects);
+  // How many of `objects` the pending op does not list yet.
+  std::size_t unlisted(const std::vector<std::uint32_t>& stamps,
+                       std::span<const int> objects) const;
 
   ProgramBuilder build_;
   FusingScratch* scratch_;

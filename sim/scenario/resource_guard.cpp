@@ -72,7 +72,7 @@ int usp_degree(const AttentionShape& shape, const ScheduleSpec& spec) {
 //                          allgather_kv_uses_nccl_ring): ops 3P - 2 / 8P - 7 / 11P - 9, flows
 //                          and routes 1; else grouped send/recv: ops 3P - 2 / 7P - 5 / 10P - 7,
 //                          flows and routes P - 1; objects 4P, with a backward 7P + P (P - 1)
-//                          (dKV[j]@r)
+//                          (dKV[j]@r; NCCL's rings: 7P + R P + P - 2R)
 //   pass_q                 ops 13P - 12; objects 8P (O[i]@peer, LSE[i]@peer: two per chunk,
 //                          pass_q_member.hpp); flows 2
 //                          (O and LSE), routes P - 1
@@ -130,9 +130,14 @@ PlanSize plan_size(const AttentionShape& shape, const ScheduleSpec& spec, int pr
     flows = bwd ? 5 : 2;
     routes = 2;
   } else if (kind == "allgather_kv") {
-    s.objects = bwd ? 7 * p + p * (p - 1) : 4 * p;
-    accumulators = bwd ? 4 * p + p * (p - 1) : 2 * p;
-    if (allgather_kv_uses_nccl_ring(shape, spec.balance == TokenBalance::work)) {
+    // dKV[j]@r: every pair (r != j) in the grouped form; NCCL's rings make the programs' own
+    // (R per chunk, less the R diagonals) and the running sums' starts (j, j + 1) beyond them
+    // (P - R): R P + P - 2R, P (P - 1) for the whole plan.
+    const bool ring = allgather_kv_uses_nccl_ring(shape, spec.balance == TokenBalance::work);
+    const double partials = ring ? k * p + p - 2 * k : p * (p - 1);
+    s.objects = bwd ? 7 * p + partials : 4 * p;
+    accumulators = bwd ? 4 * p + partials : 2 * p;
+    if (ring) {
       // NCCL's rings: the reduce-scatter's P - 1 steps are a send, a recv, a merge and two
       // frees each; one send a step, to r + 1.
       rank_ops = both ? 11 * p - 9 : bwd ? 8 * p - 7 : 3 * p - 2;

@@ -92,22 +92,52 @@ void add_forward(Plan& plan, CommGroups& groups, const AttentionObjects& objs, i
   }
 }
 
-// partial[j * P + r]: rank r's contribution to dKV[j] (r != j, -1 on the diagonal
-// and where the block is fully masked; an empty partial is neither made nor sent).
-std::vector<int> add_dkv_partials(Plan& plan) {
-  const int p = plan.ranks;
-  std::vector<int> partial(static_cast<std::size_t>(p) * static_cast<std::size_t>(p), -1);
-  for (int j = 0; j < p; ++j) {
-    const std::int64_t c = plan.chunks[static_cast<std::size_t>(j)].tokens;
-    for (int r = 0; r < p; ++r) {
-      if (r == j || plan.unmasked_pairs(r, j) <= 0) continue;
-      partial[static_cast<std::size_t>(j * p + r)] =
-          plan.add_object({Tensor::dkv, j, r, plan.shape.dkv_accumulator_bytes(c), false, false,
-                           fmt::format("dKV[{}]@{}", j, r)});
+// The dKV partials the emitted programs name: partial (j, r) is rank r's contribution to
+// dKV[j] (r != j; none on the diagonal or where the block is fully masked: an empty partial is
+// neither made nor sent). The grouped reduce-scatter names every pair; NCCL's ring names the
+// emitted ranks' own and the running sums, which start as rank j + 1's contribution to chunk j:
+// K P + P objects for a quotient of K ranks, not P^2 (4096 GPUs: 16.8M objects, 4 GB). The
+// objects are made in (j, r) order, so a whole plan's ids do not depend on the form.
+class DkvPartials {
+ public:
+  DkvPartials(Plan& plan, int emit, bool every_pair)
+      : ranks_(plan.ranks), emit_(every_pair ? plan.ranks : emit) {
+    const int p = ranks_;
+    own_.assign(static_cast<std::size_t>(emit_) * static_cast<std::size_t>(p), -1);
+    running_.assign(static_cast<std::size_t>(p), -1);
+    for (int j = 0; j < p; ++j) {
+      const std::int64_t c = plan.chunks[static_cast<std::size_t>(j)].tokens;
+      const int next = (j + 1) % p;
+      const auto add = [&](int r) {
+        if (r == j || plan.unmasked_pairs(r, j) <= 0) return -1;
+        return plan.add_object({Tensor::dkv, j, r, plan.shape.dkv_accumulator_bytes(c), false,
+                                false, fmt::format("dKV[{}]@{}", j, r)});
+      };
+      // Ranks 0..emit-1, then j + 1 where it is beyond them: ascending.
+      for (int r = 0; r < emit_; ++r) own_[slot(r, j)] = add(r);
+      running_[static_cast<std::size_t>(j)] = next < emit_ ? own_[slot(next, j)] : add(next);
     }
   }
-  return partial;
-}
+
+  // Rank `rank`'s contribution to dKV[chunk]: an emitted rank's, or the running sum's start.
+  int operator()(int chunk, int rank) const {
+    if (rank < emit_) return own_[slot(rank, chunk)];
+    if (rank == (chunk + 1) % ranks_) return running_[static_cast<std::size_t>(chunk)];
+    throw std::logic_error(
+        fmt::format("dKV[{}]@{} is not made for {} emitted ranks", chunk, rank, emit_));
+  }
+
+ private:
+  std::size_t slot(int rank, int chunk) const {
+    return static_cast<std::size_t>(rank) * static_cast<std::size_t>(ranks_) +
+           static_cast<std::size_t>(chunk);
+  }
+
+  int ranks_;
+  int emit_;
+  std::vector<int> own_;      // [rank x P + chunk] for rank < emit_
+  std::vector<int> running_;  // [chunk]: (chunk, chunk + 1)
+};
 
 // NCCL's ring reduce-scatter of dKV: P - 1 steps; the running sum of chunk j starts as rank
 // j + 1's contribution dKV[j]@(j+1), and each rank it reaches folds in its own contribution
@@ -148,9 +178,9 @@ void add_ring_dkv_reduce_scatter(Plan& plan, CommGroups& groups, const Attention
 
 void add_backward(Plan& plan, CommGroups& groups, const AttentionObjects& objs, int emit) {
   const int ranks = plan.ranks;
-  const std::vector<int> partial = add_dkv_partials(plan);
+  const DkvPartials partial(plan, emit, plan.comm_style != CommStyle::nccl_ring);
   auto dkv_part = [&](int chunk, int rank) {
-    return chunk == rank ? at(objs.dkv, chunk) : at(partial, chunk * ranks + rank);
+    return chunk == rank ? at(objs.dkv, chunk) : partial(chunk, rank);
   };
   add_kv_allgather(plan, groups, objs, emit);
   FusingScratch scratch;
