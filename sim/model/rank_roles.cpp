@@ -47,14 +47,18 @@ int ranks_per_node(const Topology& topology, const std::vector<int>& placement) 
   return n;
 }
 
-// The node both ends of link l lie in, -1 for a link that leaves its node or joins switches.
+// The node link l belongs to: the one both its ends lie in, or the one it joins to a fabric
+// switch (a NIC's up- or downlink); -1 for a link between switches or between two nodes.
 int node_of_link(const Topology& topology, LinkId l) {
   const int from = topology.device(topology.link_source(l)).node;
-  return from >= 0 && from == topology.device(topology.link_target(l)).node ? from : -1;
+  const int to = topology.device(topology.link_target(l)).node;
+  if (from >= 0 && to >= 0) return from == to ? from : -1;
+  return std::max(from, to);
 }
 
-// The links inside each node, each at its place in its node (its rank among the node's links
-// by id); nodes copied from one template list theirs in one order.
+// The links of each node (node_of_link), each at its place in its node (its rank among the
+// node's links by id); nodes copied from one template, and joined to the fabric alike, list
+// theirs in one order.
 class NodeLinks {
  public:
   explicit NodeLinks(const Topology& topology)
@@ -87,13 +91,18 @@ class NodeLinks {
     const Link &a = topology_.link(l), &b = topology_.link(c);
     const bool same = a.bandwidth_bytes_per_s == b.bandwidth_bytes_per_s &&
                       a.latency_ps == b.latency_ps && a.cls == b.cls &&
-                      place_of(topology_.link_source(l)) == place_of(topology_.link_source(c)) &&
-                      place_of(topology_.link_target(l)) == place_of(topology_.link_target(c));
+                      alike(topology_.link_source(l), topology_.link_source(c)) &&
+                      alike(topology_.link_target(l), topology_.link_target(c));
     return same ? c : -1;
   }
 
  private:
-  int place_of(VertexId v) const { return device_place_[role_slot(static_cast<int>(v))]; }
+  // The same place in their nodes, or both switches of one kind outside the nodes (place -1).
+  bool alike(VertexId u, VertexId v) const {
+    return device_place_[role_slot(static_cast<int>(u))] ==
+               device_place_[role_slot(static_cast<int>(v))] &&
+           topology_.device(u).kind == topology_.device(v).kind;
+  }
 
   const Topology& topology_;
   std::vector<int> link_place_;
@@ -186,8 +195,8 @@ std::optional<RankShiftSymmetry> find_rank_roles(const Topology& topology, Shift
   }
   std::vector<int> rank_of_gpu(role_slot(topology.gpu_count()), -1);
   for (int r = 0; r < p; ++r) rank_of_gpu[role_slot(placement[role_slot(r)])] = r;
-  // Every rank's transfer routes and their times. A link between nodes or switches must be
-  // owned by one block; a link inside a node stands for its place in the node (below).
+  // Every rank's transfer routes and their times. A link between switches (or nodes) must be
+  // owned by one block; a node's link stands for its place in the node (below).
   Router router(topology);
   const TransferRoutes routes_of(topology, router, placement, search.collective_lanes_by_gpu,
                                  step_bytes);
@@ -268,11 +277,12 @@ std::optional<RankShiftSymmetry> find_rank_roles(const Topology& topology, Shift
     sym.link_canonical[l] = static_cast<int>(l);
     sym.link_orbit_size[l] = copies;
   }
-  // A link inside a node stands for the links at its place in the nodes at its node's place in
-  // every block: the simulated block's is their representative. In the full run those carry
-  // the same transfers of the other blocks' ranks (the ring's last hop into the next block's
-  // first GPU; the lanes of NCCL's ring steps, which relay through the next node's GPUs while
-  // that node's own steps load the same links).
+  // A node's link (inside it, or joining it to a switch) stands for the links at its place in
+  // the nodes at its node's place in every block: the simulated block's is their
+  // representative. In the full run those carry the same transfers of the other blocks' ranks
+  // (the ring's last hop into the next block's first GPU; the lanes of NCCL's ring steps,
+  // which relay through the next node's GPUs while that node's own steps load the same links;
+  // a mesh's KV hop into the next block's node, whose NIC downlinks its own Q ring loads too).
   const NodeLinks node_links(topology);
   std::vector<int> rank_on_node(role_slot(topology.node_count), -1);
   for (int r = 0; r < p; ++r) {

@@ -83,8 +83,9 @@ int usp_degree(const AttentionShape& shape, const ScheduleSpec& spec) {
 //                          pass (calls split at 65535 pairs); objects 4P^2 / 7P^2; flows
 //                          2 (P - 1), routes P - 1
 //   mesh a x b             ops (bound) as mesh_ops / P; objects (bound) 4P + 2R (2a - 1)
-//                          forward, 7P + P (a + b - 2) + R (a + b) backward, both the sum less
-//                          4P; flows 2 forward, 5 with a backward; routes 2; references
+//                          forward, 7P + min(P, R + a) (a + b - 2) + R (a + b) backward, both
+//                          the sum less 4P; flows 2 forward, 5 with a backward; routes 2;
+//                          references
 //                          (bound) as mesh_refs_per_rank
 // with R = `programs` (P for the full plan); pairs R P per pass, R P u for usp and ulysses.
 // A correction that is not fused adds one block partial per accumulator object (O, LSE, dQ,
@@ -125,7 +126,13 @@ PlanSize plan_size(const AttentionShape& shape, const ScheduleSpec& spec, int pr
     s.mesh_refs = k * mesh_refs_per_rank(a, b, fwd, bwd);
     s.objects = 0.0;
     if (fwd) s.objects += 4 * p + 2 * k * (2 * fa - 1);
-    if (bwd) s.objects += 7 * p + p * (fa + fb - 2) + k * (fa + fb) - (both ? 4 * p : 0.0);
+    // The backward's dQ, dKV partials (a + b - 2 a rank) of the ranks the programs name: the
+    // R programs' and the KV ring's predecessors of the first row (a), every rank's in a whole
+    // plan.
+    if (bwd) {
+      s.objects +=
+          7 * p + std::min(p, k + fa) * (fa + fb - 2) + k * (fa + fb) - (both ? 4 * p : 0.0);
+    }
     accumulators = s.objects;  // a bound: at most every object
     flows = bwd ? 5 : 2;
     routes = 2;

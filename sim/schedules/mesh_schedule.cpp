@@ -490,10 +490,19 @@ class BackwardBuilder {
 
  private:
   int dq(int rank, int u) const {
-    return u == tile_.q_pos(rank) ? objs_.dq[at(rank)] : partials_.dq[at(rank * tile_.a + u)];
+    return u == tile_.q_pos(rank) ? objs_.dq[at(rank)]
+                                  : made(partials_.dq[at(rank * tile_.a + u)], rank, u);
   }
   int dkv(int rank, int v) const {
-    return v == tile_.kv_pos(rank) ? objs_.dkv[at(rank)] : partials_.dkv[at(rank * tile_.b + v)];
+    return v == tile_.kv_pos(rank) ? objs_.dkv[at(rank)]
+                                   : made(partials_.dkv[at(rank * tile_.b + v)], rank, v);
+  }
+  static int made(int partial, int rank, int position) {
+    if (partial < 0) {
+      throw std::logic_error(fmt::format(
+          "mesh backward: rank {}'s partial at position {} was not made", rank, position));
+    }
+    return partial;
   }
   int q_rank(int pos) const { return tile_.kv_pos(g_) * tile_.a + pos; }
   int kv_rank(int pos) const { return pos * tile_.a + tile_.q_pos(g_); }
@@ -704,7 +713,19 @@ Plan build_mesh_plan(const AttentionShape& shape, const MeshOptions& options, in
     MeshPartials partials;
     partials.dq.assign(at(ranks * tile.a), -1);
     partials.dkv.assign(at(ranks * tile.b), -1);
+    // The partials the emitted programs name: their own, and those their ring predecessors
+    // send on (the reduce rings' carrier is the previous member, mesh_relay.hpp; a quotient's
+    // rings run relays): about 3 K (a + b) objects for K classes, not P (a + b) (a 1 x 4096
+    // tile: 16.8M objects, 4.3 GB).
+    std::vector<char> named(at(ranks), emit_ranks == ranks ? 1 : 0);
+    for (int g = 0; g < emit_ranks && emit_ranks < ranks; ++g) {
+      const int u = tile.q_pos(g), t = tile.kv_pos(g);
+      named[at(g)] = 1;
+      named[at(t * tile.a + (u + tile.a - 1) % tile.a)] = 1;
+      named[at(((t + tile.b - 1) % tile.b) * tile.a + u)] = 1;
+    }
     for (int g = 0; g < ranks; ++g) {
+      if (!named[at(g)]) continue;
       for (int u = 0; u < tile.a; ++u) {
         if (u == tile.q_pos(g)) continue;
         const int chunk = tile.q_chunk(g, u);
