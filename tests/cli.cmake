@@ -175,7 +175,7 @@ tilesim_cli_test(simulate_roles_causal 0
   simulate scenarios/ring-256k.yaml --set schedule.gpus=64 --set schedule.symmetry=roles
   --set attention.causal=true)
 tilesim_cli_test(simulate_roles_one_node 0
-  "warning: schedule\\.symmetry: roles not applied \\(no block of whole nodes \\(8 ranks each\\)"
+  "warning: schedule\\.symmetry: roles not applied \\(no block of consecutive ranks short of all 8 that is whole nodes"
   simulate scenarios/ring-256k.yaml --set topology=../topologies/pcie-8gpu.yaml
   --set schedule.symmetry=roles)
 tilesim_cli_test(simulate_roles_4096 0

@@ -160,6 +160,33 @@ TEST_CASE(
         Approx(compute_s).epsilon(1e-4));
 }
 
+TEST_CASE("role blocks follow the placement: consecutive ranks spread over two nodes") {
+  // 512 GPUs, rank 2t + u on GPU 256u + t (a mesh's kv-group-major placement with a = 2), each
+  // rank sending to 2t + 2 + u (its KV ring). A node holds ranks of one parity, so no run of
+  // consecutive ranks fills a node; 16 consecutive ranks (t in 8j..8j+7, both u) are nodes j
+  // and 32 + j, and a shift by 16 maps them onto nodes j + 1 and 33 + j at the same GPU places.
+  const PreparedScenario p = prepare_scenario(kScenario, scale_overrides(512, "forward", {}));
+  ShiftSearch search;
+  search.placement.resize(512);
+  search.peers.resize(512);
+  for (int r = 0; r < 512; ++r) {
+    search.placement[static_cast<std::size_t>(r)] = 256 * (r % 2) + r / 2;
+    search.peers[static_cast<std::size_t>(r)] = {(r + 2) % 512};
+  }
+  search.shift_allowed = [](int k) { return k % 2 == 0; };
+  std::string why_not;
+  const auto roles = find_rank_roles(p.topology, search, 1e6, why_not);
+  INFO(why_not);
+  REQUIRE(roles.has_value());
+  CHECK(roles->classes == 16);
+  REQUIRE(roles->roles.has_value());
+  CHECK(roles->roles->first_rank % 16 == 0);
+  // The quotient's ranks are the simulated block's, in rank order: 2t + u on GPU 256u + t.
+  const int t0 = roles->roles->first_rank / 2;
+  CHECK(roles->full_placement[0] == t0);
+  CHECK(roles->full_placement[1] == 256 + t0);
+}
+
 TEST_CASE("USP's role blocks hold two nodes and stay within the drift bound") {
   const int gpus = 512, u = 8;
   ScenarioSource source = ring_source(gpus, "forward", "auto");

@@ -27,24 +27,31 @@ Picoseconds transfer_time_ps(const Topology& topology, const Route& route, doubl
   return route.latency_ps + static_cast<Picoseconds>(std::llround(transfer_ps));
 }
 
-// The ranks of the node of rank 0 when every block of that many consecutive ranks is one
-// node, else 0.
-int ranks_per_node(const Topology& topology, const std::vector<int>& placement) {
+// Whether the blocks of c consecutive ranks are whole nodes that the shift by c maps onto each
+// other: every node's ranks lie in one block, and rank r sits at the same GPU place of its
+// node as rank r mod c of the first block, the ranks of one node going to one node. Node-major
+// placement with c a multiple of the node's GPUs; also kv-group-major mesh placement with c a
+// multiple of 8 a (a node's ranks r, r + a, ..., one KV group's).
+bool blocks_are_whole_nodes(const Topology& topology, const std::vector<int>& placement, int c) {
   const int ranks = static_cast<int>(placement.size());
-  const auto node_of = [&](int r) { return topology.node_of_gpu(placement[role_slot(r)]); };
-  int n = 0;
-  while (n < ranks && node_of(n) == node_of(0)) ++n;
-  if (node_of(0) < 0 || ranks % n != 0) return 0;
-  std::vector<int> block_of_node;
+  const int per_node = std::max(1, topology.gpus_per_node);
+  std::vector<int> block_of_node(role_slot(topology.node_count), -1);
+  std::vector<int> image_of_node(role_slot(topology.node_count), -1);
   for (int r = 0; r < ranks; ++r) {
-    const int node = node_of(r);
-    if (node < 0 || node_of(r / n * n) != node) return 0;
-    if (role_slot(node) >= block_of_node.size()) block_of_node.resize(role_slot(node) + 1, -1);
+    const int gpu = placement[role_slot(r)], image = placement[role_slot(r % c)];
+    const int node = topology.node_of_gpu(gpu), image_node = topology.node_of_gpu(image);
+    if (node < 0 || image_node < 0 || gpu % per_node != image % per_node) return false;
+    if (role_slot(node) >= block_of_node.size()) {
+      block_of_node.resize(role_slot(node) + 1, -1);
+      image_of_node.resize(role_slot(node) + 1, -1);
+    }
     int& block = block_of_node[role_slot(node)];
-    if (block >= 0 && block != r / n) return 0;  // a node split over two blocks
-    block = r / n;
+    int& to = image_of_node[role_slot(node)];
+    if ((block >= 0 && block != r / c) || (to >= 0 && to != image_node)) return false;
+    block = r / c;
+    to = image_node;
   }
-  return n;
+  return true;
 }
 
 // The node link l belongs to: the one both its ends lie in, or the one it joins to a fabric
@@ -174,23 +181,20 @@ std::optional<RankShiftSymmetry> find_rank_roles(const Topology& topology, Shift
       return std::nullopt;
     }
   }
-  const int node_ranks = ranks_per_node(topology, placement);
-  if (node_ranks == 0) {
-    why_not = "the ranks do not fill whole nodes in blocks of consecutive ranks";
-    return std::nullopt;
-  }
   int k = 0;
-  for (int c = node_ranks; c < p && k == 0; c += node_ranks) {
-    const bool allowed = !search.shift_allowed || search.shift_allowed(c);
-    if (p % c == 0 && allowed && peers_equivariant(search.peers, c, search.peers_by_offset)) {
+  for (int c = 1; c < p && k == 0; ++c) {
+    if (p % c != 0 || (search.shift_allowed && !search.shift_allowed(c))) continue;
+    if (peers_equivariant(search.peers, c, search.peers_by_offset) &&
+        blocks_are_whole_nodes(topology, placement, c)) {
       k = c;
     }
   }
   if (k == 0) {
     why_not = fmt::format(
-        "no block of whole nodes ({} ranks each) short of all {} ranks that the programs shift "
-        "by and onto which no two peers of a rank fold",
-        node_ranks, p);
+        "no block of consecutive ranks short of all {} that is whole nodes (each node's ranks "
+        "in one block, at the same places as the first block's), that the programs shift by and "
+        "onto which no two peers of a rank fold",
+        p);
     return std::nullopt;
   }
   std::vector<int> rank_of_gpu(role_slot(topology.gpu_count()), -1);
@@ -303,9 +307,8 @@ std::optional<RankShiftSymmetry> find_rank_roles(const Topology& topology, Shift
             why_not = fmt::format("ranks {} -> {} cross node {}, which runs no rank", r, d, node);
             return std::nullopt;
           }
-          const int place = on_node % k / node_ranks;
-          const int simulated =
-              topology.node_of_gpu(placement[role_slot(first + place * node_ranks)]);
+          // The node the shift maps it onto in the simulated block (blocks_are_whole_nodes).
+          const int simulated = topology.node_of_gpu(placement[role_slot(first + on_node % k)]);
           const LinkId c = node == simulated ? l : node_links.counterpart(l, simulated);
           if (c < 0) {
             why_not = fmt::format("nodes {} and {} are not copies of one node (link {})", node,
