@@ -180,11 +180,13 @@ TEST_CASE("role blocks follow the placement: consecutive ranks spread over two n
   REQUIRE(roles.has_value());
   CHECK(roles->classes == 16);
   REQUIRE(roles->roles.has_value());
-  CHECK(roles->roles->first_rank % 16 == 0);
-  // The quotient's ranks are the simulated block's, in rank order: 2t + u on GPU 256u + t.
-  const int t0 = roles->roles->first_rank / 2;
-  CHECK(roles->full_placement[0] == t0);
-  CHECK(roles->full_placement[1] == 256 + t0);
+  // Every node crossing (t = 8j + 7 -> 8j + 8) stays in its leaf group and takes as long: the
+  // first block holding one, ranks 0..15, is simulated, 2t + u on GPU 256u + t.
+  CHECK(roles->roles->first_rank == 0);
+  CHECK(roles->roles->role_spread_ps == 0);
+  CHECK(roles->full_placement[0] == 0);
+  CHECK(roles->full_placement[1] == 256);
+  CHECK(roles->full_placement[15] == 256 + 7);
 }
 
 TEST_CASE("USP's role blocks hold two nodes and stay within the drift bound") {

@@ -28,10 +28,11 @@ Picoseconds transfer_time_ps(const Topology& topology, const Route& route, doubl
 }
 
 // Whether the blocks of c consecutive ranks are whole nodes that the shift by c maps onto each
-// other: every node's ranks lie in one block, and rank r sits at the same GPU place of its
-// node as rank r mod c of the first block, the ranks of one node going to one node. Node-major
-// placement with c a multiple of the node's GPUs; also kv-group-major mesh placement with c a
-// multiple of 8 a (a node's ranks r, r + a, ..., one KV group's).
+// other: every node's ranks lie in one block, rank r sits at the same GPU place of its node as
+// rank r mod c of the first block, and the ranks of one node go to one node, no two nodes of a
+// block to the same. Node-major placement with c a multiple of the node's GPUs; also a mesh
+// placed kv-group-major with c a multiple of n a on n-GPU nodes (a node's ranks r, r + a, ...,
+// one KV group's; b a multiple of n).
 bool blocks_are_whole_nodes(const Topology& topology, const std::vector<int>& placement, int c) {
   const int ranks = static_cast<int>(placement.size());
   const int per_node = std::max(1, topology.gpus_per_node);
@@ -51,7 +52,13 @@ bool blocks_are_whole_nodes(const Topology& topology, const std::vector<int>& pl
     block = r / c;
     to = image_node;
   }
-  return true;
+  // One node of each block onto each node of the first: no two share an image.
+  std::vector<std::pair<int, int>> images;
+  for (std::size_t node = 0; node < block_of_node.size(); ++node) {
+    if (block_of_node[node] >= 0) images.emplace_back(block_of_node[node], image_of_node[node]);
+  }
+  std::sort(images.begin(), images.end());
+  return std::adjacent_find(images.begin(), images.end()) == images.end();
 }
 
 // The node link l belongs to: the one both its ends lie in, or the one it joins to a fabric
@@ -87,6 +94,9 @@ class NodeLinks {
       links_of_[role_slot(node)].push_back(l);
     }
   }
+
+  // l's place among its node's links (-1 for a link of no node).
+  int place(LinkId l) const { return link_place_[role_slot(l)]; }
 
   // The link at l's place in `node`, -1 where that node has none like it (the same ends by
   // their places, bandwidth, latency and class): the node is no copy of l's.
@@ -204,6 +214,13 @@ std::optional<RankShiftSymmetry> find_rank_roles(const Topology& topology, Shift
   Router router(topology);
   const TransferRoutes routes_of(topology, router, placement, search.collective_lanes_by_gpu,
                                  step_bytes);
+  const NodeLinks node_links(topology);
+  std::vector<int> rank_on_node(role_slot(topology.node_count), -1);
+  for (int r = 0; r < p; ++r) {
+    const int node = topology.node_of_gpu(placement[role_slot(r)]);
+    if (role_slot(node) >= rank_on_node.size()) rank_on_node.resize(role_slot(node) + 1, -1);
+    rank_on_node[role_slot(node)] = r;
+  }
   std::vector<int> owner(role_slot(topology.link_count()), -1);
   std::vector<std::vector<Picoseconds>> step_ps(role_slot(p));
   for (int r = 0; r < p; ++r) {
@@ -226,7 +243,13 @@ std::optional<RankShiftSymmetry> find_rank_roles(const Topology& topology, Shift
                                   via.gpu_index);
             return std::nullopt;
           }
-          if (node_of_link(topology, l) >= 0) continue;
+          if (const int node = node_of_link(topology, l); node >= 0) {
+            if (role_slot(node) >= rank_on_node.size() || rank_on_node[role_slot(node)] < 0) {
+              why_not = fmt::format("ranks {} -> {} cross node {}, which runs no rank", r, d, node);
+              return std::nullopt;
+            }
+            continue;
+          }
           int& o = owner[role_slot(l)];
           if (o >= 0 && o != r / k) {
             why_not = fmt::format(
@@ -287,13 +310,6 @@ std::optional<RankShiftSymmetry> find_rank_roles(const Topology& topology, Shift
   // (the ring's last hop into the next block's first GPU; the lanes of NCCL's ring steps,
   // which relay through the next node's GPUs while that node's own steps load the same links;
   // a mesh's KV hop into the next block's node, whose NIC downlinks its own Q ring loads too).
-  const NodeLinks node_links(topology);
-  std::vector<int> rank_on_node(role_slot(topology.node_count), -1);
-  for (int r = 0; r < p; ++r) {
-    const int node = topology.node_of_gpu(placement[role_slot(r)]);
-    if (role_slot(node) >= rank_on_node.size()) rank_on_node.resize(role_slot(node) + 1, -1);
-    rank_on_node[role_slot(node)] = r;
-  }
   for (int r = first; r < first + k; ++r) {
     for (int d : search.peers[role_slot(r)]) {
       if (d == r) continue;
@@ -301,13 +317,9 @@ std::optional<RankShiftSymmetry> find_rank_roles(const Topology& topology, Shift
         for (LinkId l : lane.route.links) {
           const int node = node_of_link(topology, l);
           if (node < 0) continue;
-          const int on_node =
-              role_slot(node) < rank_on_node.size() ? rank_on_node[role_slot(node)] : -1;
-          if (on_node < 0) {
-            why_not = fmt::format("ranks {} -> {} cross node {}, which runs no rank", r, d, node);
-            return std::nullopt;
-          }
-          // The node the shift maps it onto in the simulated block (blocks_are_whole_nodes).
+          // The node the shift maps it onto in the simulated block (blocks_are_whole_nodes;
+          // every node a route crosses runs a rank, checked above).
+          const int on_node = rank_on_node[role_slot(node)];
           const int simulated = topology.node_of_gpu(placement[role_slot(first + on_node % k)]);
           const LinkId c = node == simulated ? l : node_links.counterpart(l, simulated);
           if (c < 0) {
@@ -317,6 +329,7 @@ std::optional<RankShiftSymmetry> find_rank_roles(const Topology& topology, Shift
           }
           sym.link_canonical[role_slot(l)] = c;
           sym.link_canonical[role_slot(c)] = c;
+          sym.link_orbit_size[role_slot(l)] = copies;
           sym.link_orbit_size[role_slot(c)] = copies;
         }
       }

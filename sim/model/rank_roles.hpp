@@ -7,10 +7,10 @@
 // whose peers are equivariant and do not fold (peers_equivariant: USP's ring peer r + u would
 // fold onto r with one group per block, so its blocks hold two), and whose blocks are whole
 // nodes that the shift maps onto each other at the same GPU places (node-major: a multiple of
-// a node's GPUs; a mesh placed kv-group-major: 8a, a node holding ranks r, r + a, ...). Every rank r runs as
-// representative r mod K of ONE block, ranks b..b+K-1, the block holding the slowest transfer
-// route to a peer, t = latency + step_bytes / (narrowest link's bandwidth): a ring runs at the
-// pace of its slowest hop and the ranks downstream of it finish last, so the quotient costs
+// a node's GPUs; a mesh placed kv-group-major: 8a, a node holding ranks r, r + a, ...). Every rank
+// r runs as representative r mod K of ONE block, ranks b..b+K-1, the block holding the slowest
+// transfer route to a peer, t = latency + step_bytes / (narrowest link's bandwidth): a ring runs at
+// the pace of its slowest hop and the ranks downstream of it finish last, so the quotient costs
 // every block's transfers as that block's. It is the exact shift quotient's machinery (a
 // RankShiftSymmetry) with the placement rotated by b (a multiple of K, so rank labels mod K do
 // not change and the peers of the rotated ranks are the original ones) and every link of a
@@ -24,7 +24,10 @@
 // of two blocks, so each such flow meets only flows of its own block in the full run, all of
 // which the quotient simulates, and multiplicity 1 is what the full max-min solve gives; every
 // block is whole nodes, and the nodes are copies of one node.
-// Dropped: the routes of other blocks differ in latency and hops (leaf, spine, pod crossings).
+// Dropped: the routes of other blocks differ in latency and hops (leaf, spine, pod crossings),
+// and may use other places of their nodes (a block whose step crosses the spine can leave by
+// another rail than one that stays in its leaf): the simulated block's routes, node links
+// included, stand for every block's, as if each block routed as it does.
 // A rank whose transfer is faster by d is costed d slower each time it waits for it, so, by
 // latency alone, a rank's times move by up to (transfers waited for) x (the spread of one role's
 // routes, RoleApproximation::role_spread_ps). That is a heuristic, not a proof: a compute's

@@ -69,7 +69,8 @@ int usp_degree(const AttentionShape& shape, const ScheduleSpec& spec) {
 //   double_ring (n = P / inner rings)  the ring's, backward + 3n ops when n >= 2; flows and
 //                          routes 2 when n >= 2
 //   allgather_kv           NCCL's rings (full and causal masks over the layout's chunks,
-//                          allgather_kv_uses_nccl_ring): ops 3P - 2 / 8P - 7 / 11P - 9, flows
+//                          allgather_kv_uses_nccl_ring; + 3 per part past the first where the
+//                          call splits, from 65535 GPUs): ops 3P - 2 / 8P - 7 / 11P - 9, flows
 //                          and routes 1; else grouped send/recv: ops 3P - 2 / 7P - 5 / 10P - 7,
 //                          flows and routes P - 1; objects 4P, with a backward 7P + P (P - 1)
 //                          (dKV[j]@r; NCCL's rings: 7P + R P + P - 2R)
@@ -153,6 +154,12 @@ PlanSize plan_size(const AttentionShape& shape, const ScheduleSpec& spec, int pr
       rank_ops = both ? 10 * p - 7 : bwd ? 7 * p - 5 : 3 * p - 2;
       flows = routes = p - 1;
     }
+    // The one call a pass reads P + 1 objects (forward: Q and every KV) or P + 4 (backward); an
+    // op counts references in 16 bits, so from 65535 GPUs on it splits (FusingBuilder), each
+    // part past the first a call, a merge and a free.
+    const auto parts = [](double refs) { return std::ceil(refs / 65535.0) - 1; };
+    if (fwd) rank_ops += 3 * parts(p + 1);
+    if (bwd) rank_ops += 3 * parts(p + 4);
   } else if (kind == "pass_q") {
     rank_ops = 13 * p - 12;
     s.objects = 8 * p;
@@ -230,7 +237,8 @@ PlanEstimate estimate_symmetric_plan(const AttentionShape& shape, const Schedule
     held.mesh_refs = q.mesh_refs * std::min(1.0, held.ops / q.ops);
   }
   e.memory_bytes = memory_of(held) + search_bytes_per_pair * searched +
-                   (window_ops_per_class > 0 ? kWindowedBytesPerGpu * std::max(1, spec.gpus) : 0.0);
+                   (window_ops_per_class > 0 ? kWindowedBytesPerGpu : kQuotientBytesPerGpu) *
+                       std::max(1, spec.gpus);
   return e;
 }
 

@@ -89,6 +89,11 @@ inline constexpr double kJobBytesPerGpu = 4.6e3;
 // USP) plus per-GPU state, measured at 1024-4096 GPUs (docs/reliability.md).
 inline constexpr double kWindowedOpsPerClass = 256.0;
 inline constexpr double kWindowedBytesPerGpu = 40e3;
+// A quotient held whole: the symmetry search's state per GPU (the collective lanes, the routes
+// the router keeps, the role quotient's step times, link owners and node places). The max RSS
+// of all-gather KV on the role quotient exceeded the estimate without it by 1.6 kB a GPU at
+// 4096 GPUs (forward) and 2.3 kB at 16384 (both passes) (docs/reliability.md); taken as 3 kB.
+inline constexpr double kQuotientBytesPerGpu = 3e3;
 
 struct ResourceLimits {
   double max_memory_bytes = 0.0;  // 0: default_max_memory_bytes()
@@ -124,7 +129,8 @@ PlanEstimate estimate_plan(const AttentionShape& shape, const ScheduleSpec& spec
 // ops (against --max-ops) and the memory of its programs, all P ranks' objects and the
 // symmetry search's routes of every rank pair. window_ops_per_class > 0: the quotient runs
 // windowed and holds that many ops per class plus kWindowedBytesPerGpu per GPU; 0: it is held
-// whole. classes = 1 bounds every symmetric run of the shape from below.
+// whole, plus kQuotientBytesPerGpu per GPU. classes = 1 bounds every symmetric run of the
+// shape from below.
 PlanEstimate estimate_symmetric_plan(const AttentionShape& shape, const ScheduleSpec& spec,
                                      int classes, double window_ops_per_class);
 

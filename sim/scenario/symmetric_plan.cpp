@@ -363,10 +363,15 @@ int all_peers_classes_lower_bound(const Scenario& scenario, const Topology& topo
                                   const CalibrationProfile& profile) {
   const int step = all_peers_shift_step(scenario);
   if (step <= 0 || !symmetry_applies(scenario)) return 0;
-  // All-gather KV's rings may run on the role quotient instead (collective_ring_choice): its
-  // plan is then one block's, and the guard after the search judges the quotient found.
-  if (!symmetry_is(scenario, "exact") && collective_ring_search(scenario, topology, profile)) {
-    return 0;
+  // All-gather KV's rings run on the role quotient instead where it applies
+  // (collective_ring_choice): its plan is then one block's, and the guard after the search
+  // judges the quotient found. Where the roles fail, the exact search runs: bound it.
+  if (!symmetry_is(scenario, "exact")) {
+    if (const std::optional<ShiftSearch> ring =
+            collective_ring_search(scenario, topology, profile)) {
+      std::string why_not;
+      if (roles_of(scenario, *ring, topology, why_not)) return 0;
+    }
   }
   const int classes = ring_peer_symmetry(scenario.schedule.gpus, step, topology, profile).classes;
   // None: neither has a quotient, and the whole plan runs under its own guard.

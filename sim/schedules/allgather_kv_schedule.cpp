@@ -96,8 +96,8 @@ void add_forward(Plan& plan, CommGroups& groups, const AttentionObjects& objs, i
 // dKV[j] (r != j; none on the diagonal or where the block is fully masked: an empty partial is
 // neither made nor sent). The grouped reduce-scatter names every pair; NCCL's ring names the
 // emitted ranks' own and the running sums, which start as rank j + 1's contribution to chunk j:
-// K P + P objects for a quotient of K ranks, not P^2 (4096 GPUs: 16.8M objects, 4 GB). The
-// objects are made in (j, r) order, so a whole plan's ids do not depend on the form.
+// K P + P - 2K objects for a quotient of K ranks, not P (P - 1) (4096 GPUs: 16.8M objects, 4 GB).
+// The objects are made in (j, r) order, so a whole plan's ids do not depend on the form.
 class DkvPartials {
  public:
   DkvPartials(Plan& plan, int emit, bool every_pair)

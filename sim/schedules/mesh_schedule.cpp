@@ -714,9 +714,10 @@ Plan build_mesh_plan(const AttentionShape& shape, const MeshOptions& options, in
     partials.dq.assign(at(ranks * tile.a), -1);
     partials.dkv.assign(at(ranks * tile.b), -1);
     // The partials the emitted programs name: their own, and those their ring predecessors
-    // send on (the reduce rings' carrier is the previous member, mesh_relay.hpp; a quotient's
-    // rings run relays): about 3 K (a + b) objects for K classes, not P (a + b) (a 1 x 4096
-    // tile: 16.8M objects, 4.3 GB).
+    // send on (under the full mask, the only one with a quotient, the reduce rings relay and
+    // a hop's carrier is the previous member, mesh_relay.hpp; a masked ring's carrier can be
+    // further back, and made() throws should a quotient ever name one): K + a ranks' for K
+    // classes, not P's (a 1 x 4096 tile: 16.8M objects, 4.3 GB).
     std::vector<char> named(at(ranks), emit_ranks == ranks ? 1 : 0);
     for (int g = 0; g < emit_ranks && emit_ranks < ranks; ++g) {
       const int u = tile.q_pos(g), t = tile.kv_pos(g);
