@@ -67,9 +67,9 @@ bool searched_mesh_tiles_symmetric(const Scenario& scenario);
 //   exact: the exact shift quotient where one exists.
 //   roles: (sim/model/rank_roles.hpp), for the schedules with a peer-shift quotient (ring,
 //     zigzag, striped, USP of two or more groups, double ring, mesh with a known tile, and
-//     all-gather KV's NCCL rings) under the full mask, one CP group: an exact shift no larger than the role blocks where there
-//     is one, else the role quotient where its checks hold; anywhere else exact's choice, and
-//     `warning` says why.
+//     all-gather KV's NCCL rings) under the full mask, one CP group: an exact shift no larger
+//     than the role blocks where there is one, else the role quotient where its checks hold;
+//     anywhere else exact's choice, and `warning` says why.
 //   auto (the default): exact's choice where it has at most kAutoExactClasses classes (or
 //     none exists and roles cannot apply either), else the role quotient, with `warning`
 //     saying so. The exact quotient's cost grows as classes x P (a ring's 1024 classes
