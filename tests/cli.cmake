@@ -170,6 +170,12 @@ tilesim_cli_test(simulate_windowed_bad_seq_len 2
 # and says so; where it runs the JSON marks it approximate (4096 GPUs: the block before the
 # first pod crossing). auto takes it there too (the exact quotient would have 1024 classes),
 # with a warning.
+# Ulysses whose heads do not divide over its degree is the input's error, not a plan too big
+# for the machine (the guard used to answer first: 826 GiB at 4096 GPUs).
+tilesim_cli_test(simulate_ulysses_heads_indivisible 2
+  "scenarios/ring-256k\\.yaml:5: key 'attention\\.heads': ulysses: heads 32 are not divisible by the Ulysses degree 4096"
+  simulate scenarios/ring-256k.yaml --set attention.seq_len=1M --set schedule.kind=ulysses
+  --set schedule.gpus=4096)
 tilesim_cli_test(simulate_roles_causal 0
   "warning: schedule\\.symmetry: roles not applied \\(roles needs the full mask"
   simulate scenarios/ring-256k.yaml --set schedule.gpus=64 --set schedule.symmetry=roles
