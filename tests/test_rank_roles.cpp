@@ -155,6 +155,9 @@ TEST_CASE(
   CHECK(std::abs(static_cast<double>(roles.result.makespan_ps - exact.result.makespan_ps)) <=
         bound_ps);
   // The plan's compute is the exact run's: the quotient changes when KV arrives, not the call.
+  // 1e-4, set after seeing the two differ by 7e-6 (54.322760 against 54.323151 ms): a call's
+  // interference (comm_slowdown) depends on how transfers overlap it, which the roles shift; the
+  // bound is ten times what was seen, far below a change in the call's cost.
   const double compute_s = simulation_document(exact, false)["compute_s_max"].get<double>();
   CHECK(simulation_document(roles, false)["compute_s_max"].get<double>() ==
         Approx(compute_s).epsilon(1e-4));
