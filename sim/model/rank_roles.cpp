@@ -95,9 +95,6 @@ class NodeLinks {
     }
   }
 
-  // l's place among its node's links (-1 for a link of no node).
-  int place(LinkId l) const { return link_place_[role_slot(l)]; }
-
   // The link at l's place in `node`, -1 where that node has none like it (the same ends by
   // their places, bandwidth, latency and class): the node is no copy of l's.
   LinkId counterpart(LinkId l, int node) const {
