@@ -192,6 +192,14 @@ tilesim_cli_test(simulate_auto_roles_4096 0
   "warning: schedule\\.symmetry: auto simulated the approximate role quotient"
   simulate scenarios/ring-256k.yaml --set attention.seq_len=1M --set schedule.gpus=4096
   --no-wall-clock)
+# Causal zigzag beyond 256 GPUs: auto takes the work-block quotient (symmetric_plan.hpp), and the
+# summary and a warning say it is approximate and which block's work stands for every block's
+# (zigzag's heaviest end block at 4096 GPUs, 1M tokens, is ranks 0..7: its one-query-chunk calls
+# cost more than the two-query-chunk ones at 128-token chunks).
+tilesim_cli_test(simulate_auto_work_block_4096 0
+  "simulation .*APPROXIMATE, role quotient.*causal work: ranks 0\\.\\.7's programs stand for every block's"
+  simulate scenarios/ring-256k.yaml --set attention.seq_len=1M --set schedule.gpus=4096
+  --set schedule.kind=zigzag --set attention.causal=true --no-wall-clock)
 # A simulated peak above the device's memory (h100.calib.yaml compute.memory: 80GB) is a warning.
 tilesim_cli_test(peak_over_device_memory 0
                  "the simulated peak, 10\\.03 TiB per GPU, exceeds the device's memory \\(74\\.51 GiB"

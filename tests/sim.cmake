@@ -40,3 +40,8 @@ tilesim_test(test_all_peers_symmetry SOURCES test_all_peers_symmetry.cpp symmetr
 # compare's --schedules accepts every label tune prints, with tune's settings.
 tilesim_test(test_schedule_list SOURCES test_schedule_list.cpp
              LIBS tilesim_verbs tilesim_scenario tilesim_schedules)
+
+# The work-block quotient of the causal zigzag and striped rings (schedule.symmetry: roles, auto
+# beyond 256 GPUs): one block's programs stand for every block's.
+tilesim_test(test_work_block SOURCES test_work_block.cpp symmetry_fixture.cpp
+             LIBS tilesim_model tilesim_scenario tilesim_verbs tilesim_schedules)

@@ -212,7 +212,9 @@ TEST_CASE("simulate runs lazily beyond the full check's ranks, with the same res
       source.overrides = {"schedule.gpus=" + std::to_string(gpus),
                           "attention.seq_len=" + std::to_string(256 * gpus),
                           "schedule.kind=" + kind.substr(0, kind.find('-')),
-                          "attention.causal=true"};
+                          "attention.causal=true",
+                          // every rank (auto takes causal zigzag's work-block quotient here)
+                          "schedule.symmetry=exact"};
       if (kind.ends_with("-both")) source.overrides.push_back("attention.pass=both");
       if (kind.starts_with("usp"))
         source.overrides.push_back(gpus > 8 ? "schedule.ulysses=8" : "schedule.ulysses=4");
@@ -272,7 +274,9 @@ TEST_CASE("compare and tune run a lazy candidate, with the whole plan's figures"
     PreparedScenario p =
         prepare_scenario(kScenario, {"schedule.gpus=" + std::to_string(gpus),
                                      "attention.seq_len=" + std::to_string(256 * gpus),
-                                     "schedule.kind=zigzag", "attention.causal=true"});
+                                     "schedule.kind=zigzag", "attention.causal=true",
+                                     // every rank: not auto's work-block quotient
+                                     "schedule.symmetry=exact"});
     const double whole_bytes =
         estimate_plan(p.scenario.attention, p.scenario.schedule).memory_bytes;
     const double lazy_bytes = estimate_symmetric_plan(p.scenario.attention, p.scenario.schedule,

@@ -44,6 +44,17 @@ struct RoleApproximation {
   Picoseconds role_spread_ps = 0;
 };
 
+// An approximate quotient's programs (symmetric_plan.hpp, the causal ring family): the ranks'
+// programs have the same transfers but different work, and representative k runs the program
+// of rank first_rank + k (first_rank a multiple of K), which every rank of its class is costed
+// as. Ranks of one class then differ only in the shapes of their calls.
+struct WorkApproximation {
+  int first_rank = 0;  // w: representative k runs rank w + k's program
+  // |compute of rank 0 - compute of rank P - 1|, each alone (no communication slowing it): how
+  // far the ranks' work lies apart, the scale of what the quotient drops
+  Picoseconds work_spread_ps = 0;
+};
+
 struct RankShiftSymmetry {
   int full_ranks = 0;               // P
   int classes = 0;                  // K; == P when no shift is a symmetry
@@ -58,6 +69,10 @@ struct RankShiftSymmetry {
   bool peers_by_offset = false;
   // Set for a role quotient (rank_roles.hpp), whose results approximate the full run's.
   std::optional<RoleApproximation> roles;
+  // Set for a work-block quotient (WorkApproximation), whose results approximate the full run's.
+  std::optional<WorkApproximation> work;
+  // Either approximation: the result JSON's symmetry says exact: false.
+  bool approximate() const { return roles.has_value() || work.has_value(); }
   // A quotient plan runs: exact to the picosecond unless roles is set (then the result JSON's
   // symmetry says exact: false and names the roles; exact: false without roles means no
   // quotient ran).

@@ -130,7 +130,7 @@ CandidateResult evaluate_candidate(const PreparedScenario& p, const ScheduleCand
     r.over_limits = !r.reason.empty();
     if (r.over_limits) return r;
     if (run.symmetry) {  // one rank per class, exact to the picosecond unless by roles
-      r.approximate = run.symmetry->roles.has_value();
+      r.approximate = run.symmetry->approximate();
       // Generated as it runs where `simulate` does that (the ring family's and USP's forward:
       // the guard sized it so), else the quotient built whole.
       const std::unique_ptr<ProgramSource> source = symmetric_source(run.scenario, *run.symmetry);

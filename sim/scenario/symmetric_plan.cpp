@@ -9,6 +9,7 @@
 
 #include "sim/core/units.hpp"
 #include "sim/model/collective_lanes.hpp"
+#include "sim/model/compute_model.hpp"
 #include "sim/model/rank_roles.hpp"
 #include "sim/plan/output_correction.hpp"
 #include "sim/scenario/lazy_plan.hpp"
@@ -20,6 +21,7 @@
 #include "sim/schedules/pass_q_schedule.hpp"
 #include "sim/schedules/pass_q_source.hpp"
 #include "sim/schedules/ring_schedule.hpp"
+#include "sim/schedules/schedule.hpp"
 #include "sim/schedules/schedule_kinds.hpp"
 #include "sim/schedules/usp_schedule.hpp"
 
@@ -275,6 +277,19 @@ int usp_shift_degree(const Scenario& scenario) {
   return accepted && spec.gpus / u >= 2 ? u : 0;
 }
 
+bool work_block_applies(const Scenario& scenario) {
+  const ScheduleSpec& spec = scenario.schedule;
+  // Not the contiguous ring: its causal work grows with the rank (max/mean -> 2), so no block's
+  // stands for the others' (its compute balance is the figure a user asks of it).
+  const std::optional<ChunkOwnership> ownership = ring_ownership(spec);
+  if (!ownership || *ownership == ChunkOwnership::contiguous ||
+      scenario.attention.mask.kind != AttentionMaskKind::causal || scenario.job || spec.gpus < 4) {
+    return false;
+  }
+  return symmetry_is(scenario, "roles") ||
+         (symmetry_is(scenario, "auto") && spec.gpus > kAutoExactWorkRanks);
+}
+
 bool symmetry_applies(const Scenario& scenario) {
   const AttentionShape& a = scenario.attention;
   const bool schedule_shifts =
@@ -284,7 +299,8 @@ bool symmetry_applies(const Scenario& scenario) {
       usp_shift_degree(scenario) > 0 || all_peers_shift_step(scenario) > 0;
   // Forward, backward or both: every one of these generators has a backward whose peers are
   // its forward's (pass-Q has no backward).
-  return schedule_shifts && !scenario.job && a.mask.kind == AttentionMaskKind::full &&
+  return schedule_shifts && !scenario.job &&
+         (a.mask.kind == AttentionMaskKind::full || work_block_applies(scenario)) &&
          scenario.schedule.gpus >= 4 && !symmetry_switched_off(scenario);
 }
 
@@ -300,8 +316,10 @@ bool searched_mesh_tiles_symmetric(const Scenario& scenario) {
   return symmetry_applies(tiled);
 }
 
-SymmetryChoice choose_symmetry(const Scenario& scenario, const Topology& topology,
-                               const CalibrationProfile& profile) {
+namespace {
+
+SymmetryChoice choose_shift_symmetry(const Scenario& scenario, const Topology& topology,
+                                     const CalibrationProfile& profile) {
   SymmetryChoice choice;
   std::optional<ShiftSearch> search = peer_search(scenario);
   if (search) search->node_cores_shared = profile.compute_cores > 0;
@@ -320,7 +338,8 @@ SymmetryChoice choose_symmetry(const Scenario& scenario, const Topology& topolog
           "with a tile, allgather_kv as NCCL's rings)",
           scenario.schedule.kind);
     } else if (!symmetry_applies(scenario)) {
-      declined = "roles needs the full mask and one CP group (no job)";
+      declined =
+          "roles needs the full mask (or causal zigzag or striped) and one CP group (no job)";
     } else {
       choice.symmetry = role_symmetry(scenario, *search, topology, declined);
     }
@@ -356,6 +375,62 @@ SymmetryChoice choose_symmetry(const Scenario& scenario, const Topology& topolog
   } else if (const int step = all_peers_shift_step(scenario); step > 0) {
     choice.symmetry = all_peers_symmetry(scenario.schedule.gpus, step, topology, profile);
   }
+  return choice;
+}
+
+// The compute-stream time of one rank of the causal ring family with no communication slowing
+// it: its program generated alone (the lazy source of one class per rank, O(P) ops).
+Picoseconds rank_compute_ps(RingClassesSource& source, const CalibrationProfile& profile,
+                            int rank) {
+  while (source.extend(rank)) {
+  }
+  const ComputeModel model(source.plan(), profile);
+  const RankProgram& program = source.plan().programs[static_cast<std::size_t>(rank)];
+  Picoseconds total_ps = 0;
+  for (int i = program.first_index(); i < static_cast<int>(program.size()); ++i) {
+    const OpKind kind = program.op(i).kind;
+    if (kind == OpKind::compute || kind == OpKind::merge) total_ps += model.duration_ps(program, i);
+  }
+  return total_ps;
+}
+
+// The work block of a work-block quotient of K classes: the end block holding the rank with
+// the most compute. Under zigzag and striped chunks rank r's calls are r of one shape and
+// P - 1 - r of the other, so its compute is affine in r and largest at rank 0 or P - 1.
+WorkApproximation heaviest_end_block(const Scenario& scenario, int classes,
+                                     const CalibrationProfile& profile) {
+  const ScheduleSpec& spec = scenario.schedule;
+  RingClassesSource source(RingClassesSpec{spec.kind, scenario.attention, spec.gpus,
+                                           *ring_ownership(spec), spec.gpus, spec.correction});
+  const Picoseconds first_ps = rank_compute_ps(source, profile, 0);
+  const Picoseconds last_ps = rank_compute_ps(source, profile, spec.gpus - 1);
+  return {first_ps > last_ps ? 0 : spec.gpus - classes,
+          first_ps > last_ps ? first_ps - last_ps : last_ps - first_ps};
+}
+
+}  // namespace
+
+SymmetryChoice choose_symmetry(const Scenario& scenario, const Topology& topology,
+                               const CalibrationProfile& profile) {
+  SymmetryChoice choice = choose_shift_symmetry(scenario, topology, profile);
+  if (!choice.symmetry || !choice.symmetry->exact() || !work_block_applies(scenario)) {
+    return choice;
+  }
+  const int k = choice.symmetry->classes;
+  try {
+    choice.symmetry->work = heaviest_end_block(scenario, k, profile);
+  } catch (const ScheduleError& e) {
+    // A shape the layout cannot split, met as the two end ranks' programs are generated (the
+    // whole or lazy plan names the key the same way).
+    throw scenario.error_at(e.key(), e.what());
+  }
+  const int first = choice.symmetry->work->first_rank;
+  const std::string work_warning = fmt::format(
+      "schedule.symmetry: {} simulated the approximate work-block quotient: under the causal "
+      "mask ranks do different work, and ranks {}..{} (the end block with the most) stand for "
+      "every block of {} (schedule.symmetry: off simulates every rank, slower)",
+      symmetry_mode(scenario), first, first + k - 1, k);
+  choice.warning = choice.warning.empty() ? work_warning : choice.warning + "; " + work_warning;
   return choice;
 }
 
@@ -479,7 +554,8 @@ Plan build_symmetric_plan(const Scenario& scenario, const RingSymmetry& symmetry
     plan = make_allgather_kv_classes_plan(scenario.attention, spec.gpus, symmetry.classes);
   } else {
     plan = make_pass_kv_ring_classes_plan(spec.kind, scenario.attention, spec.gpus,
-                                          *ring_ownership(spec), symmetry.classes);
+                                          *ring_ownership(spec), symmetry.classes,
+                                          symmetry.work ? symmetry.work->first_rank : 0);
   }
   if (spec.correction != Correction::fused) separate_output_corrections(plan);
   if (spec.correction == Correction::eager) plan.merge_form = MergeForm::eager;
@@ -490,9 +566,9 @@ std::unique_ptr<RingClassesSource> symmetric_ring_source(const Scenario& scenari
                                                          const RingSymmetry& symmetry) {
   const ScheduleSpec& spec = scenario.schedule;
   if (!windowed_ring_quotient(scenario, symmetry.classes)) return nullptr;
-  return std::make_unique<RingClassesSource>(RingClassesSpec{spec.kind, scenario.attention,
-                                                             spec.gpus, *ring_ownership(spec),
-                                                             symmetry.classes, spec.correction});
+  return std::make_unique<RingClassesSource>(RingClassesSpec{
+      spec.kind, scenario.attention, spec.gpus, *ring_ownership(spec), symmetry.classes,
+      spec.correction, symmetry.work ? symmetry.work->first_rank : 0});
 }
 
 std::unique_ptr<UspClassesSource> symmetric_usp_source(const Scenario& scenario,
@@ -523,11 +599,15 @@ void describe_full_ring(nlohmann::ordered_json& json, const Plan& quotient,
                         const RingSymmetry& symmetry) {
   json["gpus"] = symmetry.full_ranks;
   json["ops"] = full_ring_ops(quotient, symmetry);
-  json["symmetry"] = {{"classes", symmetry.classes}, {"exact", !symmetry.roles}};
+  json["symmetry"] = {{"classes", symmetry.classes}, {"exact", !symmetry.approximate()}};
   if (const auto& roles = symmetry.roles) {
     json["symmetry"]["roles"] = {{"first_rank", roles->first_rank},
                                  {"slowest_step_transfer_s", ps_to_s(roles->slowest_step_ps)},
                                  {"role_spread_s", ps_to_s(roles->role_spread_ps)}};
+  }
+  if (const auto& work = symmetry.work) {
+    json["symmetry"]["work_block"] = {{"first_rank", work->first_rank},
+                                      {"work_spread_s", ps_to_s(work->work_spread_ps)}};
   }
 }
 

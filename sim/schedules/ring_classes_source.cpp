@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "sim/schedules/attention_objects.hpp"
+#include "sim/schedules/ring_schedule.hpp"
 
 namespace tilesim {
 
@@ -19,12 +20,8 @@ RingClassesSource::RingClassesSource(RingClassesSpec spec)
     throw std::invalid_argument("RingClassesSource: a backward only with one class per rank");
   }
   const AttentionObjects objs = add_attention_objects(plan_);
-  for (int r = 0; r < spec_.ranks; ++r) {
-    const auto i = static_cast<std::size_t>(r);
-    const RingQuery q{
-        r, objs.q[i], objs.o[i], objs.lse[i], bwd ? objs.d_o[i] : -1, bwd ? objs.dq[i] : -1};
-    ring_.push_back(RingMember{r, {q}, {RingKey{r, objs.kv[i], bwd ? objs.dkv[i] : -1}}});
-  }
+  relabel_ranks_from(plan_, spec_.first_rank);
+  ring_ = ring_members(plan_, objs, bwd);
   const int n_f = ring_steps(plan_, ring_), n_b = ring_back_steps(plan_, ring_);
   plan_.programs.assign(static_cast<std::size_t>(spec_.classes), RankProgram{});
   plan_.ranks = spec_.classes;

@@ -38,11 +38,14 @@ namespace tilesim {
 
 struct RingClassesSpec {
   std::string schedule;  // ring, zigzag, striped
-  AttentionShape shape;  // K < P (a quotient): forward, full mask; K = P: any mask and pass
+  AttentionShape shape;  // K < P (a quotient): forward; K = P: any pass
   int ranks = 0;         // P
   ChunkOwnership ownership = ChunkOwnership::contiguous;
   int classes = 0;  // K
   Correction correction = Correction::separate;
+  // w: the representatives run ranks w..w+K-1's programs (make_pass_kv_ring_classes_plan's
+  // first_rank; a work-block quotient of a causal mask), 0 otherwise.
+  int first_rank = 0;
 };
 
 class RingClassesSource final : public ProgramSource {

@@ -1,26 +1,37 @@
 #include "sim/schedules/ring_schedule.hpp"
 
+#include <stdexcept>
+
 #include "sim/schedules/attention_objects.hpp"
 #include "sim/schedules/class_plan.hpp"
 #include "sim/schedules/ring_passes.hpp"
 
 namespace tilesim {
-namespace {
 
-// Member r of the one ring: rank r with its own chunk's query and key items.
-std::vector<RingMember> ring_members(const AttentionObjects& objs, int ranks, bool bwd) {
-  std::vector<RingMember> ring;
-  for (int r = 0; r < ranks; ++r) {
-    const auto i = static_cast<std::size_t>(r);
-    RingQuery q{
-        r, objs.q[i], objs.o[i], objs.lse[i], bwd ? objs.d_o[i] : -1, bwd ? objs.dq[i] : -1};
-    RingKey key{r, objs.kv[i], bwd ? objs.dkv[i] : -1};
-    ring.push_back(RingMember{r, {q}, {key}});
+void relabel_ranks_from(Plan& plan, int first_rank) {
+  const int p = plan.ranks;
+  if (first_rank == 0) return;
+  if (first_rank < 0 || first_rank >= p || plan.op_count() > 0) {
+    throw std::invalid_argument(
+        "relabel_ranks_from: a first rank of the plan, before its programs");
+  }
+  const auto moved = [&](int r) { return (r - first_rank + p) % p; };
+  for (Chunk& chunk : plan.chunks) chunk.owner = moved(chunk.owner);
+  for (DataObject& object : plan.objects) object.home_rank = moved(object.home_rank);
+}
+
+std::vector<RingMember> ring_members(const Plan& plan, const AttentionObjects& objs, bool bwd) {
+  std::vector<RingMember> ring(static_cast<std::size_t>(plan.ranks));
+  for (int c = 0; c < static_cast<int>(plan.chunks.size()); ++c) {
+    const auto i = static_cast<std::size_t>(c);
+    const int r = plan.chunks[i].owner;
+    const RingQuery q{
+        c, objs.q[i], objs.o[i], objs.lse[i], bwd ? objs.d_o[i] : -1, bwd ? objs.dq[i] : -1};
+    ring[static_cast<std::size_t>(r)] =
+        RingMember{r, {q}, {RingKey{c, objs.kv[i], bwd ? objs.dkv[i] : -1}}};
   }
   return ring;
 }
-
-}  // namespace
 
 Plan make_pass_kv_ring_plan(std::string schedule, const AttentionShape& shape, int ranks,
                             ChunkOwnership ownership) {
@@ -29,7 +40,7 @@ Plan make_pass_kv_ring_plan(std::string schedule, const AttentionShape& shape, i
   plan.tile_b = ranks;
   const AttentionObjects objs = add_attention_objects(plan);
   const bool bwd = shape.has_backward();
-  const std::vector<RingMember> ring = ring_members(objs, ranks, bwd);
+  const std::vector<RingMember> ring = ring_members(plan, objs, bwd);
   CommGroups groups(ranks);
   if (shape.has_forward()) add_ring_forward(plan, ring, groups);
   if (bwd) add_ring_backward(plan, ring, groups, -1, shape.has_forward());
@@ -37,12 +48,13 @@ Plan make_pass_kv_ring_plan(std::string schedule, const AttentionShape& shape, i
 }
 
 Plan make_pass_kv_ring_classes_plan(std::string schedule, const AttentionShape& shape, int ranks,
-                                    ChunkOwnership ownership, int classes) {
+                                    ChunkOwnership ownership, int classes, int first_rank) {
   Plan plan = make_chunked_plan(std::move(schedule), shape, ranks, ownership);
   plan.tile_a = 1;
   plan.tile_b = ranks;
   const AttentionObjects objs = add_attention_objects(plan);
-  const std::vector<RingMember> ring = ring_members(objs, ranks, shape.has_backward());
+  relabel_ranks_from(plan, first_rank);
+  const std::vector<RingMember> ring = ring_members(plan, objs, shape.has_backward());
   CommGroups groups(ranks);
   if (shape.has_forward()) add_ring_forward_classes(plan, ring, classes, groups);
   if (shape.has_backward()) add_ring_backward(plan, ring, groups, classes, shape.has_forward());

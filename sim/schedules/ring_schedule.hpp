@@ -16,9 +16,12 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "sim/plan/plan.hpp"
+#include "sim/schedules/attention_objects.hpp"
 #include "sim/schedules/chunk_layouts.hpp"
+#include "sim/schedules/ring_passes.hpp"
 
 namespace tilesim {
 
@@ -31,8 +34,20 @@ Plan make_pass_kv_ring_plan(std::string schedule, const AttentionShape& shape, i
 // The forward ring's programs of ranks 0..classes-1 only, a quotient plan for symmetric
 // simulation (sim/model/symmetric_simulation.hpp): plan.ranks = classes, the chunks and objects
 // of all `ranks` (those homed on ranks beyond `classes` are never live), O(classes x ranks)
-// ops. Only for a mask under which every rank's step costs the same (the full mask).
+// ops. Exact for a mask under which every rank's step costs the same (the full mask).
+// first_rank w > 0 (a work-block quotient, rank_shift_symmetry.hpp WorkApproximation): the
+// programs are those of ranks w..w+classes-1 of the full plan relabelled r -> r - w (mod P),
+// every chunk's owner and object's home with them (relabel_ranks_from), so the quotient's
+// representatives do the work of that block where a causal mask gives blocks different work.
 Plan make_pass_kv_ring_classes_plan(std::string schedule, const AttentionShape& shape, int ranks,
-                                    ChunkOwnership ownership, int classes);
+                                    ChunkOwnership ownership, int classes, int first_rank = 0);
+
+// The full plan relabelled so that rank `first_rank` is rank 0: chunk owners and object homes
+// move to (r - first_rank) mod P. Call before any program is built; 0 changes nothing.
+void relabel_ranks_from(Plan& plan, int first_rank);
+
+// The ring's members over the plan's one chunk per rank: member i is rank i with the query and
+// key items of the chunk it owns (after relabel_ranks_from, chunk (first_rank + i) mod P).
+std::vector<RingMember> ring_members(const Plan& plan, const AttentionObjects& objs, bool bwd);
 
 }  // namespace tilesim

@@ -61,10 +61,19 @@ void print_summary(const SimulationRun& run) {
         format_time_s(ps_to_s(roles.slowest_step_ps)),
         format_time_s(ps_to_s(roles.role_spread_ps)));
   } else if (run.symmetric()) {
-    fmt::print(" (symmetric: {} ops simulated, one rank of each of {} classes of {} ranks)",
+    fmt::print(" ({}: {} ops simulated, one rank of each of {} classes of {} ranks)",
+               run.symmetry->work ? "APPROXIMATE, work-block quotient" : "symmetric",
                plan.op_count(), plan.ranks, p.scenario.schedule.gpus / plan.ranks);
   } else if (run.lazy) {
     fmt::print(" (every rank's program generated as it ran, a window of ops held)");
+  }
+  if (run.symmetric() && run.symmetry->work) {
+    const int first = run.symmetry->work->first_rank;
+    fmt::print(
+        " (causal work: ranks {}..{}'s programs stand for every block's; ranks 0 and {} differ "
+        "by {} of compute)",
+        first, first + plan.ranks - 1, p.scenario.schedule.gpus - 1,
+        format_time_s(ps_to_s(run.symmetry->work->work_spread_ps)));
   }
   fmt::print("\n");
 }

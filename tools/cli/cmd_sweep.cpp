@@ -45,10 +45,11 @@ int run_sweep(const SweepArgs& args) {
              "bytes_per_gpu_per_phase", "bytes_per_phase_total", "comm_s_per_phase",
              "compute_s_per_phase", "overlap", "makespan_s", "speedup", "efficiency",
              "exposed_comm_s_max", "peak_memory_bytes_max", "approximate"});
-  std::vector<std::string> approximate;  // GPU counts simulated on a role quotient
+  std::vector<std::string> approximate;  // GPU counts simulated on an approximate quotient
   for (const auto& row : rows) {
-    const bool on_roles = row.contains("symmetry") && row["symmetry"].contains("roles");
-    if (on_roles) approximate.push_back(std::to_string(row["gpus"].get<int>()));
+    const bool approximated = row.contains("symmetry") && (row["symmetry"].contains("roles") ||
+                                                           row["symmetry"].contains("work_block"));
+    if (approximated) approximate.push_back(std::to_string(row["gpus"].get<int>()));
     const auto num = [&](const char* key) { return row[key].get<double>(); };
     const auto integer = [&](const char* key) { return row[key].get<std::int64_t>(); };
     table.add({std::to_string(integer("gpus")), format_tokens(integer("tokens_per_gpu")),
@@ -69,7 +70,7 @@ int run_sweep(const SweepArgs& args) {
          fmt::format("{:.9g}", num("compute_s_per_phase")), fmt::format("{:.6f}", num("overlap")),
          fmt::format("{:.9g}", num("makespan_s")), fmt::format("{:.6f}", num("speedup")),
          fmt::format("{:.6f}", num("efficiency")), fmt::format("{:.9g}", num("exposed_comm_s_max")),
-         fmt::format("{:.0f}", num("peak_memory_bytes_max")), on_roles ? "1" : "0"});
+         fmt::format("{:.0f}", num("peak_memory_bytes_max")), approximated ? "1" : "0"});
   }
   if (!args.csv.empty()) {
     AtomicFile out(args.csv, "--csv");
