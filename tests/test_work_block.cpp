@@ -1,8 +1,10 @@
 // The work-block quotient (rank_shift_symmetry.hpp WorkApproximation; symmetric_plan.hpp): under
-// a causal mask zigzag and striped ranks move the same bytes but run calls of two shapes in
-// different orders, so no shift is exact; one block's programs stand for every block's.
+// a causal mask zigzag, striped and double-ring ranks move the same bytes but run calls of two
+// shapes in different orders, so no shift is exact; one block's programs stand for every
+// block's.
 //   - The quotient's programs are those of ranks w..w+K-1 of the full plan, relabelled: the
-//     same ops over the same chunk pairs and objects, peers moved by -w and folded mod K.
+//     same ops over the same chunk pairs and objects, peers moved by -w and folded mod K (the
+//     ring family moves the chunks' owners, the double ring the chunks' tokens).
 //   - Against the full simulation at 64 GPUs (forward and both): the makespan lies within the
 //     work spread the result reports (|compute of rank 0 - compute of rank P-1|, each alone),
 //     the scale of what the quotient drops. A heuristic bound stated before the runs, not a
@@ -17,6 +19,7 @@
 
 #include "sim/scenario/prepared_scenario.hpp"
 #include "sim/scenario/symmetric_plan.hpp"
+#include "sim/schedules/double_ring_schedule.hpp"
 #include "sim/schedules/ring_schedule.hpp"
 #include "sim/verbs/scenario_source.hpp"
 #include "sim/verbs/simulate_verb.hpp"
@@ -97,8 +100,55 @@ TEST_CASE("a work-block quotient runs the programs of its block, relabelled") {
   }
 }
 
+TEST_CASE("a double ring's work-block quotient runs its block's programs, chunks rotated") {
+  const int p = 16, inner = 4, k = 8, w = 8;
+  for (const std::string pass : {"forward", "both"}) {
+    INFO("pass " << pass);
+    const AttentionShape shape = causal_shape(pass);
+    const Plan full = make_double_ring_plan(shape, p, inner);
+    const Plan quotient = make_double_ring_classes_plan(shape, p, inner, k, w);
+    REQUIRE(quotient.ranks == k);
+    // Chunk c of the quotient holds the tokens of the full plan's chunk c + w.
+    const auto moved = [&](int chunk) { return (chunk + w) % p; };
+    for (int c = 0; c < p; ++c) {
+      CHECK(quotient.chunks[static_cast<std::size_t>(c)].blocks ==
+            full.chunks[static_cast<std::size_t>(moved(c))].blocks);
+    }
+    const auto same_object = [&](int mine, int theirs) {
+      const DataObject& a = quotient.objects[static_cast<std::size_t>(mine)];
+      const DataObject& b = full.objects[static_cast<std::size_t>(theirs)];
+      return a.tensor == b.tensor && moved(a.chunk) == b.chunk && a.bytes == b.bytes;
+    };
+    for (int r = 0; r < k; ++r) {
+      const RankProgram& mine = quotient.programs[static_cast<std::size_t>(r)];
+      const RankProgram& theirs = full.programs[static_cast<std::size_t>(w + r)];
+      REQUIRE(mine.size() == theirs.size());
+      for (int i = 0; i < static_cast<int>(mine.size()); ++i) {
+        const Op& a = mine.op(i);
+        const Op& b = theirs.op(i);
+        CHECK(a.kind == b.kind);
+        if (a.kind == OpKind::send || a.kind == OpKind::recv) {
+          CHECK(a.peer == (b.peer - w + p) % p % k);
+        }
+        const auto pa = mine.pairs(i), pb = theirs.pairs(i);
+        REQUIRE(pa.size() == pb.size());
+        for (std::size_t j = 0; j < pa.size(); ++j) {
+          CHECK(moved(pa[j].q_chunk) == pb[j].q_chunk);
+          CHECK(moved(pa[j].kv_chunk) == pb[j].kv_chunk);
+        }
+        const auto ra = mine.reads(i), rb = theirs.reads(i);
+        REQUIRE(ra.size() == rb.size());
+        for (std::size_t j = 0; j < ra.size(); ++j) CHECK(same_object(ra[j], rb[j]));
+        const auto wa = mine.writes(i), wb = theirs.writes(i);
+        REQUIRE(wa.size() == wb.size());
+        for (std::size_t j = 0; j < wa.size(); ++j) CHECK(same_object(wa[j], wb[j]));
+      }
+    }
+  }
+}
+
 TEST_CASE("the work-block quotient lies within its work spread of the full simulation") {
-  for (const std::string kind : {"zigzag", "striped"}) {
+  for (const std::string kind : {"zigzag", "striped", "double_ring"}) {
     for (const std::string pass : {"forward", "both"}) {
       INFO(kind << " on 64 GPUs, 1M tokens, causal, pass " << pass);
       const SimulationRun full = causal_run(kind, 64, pass, "off");
@@ -107,9 +157,12 @@ TEST_CASE("the work-block quotient lies within its work spread of the full simul
       REQUIRE(block.symmetric());
       REQUIRE(block.symmetry->work.has_value());
       CHECK(block.symmetry->approximate());
-      CHECK(block.symmetry->classes == 8);  // one node: the exact shift of the topology
+      // The exact shift of the topology: one node, two for the double ring (whose shifts are
+      // whole inner rings of 8 and whose outer peer r + 8 must not fold onto r).
+      const int classes = kind == "double_ring" ? 16 : 8;
+      CHECK(block.symmetry->classes == classes);
       const WorkApproximation& work = *block.symmetry->work;
-      CHECK((work.first_rank == 0 || work.first_rank == 56));
+      CHECK((work.first_rank == 0 || work.first_rank == 64 - classes));
       CHECK(work.work_spread_ps > 0);
       const double full_s = ps_to_s(full.result.makespan_ps);
       const double block_s = ps_to_s(block.result.makespan_ps);

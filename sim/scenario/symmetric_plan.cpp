@@ -281,9 +281,14 @@ bool work_block_applies(const Scenario& scenario) {
   const ScheduleSpec& spec = scenario.schedule;
   // Not the contiguous ring: its causal work grows with the rank (max/mean -> 2), so no block's
   // stands for the others' (its compute balance is the figure a user asks of it).
+  // The double ring lays a causal mask out over zigzag chunks (double_ring_layout): each rank
+  // meets every chunk once, so its calls are the zigzag ring's two shapes in another order.
   const std::optional<ChunkOwnership> ownership = ring_ownership(spec);
-  if (!ownership || *ownership == ChunkOwnership::contiguous ||
-      scenario.attention.mask.kind != AttentionMaskKind::causal || scenario.job || spec.gpus < 4) {
+  const int inner = double_ring_inner(spec);
+  const bool balanced = (ownership && *ownership != ChunkOwnership::contiguous) ||
+                        (inner > 0 && spec.gpus % inner == 0);
+  if (!balanced || scenario.attention.mask.kind != AttentionMaskKind::causal || scenario.job ||
+      spec.gpus < 4) {
     return false;
   }
   return symmetry_is(scenario, "roles") ||
@@ -339,7 +344,8 @@ SymmetryChoice choose_shift_symmetry(const Scenario& scenario, const Topology& t
           scenario.schedule.kind);
     } else if (!symmetry_applies(scenario)) {
       declined =
-          "roles needs the full mask (or causal zigzag or striped) and one CP group (no job)";
+          "roles needs the full mask (or causal zigzag, striped or double ring) and one CP group "
+          "(no job)";
     } else {
       choice.symmetry = role_symmetry(scenario, *search, topology, declined);
     }
@@ -378,6 +384,9 @@ SymmetryChoice choose_shift_symmetry(const Scenario& scenario, const Topology& t
   return choice;
 }
 
+// build_symmetric_plan for `classes` classes whose representatives run ranks first_rank.. .
+Plan build_symmetric_plan_at(const Scenario& scenario, int classes, int first_rank);
+
 // The compute-stream time of one rank of the causal ring family with no communication slowing
 // it: its program generated alone (the lazy source of one class per rank, O(P) ops).
 Picoseconds rank_compute_ps(RingClassesSource& source, const CalibrationProfile& profile,
@@ -397,9 +406,30 @@ Picoseconds rank_compute_ps(RingClassesSource& source, const CalibrationProfile&
 // The work block of a work-block quotient of K classes: the end block holding the rank with
 // the most compute. Under zigzag and striped chunks rank r's calls are r of one shape and
 // P - 1 - r of the other, so its compute is affine in r and largest at rank 0 or P - 1.
+// The same from a whole quotient plan: program `index`'s compute-stream time.
+Picoseconds program_compute_ps(const Plan& plan, const CalibrationProfile& profile, int index) {
+  const ComputeModel model(plan, profile);
+  const RankProgram& program = plan.programs[static_cast<std::size_t>(index)];
+  Picoseconds total_ps = 0;
+  for (int i = 0; i < static_cast<int>(program.size()); ++i) {
+    const OpKind kind = program.op(i).kind;
+    if (kind == OpKind::compute || kind == OpKind::merge) total_ps += model.duration_ps(program, i);
+  }
+  return total_ps;
+}
+
 WorkApproximation heaviest_end_block(const Scenario& scenario, int classes,
                                      const CalibrationProfile& profile) {
   const ScheduleSpec& spec = scenario.schedule;
+  if (const int inner = double_ring_inner(spec); inner > 0) {
+    // Ranks 0 and P - 1 from the quotients of one inner ring at each end (O(inner x P) ops).
+    const Plan first = build_symmetric_plan_at(scenario, inner, 0);
+    const Plan last = build_symmetric_plan_at(scenario, inner, spec.gpus - inner);
+    const Picoseconds first_ps = program_compute_ps(first, profile, 0);
+    const Picoseconds last_ps = program_compute_ps(last, profile, inner - 1);
+    return {first_ps > last_ps ? 0 : spec.gpus - classes,
+            first_ps > last_ps ? first_ps - last_ps : last_ps - first_ps};
+  }
   RingClassesSource source(RingClassesSpec{spec.kind, scenario.attention, spec.gpus,
                                            *ring_ownership(spec), spec.gpus, spec.correction});
   const Picoseconds first_ps = rank_compute_ps(source, profile, 0);
@@ -535,7 +565,9 @@ void check_symmetric_plan_resources(const Scenario& scenario, int classes, bool 
   if (!violation.empty()) throw scenario.error_at("schedule.gpus", violation);
 }
 
-Plan build_symmetric_plan(const Scenario& scenario, const RingSymmetry& symmetry) {
+namespace {
+
+Plan build_symmetric_plan_at(const Scenario& scenario, int classes, int first_rank) {
   const ScheduleSpec& spec = scenario.schedule;
   Plan plan;
   if (const std::optional<MeshTile> tile = known_mesh_tile(scenario)) {
@@ -543,23 +575,29 @@ Plan build_symmetric_plan(const Scenario& scenario, const RingSymmetry& symmetry
     given.tile_a = tile->a;
     given.tile_b = tile->b;
     given.tile_choice = MeshTileChoice::given;
-    plan = make_mesh_classes_plan(scenario.attention, given, symmetry.classes);
+    plan = make_mesh_classes_plan(scenario.attention, given, classes);
   } else if (const int inner = double_ring_inner(spec); inner > 0) {
-    plan = make_double_ring_classes_plan(scenario.attention, spec.gpus, inner, symmetry.classes);
+    plan = make_double_ring_classes_plan(scenario.attention, spec.gpus, inner, classes, first_rank);
   } else if (const int u = usp_shift_degree(scenario); u > 0) {
-    plan = make_usp_classes_plan(scenario.attention, spec.gpus, u, symmetry.classes);
+    plan = make_usp_classes_plan(scenario.attention, spec.gpus, u, classes);
   } else if (spec.kind == "pass_q") {
-    plan = make_pass_q_classes_plan(scenario.attention, spec.gpus, symmetry.classes);
+    plan = make_pass_q_classes_plan(scenario.attention, spec.gpus, classes);
   } else if (spec.kind == "allgather_kv") {
-    plan = make_allgather_kv_classes_plan(scenario.attention, spec.gpus, symmetry.classes);
+    plan = make_allgather_kv_classes_plan(scenario.attention, spec.gpus, classes);
   } else {
     plan = make_pass_kv_ring_classes_plan(spec.kind, scenario.attention, spec.gpus,
-                                          *ring_ownership(spec), symmetry.classes,
-                                          symmetry.work ? symmetry.work->first_rank : 0);
+                                          *ring_ownership(spec), classes, first_rank);
   }
   if (spec.correction != Correction::fused) separate_output_corrections(plan);
   if (spec.correction == Correction::eager) plan.merge_form = MergeForm::eager;
   return plan;
+}
+
+}  // namespace
+
+Plan build_symmetric_plan(const Scenario& scenario, const RingSymmetry& symmetry) {
+  return build_symmetric_plan_at(scenario, symmetry.classes,
+                                 symmetry.work ? symmetry.work->first_rank : 0);
 }
 
 std::unique_ptr<RingClassesSource> symmetric_ring_source(const Scenario& scenario,

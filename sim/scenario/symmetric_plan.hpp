@@ -14,7 +14,8 @@
 // forward, backward or both; the full mask (every block then costs the same, so the program
 // of rank r + K is that of rank r shifted: causal and windowed masks give ranks different
 // work and stay on the full simulation, but for the approximate work-block quotient of causal
-// zigzag and striped, work_block_applies); one CP group (no job); and a topology and placement
+// zigzag, striped and double ring, work_block_applies); one CP group (no job); and a topology
+// and placement
 // on which some shift by K < P ranks maps the routes of every rank's peers onto themselves.
 // pass_q (forward; it has no backward) and allgather_kv owned by the layout, in which
 // every rank sends to every other (pass-Q's partials go to each owner r - s; the all-gather and
@@ -55,14 +56,15 @@ int usp_shift_degree(const Scenario& scenario);
 // schedule.symmetry: off (or `--no-symmetry`): every rank simulated, a job's groups included.
 bool symmetry_switched_off(const Scenario& scenario);
 
-// Causal zigzag and striped (over the layout's chunks, one CP group) run a work-block quotient
-// (rank_shift_symmetry.hpp WorkApproximation): their transfers are the full mask's, so the
-// full mask's quotient applies, but rank r runs r calls of one shape and P - 1 - r of the
-// other; the representatives run the programs of the end block holding the rank with the most
-// compute (rank 0 or P - 1: compute is affine in r), which every block is costed as. Under
-// schedule.symmetry roles, or auto beyond kAutoExactWorkRanks GPUs (up to that many, auto
-// simulates every rank); not the contiguous ring, whose work grows with the rank (max/mean ->
-// 2). Measured against every rank: docs/design-notes.md, "Work-block quotient".
+// Causal zigzag, striped (over the layout's chunks) and double ring (zigzag chunks), one CP
+// group, run a work-block quotient (rank_shift_symmetry.hpp WorkApproximation): their
+// transfers are the full mask's, so the full mask's quotient applies, but rank r runs r calls
+// of one shape and P - 1 - r of the other; the representatives run the programs of the end
+// block holding the rank with the most compute (rank 0 or P - 1: compute is affine in r),
+// which every block is costed as. Under schedule.symmetry roles, or auto beyond
+// kAutoExactWorkRanks GPUs (up to that many, auto simulates every rank); not the contiguous
+// ring, whose work grows with the rank (max/mean -> 2). Measured against every rank:
+// docs/design-notes.md, "Work-block quotient".
 inline constexpr int kAutoExactWorkRanks = 256;
 bool work_block_applies(const Scenario& scenario);
 

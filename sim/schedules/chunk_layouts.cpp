@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <stdexcept>
+#include <vector>
+
 #include "sim/schedules/schedule.hpp"
 #include "sim/schedules/work_balance.hpp"
 
@@ -54,6 +57,22 @@ Plan make_chunked_plan(std::string schedule, const AttentionShape& shape, int ra
     plan.chunks.push_back(std::move(chunk));
   }
   return plan;
+}
+
+void rotate_chunk_contents(Plan& plan, int first_rank) {
+  const int p = static_cast<int>(plan.chunks.size());
+  if (first_rank == 0) return;
+  if (first_rank < 0 || first_rank >= p || !plan.objects.empty() || plan.op_count() > 0) {
+    throw std::invalid_argument(
+        "rotate_chunk_contents: a first rank of the plan, before its objects and programs");
+  }
+  std::vector<Chunk> rotated(plan.chunks.size());
+  for (int r = 0; r < p; ++r) {
+    Chunk& chunk = rotated[static_cast<std::size_t>(r)];
+    chunk = plan.chunks[static_cast<std::size_t>((r + first_rank) % p)];
+    chunk.owner = plan.chunks[static_cast<std::size_t>(r)].owner;
+  }
+  plan.chunks = std::move(rotated);
 }
 
 }  // namespace tilesim

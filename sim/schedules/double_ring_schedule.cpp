@@ -8,6 +8,7 @@
 
 #include "sim/plan/comm_groups.hpp"
 #include "sim/schedules/attention_objects.hpp"
+#include "sim/schedules/chunk_layouts.hpp"
 #include "sim/schedules/class_plan.hpp"
 #include "sim/schedules/double_ring_member.hpp"
 
@@ -29,14 +30,16 @@ void add_double_ring_programs(Plan& plan, int inner, int emit_ranks) {
 
 }  // namespace
 
-Plan make_double_ring_classes_plan(const AttentionShape& shape, int ranks, int inner, int classes) {
+Plan make_double_ring_classes_plan(const AttentionShape& shape, int ranks, int inner, int classes,
+                                   int first_rank) {
   check_double_ring_inner(ranks, inner);
-  if (classes < 1 || ranks % classes != 0 || classes % inner != 0) {
+  if (classes < 1 || ranks % classes != 0 || classes % inner != 0 || first_rank % classes != 0) {
     throw std::invalid_argument(fmt::format(
         "a double-ring quotient plan takes classes a multiple of inner = {} dividing {}", inner,
         ranks));
   }
   Plan plan = double_ring_layout(shape, ranks);
+  rotate_chunk_contents(plan, first_rank);
   add_double_ring_programs(plan, inner, classes);
   fold_onto_classes(plan, classes);
   return plan;

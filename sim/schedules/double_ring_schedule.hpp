@@ -51,7 +51,10 @@ Plan make_double_ring_plan(const AttentionShape& shape, int ranks, int inner);
 // dividing `ranks` (a shift by whole inner rings maps rank p's program onto p + classes's),
 // plan.ranks = classes, every send and recv naming its full peer mod classes (class_plan.hpp),
 // the chunks and objects of all ranks (those homed beyond `classes` never live).
-// std::invalid_argument for classes not allowed.
-Plan make_double_ring_classes_plan(const AttentionShape& shape, int ranks, int inner, int classes);
+// std::invalid_argument for classes not allowed. first_rank w > 0 (a multiple of classes; a
+// work-block quotient of a causal mask): the programs are those of ranks w..w+classes-1 of the
+// full plan relabelled r -> r - w (rotate_chunk_contents, chunk_layouts.hpp).
+Plan make_double_ring_classes_plan(const AttentionShape& shape, int ranks, int inner, int classes,
+                                   int first_rank = 0);
 
 }  // namespace tilesim
