@@ -14,6 +14,7 @@
 //     contiguous ring, whose causal work grows with the rank.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,50 @@ AttentionShape causal_shape(const std::string& pass) {
 
 }  // namespace
 
+namespace {
+
+// Quotient rank r's program is the full plan's rank w + r's: op by op the same kind and pass,
+// peers moved by -w and folded mod K, and pairs, reads and writes naming the same chunks'
+// tensors, where the quotient's chunk c is the full plan's chunk c + chunk_shift (the ring
+// family keeps chunk ids and moves owners: 0; the double ring moves the chunks' tokens: w).
+void check_block_programs(const Plan& quotient, const Plan& full, int w, int chunk_shift) {
+  const int p = full.ranks, k = quotient.ranks;
+  const auto moved = [&](int chunk) { return (chunk + chunk_shift) % p; };
+  const auto same_objects = [&](std::span<const int> mine, std::span<const int> theirs) {
+    if (mine.size() != theirs.size()) return false;
+    for (std::size_t j = 0; j < mine.size(); ++j) {
+      const DataObject& a = quotient.objects[static_cast<std::size_t>(mine[j])];
+      const DataObject& b = full.objects[static_cast<std::size_t>(theirs[j])];
+      if (a.tensor != b.tensor || moved(a.chunk) != b.chunk || a.bytes != b.bytes) return false;
+    }
+    return true;
+  };
+  for (int r = 0; r < k; ++r) {
+    const RankProgram& mine = quotient.programs[static_cast<std::size_t>(r)];
+    const RankProgram& theirs = full.programs[static_cast<std::size_t>(w + r)];
+    REQUIRE(mine.size() == theirs.size());
+    for (int i = 0; i < static_cast<int>(mine.size()); ++i) {
+      const Op& a = mine.op(i);
+      const Op& b = theirs.op(i);
+      CHECK(a.kind == b.kind);
+      CHECK(a.pass == b.pass);
+      if (a.kind == OpKind::send || a.kind == OpKind::recv) {
+        CHECK(a.peer == (b.peer - w + p) % p % k);
+      }
+      const auto pa = mine.pairs(i), pb = theirs.pairs(i);
+      REQUIRE(pa.size() == pb.size());
+      for (std::size_t j = 0; j < pa.size(); ++j) {
+        CHECK(moved(pa[j].q_chunk) == pb[j].q_chunk);
+        CHECK(moved(pa[j].kv_chunk) == pb[j].kv_chunk);
+      }
+      CHECK(same_objects(mine.reads(i), theirs.reads(i)));
+      CHECK(same_objects(mine.writes(i), theirs.writes(i)));
+    }
+  }
+}
+
+}  // namespace
+
 TEST_CASE("a work-block quotient runs the programs of its block, relabelled") {
   const int p = 16, k = 8, w = 8;
   for (const auto& [kind, ownership] :
@@ -75,27 +120,7 @@ TEST_CASE("a work-block quotient runs the programs of its block, relabelled") {
       for (std::size_t c = 0; c < full.chunks.size(); ++c) {
         CHECK(quotient.chunks[c].owner == (full.chunks[c].owner - w + p) % p);
       }
-      for (int r = 0; r < k; ++r) {
-        const RankProgram& mine = quotient.programs[static_cast<std::size_t>(r)];
-        const RankProgram& theirs = full.programs[static_cast<std::size_t>(w + r)];
-        REQUIRE(mine.size() == theirs.size());
-        for (int i = 0; i < static_cast<int>(mine.size()); ++i) {
-          const Op& a = mine.op(i);
-          const Op& b = theirs.op(i);
-          CHECK(a.kind == b.kind);
-          CHECK(a.pass == b.pass);
-          if (a.kind == OpKind::send || a.kind == OpKind::recv) {
-            CHECK(a.peer == (b.peer - w + p) % p % k);
-          }
-          const auto pa = mine.pairs(i), pb = theirs.pairs(i);
-          CHECK(std::vector<ChunkPair>(pa.begin(), pa.end()) ==
-                std::vector<ChunkPair>(pb.begin(), pb.end()));
-          const auto ra = mine.reads(i), rb = theirs.reads(i);
-          CHECK(std::vector<int>(ra.begin(), ra.end()) == std::vector<int>(rb.begin(), rb.end()));
-          const auto wa = mine.writes(i), wb = theirs.writes(i);
-          CHECK(std::vector<int>(wa.begin(), wa.end()) == std::vector<int>(wb.begin(), wb.end()));
-        }
-      }
+      check_block_programs(quotient, full, w, 0);
     }
   }
 }
@@ -108,42 +133,13 @@ TEST_CASE("a double ring's work-block quotient runs its block's programs, chunks
     const Plan full = make_double_ring_plan(shape, p, inner);
     const Plan quotient = make_double_ring_classes_plan(shape, p, inner, k, w);
     REQUIRE(quotient.ranks == k);
-    // Chunk c of the quotient holds the tokens of the full plan's chunk c + w.
-    const auto moved = [&](int chunk) { return (chunk + w) % p; };
+    // Chunk c of the quotient holds the tokens of the full plan's chunk c + w, owned by rank c.
     for (int c = 0; c < p; ++c) {
-      CHECK(quotient.chunks[static_cast<std::size_t>(c)].blocks ==
-            full.chunks[static_cast<std::size_t>(moved(c))].blocks);
+      const auto i = static_cast<std::size_t>(c);
+      CHECK(quotient.chunks[i].blocks == full.chunks[static_cast<std::size_t>((c + w) % p)].blocks);
+      CHECK(quotient.chunks[i].owner == full.chunks[i].owner);
     }
-    const auto same_object = [&](int mine, int theirs) {
-      const DataObject& a = quotient.objects[static_cast<std::size_t>(mine)];
-      const DataObject& b = full.objects[static_cast<std::size_t>(theirs)];
-      return a.tensor == b.tensor && moved(a.chunk) == b.chunk && a.bytes == b.bytes;
-    };
-    for (int r = 0; r < k; ++r) {
-      const RankProgram& mine = quotient.programs[static_cast<std::size_t>(r)];
-      const RankProgram& theirs = full.programs[static_cast<std::size_t>(w + r)];
-      REQUIRE(mine.size() == theirs.size());
-      for (int i = 0; i < static_cast<int>(mine.size()); ++i) {
-        const Op& a = mine.op(i);
-        const Op& b = theirs.op(i);
-        CHECK(a.kind == b.kind);
-        if (a.kind == OpKind::send || a.kind == OpKind::recv) {
-          CHECK(a.peer == (b.peer - w + p) % p % k);
-        }
-        const auto pa = mine.pairs(i), pb = theirs.pairs(i);
-        REQUIRE(pa.size() == pb.size());
-        for (std::size_t j = 0; j < pa.size(); ++j) {
-          CHECK(moved(pa[j].q_chunk) == pb[j].q_chunk);
-          CHECK(moved(pa[j].kv_chunk) == pb[j].kv_chunk);
-        }
-        const auto ra = mine.reads(i), rb = theirs.reads(i);
-        REQUIRE(ra.size() == rb.size());
-        for (std::size_t j = 0; j < ra.size(); ++j) CHECK(same_object(ra[j], rb[j]));
-        const auto wa = mine.writes(i), wb = theirs.writes(i);
-        REQUIRE(wa.size() == wb.size());
-        for (std::size_t j = 0; j < wa.size(); ++j) CHECK(same_object(wa[j], wb[j]));
-      }
-    }
+    check_block_programs(quotient, full, w, w);
   }
 }
 
