@@ -387,26 +387,8 @@ SymmetryChoice choose_shift_symmetry(const Scenario& scenario, const Topology& t
 // build_symmetric_plan for `classes` classes whose representatives run ranks first_rank.. .
 Plan build_symmetric_plan_at(const Scenario& scenario, int classes, int first_rank);
 
-// The compute-stream time of one rank of the causal ring family with no communication slowing
-// it: its program generated alone (the lazy source of one class per rank, O(P) ops).
-Picoseconds rank_compute_ps(RingClassesSource& source, const CalibrationProfile& profile,
-                            int rank) {
-  while (source.extend(rank)) {
-  }
-  const ComputeModel model(source.plan(), profile);
-  const RankProgram& program = source.plan().programs[static_cast<std::size_t>(rank)];
-  Picoseconds total_ps = 0;
-  for (int i = program.first_index(); i < static_cast<int>(program.size()); ++i) {
-    const OpKind kind = program.op(i).kind;
-    if (kind == OpKind::compute || kind == OpKind::merge) total_ps += model.duration_ps(program, i);
-  }
-  return total_ps;
-}
-
-// The work block of a work-block quotient of K classes: the end block holding the rank with
-// the most compute. Under zigzag and striped chunks rank r's calls are r of one shape and
-// P - 1 - r of the other, so its compute is affine in r and largest at rank 0 or P - 1.
-// The same from a whole quotient plan: program `index`'s compute-stream time.
+// Program `index`'s compute-stream time (its calls and merges) with no communication slowing
+// it.
 Picoseconds program_compute_ps(const Plan& plan, const CalibrationProfile& profile, int index) {
   const ComputeModel model(plan, profile);
   const RankProgram& program = plan.programs[static_cast<std::size_t>(index)];
@@ -418,23 +400,20 @@ Picoseconds program_compute_ps(const Plan& plan, const CalibrationProfile& profi
   return total_ps;
 }
 
+// The work block of a work-block quotient of K classes: the end block holding the rank with
+// the most compute. Rank r's calls are r of one shape and P - 1 - r of the other, so its compute
+// is affine in r and largest at rank 0 or P - 1. Both come from the smallest quotient at each
+// end (two ranks of the ring family, one inner ring of the double ring: O(P) ops each).
 WorkApproximation heaviest_end_block(const Scenario& scenario, int classes,
                                      const CalibrationProfile& profile) {
-  const ScheduleSpec& spec = scenario.schedule;
-  if (const int inner = double_ring_inner(spec); inner > 0) {
-    // Ranks 0 and P - 1 from the quotients of one inner ring at each end (O(inner x P) ops).
-    const Plan first = build_symmetric_plan_at(scenario, inner, 0);
-    const Plan last = build_symmetric_plan_at(scenario, inner, spec.gpus - inner);
-    const Picoseconds first_ps = program_compute_ps(first, profile, 0);
-    const Picoseconds last_ps = program_compute_ps(last, profile, inner - 1);
-    return {first_ps > last_ps ? 0 : spec.gpus - classes,
-            first_ps > last_ps ? first_ps - last_ps : last_ps - first_ps};
-  }
-  RingClassesSource source(RingClassesSpec{spec.kind, scenario.attention, spec.gpus,
-                                           *ring_ownership(spec), spec.gpus, spec.correction});
-  const Picoseconds first_ps = rank_compute_ps(source, profile, 0);
-  const Picoseconds last_ps = rank_compute_ps(source, profile, spec.gpus - 1);
-  return {first_ps > last_ps ? 0 : spec.gpus - classes,
+  const int p = scenario.schedule.gpus;
+  const int inner = double_ring_inner(scenario.schedule);
+  const int smallest = inner > 0 ? inner : 2;
+  const Picoseconds first_ps =
+      program_compute_ps(build_symmetric_plan_at(scenario, smallest, 0), profile, 0);
+  const Picoseconds last_ps = program_compute_ps(
+      build_symmetric_plan_at(scenario, smallest, p - smallest), profile, smallest - 1);
+  return {first_ps > last_ps ? 0 : p - classes,
           first_ps > last_ps ? first_ps - last_ps : last_ps - first_ps};
 }
 
