@@ -143,10 +143,13 @@ TEST_CASE("all-peers search past one leaf group: the walk rejects shifts that br
   // more hops), which the walk over destinations must reject; the first shift that maps every
   // route onto one of the same hops moves a whole leaf group: 256. Each destination has more
   // than Router::kTreeAfterSearches senders, so the walk routes from whole-graph searches.
+  // schedule.symmetry exact: auto runs all-gather KV's rings on the role quotient here (more
+  // than kAutoExactCollectiveClasses exact classes).
   for (const char* kind : {"pass_q", "allgather_kv"}) {
     INFO(kind);
-    const PreparedScenario p =
-        prepare_scenario(kScenario, {std::string("schedule.kind=") + kind, "schedule.gpus=512"});
+    const PreparedScenario p = prepare_scenario(
+        kScenario,
+        {std::string("schedule.kind=") + kind, "schedule.gpus=512", "schedule.symmetry=exact"});
     REQUIRE(p.symmetry.has_value());
     CHECK(p.symmetry->classes == 256);
   }

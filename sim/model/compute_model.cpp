@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -68,8 +69,21 @@ AttentionCall ComputeModel::call_of(Pass pass, std::span<const ChunkPair> pairs)
     q_chunks.push_back(pair.q_chunk);
     kv_chunks.push_back(pair.kv_chunk);
   }
+  // By position in the sequence (each chunk's first block), which is chunk id order in every
+  // layout as generated: a plan whose chunks' tokens were rotated (chunk_layouts.hpp
+  // rotate_chunk_contents) then lays its CTA tiles out in the order of the plan it relabels.
   sort_unique(q_chunks);
   sort_unique(kv_chunks);
+  const auto position = [&](int id) {
+    const std::vector<int>& blocks = plan_->chunks[static_cast<std::size_t>(id)].blocks;
+    return blocks.empty() ? std::numeric_limits<int>::max() : blocks.front();
+  };
+  const auto by_position = [&](std::vector<int>& ids) {
+    std::stable_sort(ids.begin(), ids.end(),
+                     [&](int x, int y) { return position(x) < position(y); });
+  };
+  by_position(q_chunks);
+  by_position(kv_chunks);
   const auto tokens = [&](const std::vector<int>& ids) {
     double sum = 0.0;
     for (int id : ids)

@@ -44,14 +44,16 @@ struct RoleApproximation {
   Picoseconds role_spread_ps = 0;
 };
 
-// An approximate quotient's programs (symmetric_plan.hpp, the causal ring family): the ranks'
-// programs have the same transfers but different work, and representative k runs the program
-// of rank first_rank + k (first_rank a multiple of K), which every rank of its class is costed
-// as. Ranks of one class then differ only in the shapes of their calls.
+// An approximate quotient's programs (symmetric_plan.hpp, causal zigzag-laid schedules): the
+// ranks' programs have the same transfers but different work, and representative k runs the
+// program of rank first_rank + k (first_rank a multiple of K), which every rank of its class is
+// costed as. Ranks of one class then differ only in the shapes of their calls.
 struct WorkApproximation {
   int first_rank = 0;  // w: representative k runs rank w + k's program
-  // |compute of rank 0 - compute of rank P - 1|, each alone (no communication slowing it): how
-  // far the ranks' work lies apart, the scale of what the quotient drops
+  // The most less the least compute of the end ranks costed, each alone (no communication
+  // slowing it; ranks 0 and P - 1 where compute is affine in the rank, the first and last
+  // blocks' for the mesh): how far the ranks' work lies apart, the scale of what the quotient
+  // drops
   Picoseconds work_spread_ps = 0;
 };
 

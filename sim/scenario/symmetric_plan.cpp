@@ -227,8 +227,8 @@ std::optional<RingSymmetry> role_symmetry(const Scenario& scenario, ShiftSearch 
 }
 
 // All-gather KV's NCCL rings (collective_ring_search) under auto or roles: the exact all-peers
-// quotient where it is small (auto: at most kAutoExactClasses classes; roles: no larger than
-// the role blocks), else the role quotient where its checks hold, else the exact quotient. The
+// quotient where it is small (auto: at most kAutoExactCollectiveClasses classes; roles: no larger
+// than the role blocks), else the role quotient where its checks hold, else the exact quotient. The
 // exact search routes every pair of ranks (P (P - 1) routes streamed), so it runs only where
 // the successors' search, a lower bound on its classes, leaves room.
 SymmetryChoice collective_ring_choice(const Scenario& scenario, const ShiftSearch& ring,
@@ -239,7 +239,7 @@ SymmetryChoice collective_ring_choice(const Scenario& scenario, const ShiftSearc
   const bool by_auto = symmetry_is(scenario, "auto");
   std::string why_not;
   std::optional<RingSymmetry> roles = roles_of(scenario, ring, topology, why_not);
-  const int exact_limit = by_auto ? kAutoExactClasses : roles ? roles->classes : 0;
+  const int exact_limit = by_auto ? kAutoExactCollectiveClasses : roles ? roles->classes : 0;
   if (exact_limit > 0 && ring_peer_symmetry(p, step, topology, profile).classes <= exact_limit) {
     RingSymmetry exact = all_peers_symmetry(p, step, topology, profile, exact_limit);
     if (exact.exact()) {
@@ -252,7 +252,7 @@ SymmetryChoice collective_ring_choice(const Scenario& scenario, const ShiftSearc
       choice.warning = fmt::format(
           "schedule.symmetry: auto simulated the approximate role quotient: the exact shift "
           "quotient has more than {} classes (schedule.symmetry: exact runs it, slower)",
-          kAutoExactClasses);
+          kAutoExactCollectiveClasses);
     }
     choice.symmetry = std::move(roles);
     return choice;
@@ -283,10 +283,21 @@ bool work_block_applies(const Scenario& scenario) {
   // stands for the others' (its compute balance is the figure a user asks of it).
   // The double ring lays a causal mask out over zigzag chunks (double_ring_layout): each rank
   // meets every chunk once, so its calls are the zigzag ring's two shapes in another order.
+  // All-gather KV lays a causal mask out over zigzag chunks too (build_allgather_kv): its one
+  // call per rank has the same work on every rank. USP of two or more Ulysses groups too
+  // (make_grid_plan): its ring over the groups is the zigzag ring's, so group G runs G calls of
+  // one shape and r - 1 - G of the other.
+  // Not pass-Q, whose ranks run the zigzag ring's two call shapes transposed: under the causal
+  // mask it is communication-bound, and each step's comm group waits for the partial from rank
+  // r + s, which runs its steps' shapes in another order; out of phase, ranks wait on each
+  // other far more than one block run in phase does (the quotient was 19% short of every rank
+  // at 64 GPUs, 1M tokens, and 31% at 256 GPUs, 4M: docs/design-notes.md).
   const std::optional<ChunkOwnership> ownership = ring_ownership(spec);
   const int inner = double_ring_inner(spec);
   const bool balanced = (ownership && *ownership != ChunkOwnership::contiguous) ||
-                        (inner > 0 && spec.gpus % inner == 0);
+                        (inner > 0 && spec.gpus % inner == 0) || usp_shift_degree(scenario) > 0 ||
+                        spec.kind == "mesh" ||
+                        (spec.kind == "allgather_kv" && spec.balance == TokenBalance::layout);
   if (!balanced || scenario.attention.mask.kind != AttentionMaskKind::causal || scenario.job ||
       spec.gpus < 4) {
     return false;
@@ -344,7 +355,9 @@ SymmetryChoice choose_shift_symmetry(const Scenario& scenario, const Topology& t
           scenario.schedule.kind);
     } else if (!symmetry_applies(scenario)) {
       declined =
-          "roles needs the full mask (or causal zigzag, striped or double ring) and one CP group "
+          "roles needs the full mask (or causal zigzag, striped, double ring, USP or all-gather "
+          "KV) "
+          "and one CP group "
           "(no job)";
     } else {
       choice.symmetry = role_symmetry(scenario, *search, topology, declined);
@@ -387,34 +400,58 @@ SymmetryChoice choose_shift_symmetry(const Scenario& scenario, const Topology& t
 // build_symmetric_plan for `classes` classes whose representatives run ranks first_rank.. .
 Plan build_symmetric_plan_at(const Scenario& scenario, int classes, int first_rank);
 
-// Program `index`'s compute-stream time (its calls and merges) with no communication slowing
-// it.
-Picoseconds program_compute_ps(const Plan& plan, const CalibrationProfile& profile, int index) {
+// Each program's compute-stream time (its calls and merges) with no communication slowing it.
+std::vector<Picoseconds> programs_compute_ps(const Plan& plan, const CalibrationProfile& profile) {
   const ComputeModel model(plan, profile);
-  const RankProgram& program = plan.programs[static_cast<std::size_t>(index)];
-  Picoseconds total_ps = 0;
-  for (int i = 0; i < static_cast<int>(program.size()); ++i) {
-    const OpKind kind = program.op(i).kind;
-    if (kind == OpKind::compute || kind == OpKind::merge) total_ps += model.duration_ps(program, i);
+  std::vector<Picoseconds> totals_ps;
+  for (const RankProgram& program : plan.programs) {
+    Picoseconds total_ps = 0;
+    for (int i = 0; i < static_cast<int>(program.size()); ++i) {
+      const OpKind kind = program.op(i).kind;
+      if (kind == OpKind::compute || kind == OpKind::merge) {
+        total_ps += model.duration_ps(program, i);
+      }
+    }
+    totals_ps.push_back(total_ps);
   }
-  return total_ps;
+  return totals_ps;
 }
 
 // The work block of a work-block quotient of K classes: the end block holding the rank with
-// the most compute. Rank r's calls are r of one shape and P - 1 - r of the other, so its compute
-// is affine in r and largest at rank 0 or P - 1. Both come from the smallest quotient at each
-// end (two ranks of the ring family, one inner ring of the double ring: O(P) ops each).
+// the most compute, and the spread of the ranks costed (the most less the least).
+//   - Ring family, double ring, USP, all-gather KV: rank r's calls are r of one shape and
+//     P - 1 - r of the other, so its compute is affine in r, extreme at rank 0 and P - 1. The
+//     smallest quotient at each end holds them (two ranks of the ring family, one inner ring of
+//     the double ring, two Ulysses groups: O(P) ops each).
+//   - Mesh: rank T a + y (KV position T, Q position y) meets Q chunks T a .. T a + a - 1 and KV
+//     chunks y + a k, so about a (b - 1 - T) + y of its pairs have the query chunk first:
+//     affine in T and in y, not in the rank, and the fused calls' shapes and the diagonal
+//     blocks bend it: the end blocks of K ranks themselves are costed (K programs each; costing
+//     only the first and last Q-groups chose the lighter block of 32 x 32 at 1024 GPUs, whose
+//     quotient was 2.1% short of every rank where the heavier one is exact).
 WorkApproximation heaviest_end_block(const Scenario& scenario, int classes,
                                      const CalibrationProfile& profile) {
   const int p = scenario.schedule.gpus;
   const int inner = double_ring_inner(scenario.schedule);
-  const int smallest = inner > 0 ? inner : 2;
-  const Picoseconds first_ps =
-      program_compute_ps(build_symmetric_plan_at(scenario, smallest, 0), profile, 0);
-  const Picoseconds last_ps = program_compute_ps(
-      build_symmetric_plan_at(scenario, smallest, p - smallest), profile, smallest - 1);
-  return {first_ps > last_ps ? 0 : p - classes,
-          first_ps > last_ps ? first_ps - last_ps : last_ps - first_ps};
+  // All-gather KV's offset quotient may keep one class; a folded one needs two (a ring peer
+  // must fold onto another representative); USP's, whole Ulysses groups, at least two.
+  const bool offset = scenario.schedule.kind == "allgather_kv";
+  int smallest = inner > 0 ? inner : offset && p % 2 != 0 ? 1 : 2;
+  if (const int u = usp_shift_degree(scenario); u > 0) {
+    int groups = 2;
+    while ((p / u) % groups != 0) ++groups;
+    smallest = groups * u;
+  }
+  if (known_mesh_tile(scenario)) smallest = classes;
+  const std::vector<Picoseconds> first =
+      programs_compute_ps(build_symmetric_plan_at(scenario, smallest, 0), profile);
+  const std::vector<Picoseconds> last =
+      programs_compute_ps(build_symmetric_plan_at(scenario, smallest, p - smallest), profile);
+  const Picoseconds first_ps = *std::max_element(first.begin(), first.end());
+  const Picoseconds last_ps = *std::max_element(last.begin(), last.end());
+  const Picoseconds least_ps = std::min(*std::min_element(first.begin(), first.end()),
+                                        *std::min_element(last.begin(), last.end()));
+  return {first_ps > last_ps ? 0 : p - classes, std::max(first_ps, last_ps) - least_ps};
 }
 
 }  // namespace
@@ -554,15 +591,15 @@ Plan build_symmetric_plan_at(const Scenario& scenario, int classes, int first_ra
     given.tile_a = tile->a;
     given.tile_b = tile->b;
     given.tile_choice = MeshTileChoice::given;
-    plan = make_mesh_classes_plan(scenario.attention, given, classes);
+    plan = make_mesh_classes_plan(scenario.attention, given, classes, first_rank);
   } else if (const int inner = double_ring_inner(spec); inner > 0) {
     plan = make_double_ring_classes_plan(scenario.attention, spec.gpus, inner, classes, first_rank);
   } else if (const int u = usp_shift_degree(scenario); u > 0) {
-    plan = make_usp_classes_plan(scenario.attention, spec.gpus, u, classes);
+    plan = make_usp_classes_plan(scenario.attention, spec.gpus, u, classes, first_rank);
   } else if (spec.kind == "pass_q") {
     plan = make_pass_q_classes_plan(scenario.attention, spec.gpus, classes);
   } else if (spec.kind == "allgather_kv") {
-    plan = make_allgather_kv_classes_plan(scenario.attention, spec.gpus, classes);
+    plan = make_allgather_kv_classes_plan(scenario.attention, spec.gpus, classes, first_rank);
   } else {
     plan = make_pass_kv_ring_classes_plan(spec.kind, scenario.attention, spec.gpus,
                                           *ring_ownership(spec), classes, first_rank);
@@ -592,9 +629,9 @@ std::unique_ptr<UspClassesSource> symmetric_usp_source(const Scenario& scenario,
                                                        const RingSymmetry& symmetry) {
   if (!windowed_usp_quotient(scenario, symmetry.classes)) return nullptr;
   const ScheduleSpec& spec = scenario.schedule;
-  return std::make_unique<UspClassesSource>(UspClassesSpec{scenario.attention, spec.gpus,
-                                                           usp_shift_degree(scenario),
-                                                           symmetry.classes, spec.correction});
+  return std::make_unique<UspClassesSource>(
+      UspClassesSpec{scenario.attention, spec.gpus, usp_shift_degree(scenario), symmetry.classes,
+                     spec.correction, symmetry.work ? symmetry.work->first_rank : 0});
 }
 
 std::unique_ptr<ProgramSource> symmetric_source(const Scenario& scenario,

@@ -14,7 +14,8 @@
 // forward, backward or both; the full mask (every block then costs the same, so the program
 // of rank r + K is that of rank r shifted: causal and windowed masks give ranks different
 // work and stay on the full simulation, but for the approximate work-block quotient of causal
-// zigzag, striped and double ring, work_block_applies); one CP group (no job); and a topology
+// zigzag, striped, double ring, USP, mesh and all-gather KV, work_block_applies); one CP group
+// (no job); and a topology
 // and placement
 // on which some shift by K < P ranks maps the routes of every rank's peers onto themselves.
 // pass_q (forward; it has no backward) and allgather_kv owned by the layout, in which
@@ -24,10 +25,11 @@
 // offset t of class s with the recv at offset t of class (s + t) mod K, and the shift must map
 // the routes between every pair of ranks. Not ulysses: its quotient was not exact (peak
 // memory at 256 GPUs): its programs list head chunks by absolute index, not by offset.
-// Pass-Q's causal mask stays on the full simulation like the others': with zigzag chunks the chunk
-// rank r meets at step s lies before or after its own depending on whether r - s wraps, so
-// ranks r and r + K run calls of different shapes at one step (2 query blocks x 1 key block,
-// or 1 x 2), and the call efficiency and CTA tile work the compute model charges differ.
+// Pass-Q's causal mask is not an exact shift: with zigzag chunks the chunk rank r meets at step
+// s lies before or after its own depending on whether r - s wraps, so ranks r and r + K run
+// calls of different shapes at one step (2 query blocks x 1 key block, or 1 x 2), and the call
+// efficiency and CTA tile work the compute model charges differ; nor is the work-block
+// quotient close (work_block_applies says why), so every rank runs.
 // Elsewhere the full plan runs; the result JSON says which
 // (`symmetry: {classes, exact}`, present wherever symmetry applies and is on).
 #pragma once
@@ -56,12 +58,16 @@ int usp_shift_degree(const Scenario& scenario);
 // schedule.symmetry: off (or `--no-symmetry`): every rank simulated, a job's groups included.
 bool symmetry_switched_off(const Scenario& scenario);
 
-// Causal zigzag, striped (over the layout's chunks) and double ring (zigzag chunks), one CP
-// group, run a work-block quotient (rank_shift_symmetry.hpp WorkApproximation): their
-// transfers are the full mask's, so the full mask's quotient applies, but rank r runs r calls
-// of one shape and P - 1 - r of the other; the representatives run the programs of the end
-// block holding the rank with the most compute (rank 0 or P - 1: compute is affine in r),
-// which every block is costed as. Under schedule.symmetry roles, or auto beyond
+// Causal zigzag, striped (over the layout's chunks), double ring, USP of two or more Ulysses
+// groups, mesh with a known tile and all-gather KV (zigzag chunks; all-gather KV with balance:
+// layout), one CP group, run a work-block quotient
+// (rank_shift_symmetry.hpp WorkApproximation): their transfers are the full mask's, so the
+// full mask's quotient applies, but rank r runs r calls of one shape and P - 1 - r of the
+// other (all-gather KV: one call, the same work on every rank, so its spread is whatever the
+// compute model makes of the chunks' positions; the mesh: a mix set by the rank's Q and KV
+// positions); the representatives run the programs of the end block holding the rank with the
+// most compute (rank 0 or P - 1 where compute is affine in r; for the mesh, ranks a - 1 and
+// P - a), which every block is costed as. Under schedule.symmetry roles, or auto beyond
 // kAutoExactWorkRanks GPUs (up to that many, auto simulates every rank); not the contiguous
 // ring, whose work grows with the rank (max/mean -> 2). Measured against every rank:
 // docs/design-notes.md, "Work-block quotient".
@@ -84,13 +90,24 @@ bool searched_mesh_tiles_symmetric(const Scenario& scenario);
 //     all-gather KV's NCCL rings) under the full mask, one CP group: an exact shift no larger
 //     than the role blocks where there is one, else the role quotient where its checks hold;
 //     anywhere else exact's choice, and `warning` says why.
-//   auto (the default): exact's choice where it has at most kAutoExactClasses classes (or
+//   auto (the default): exact's choice where it has at most kAutoExactClasses classes
+//     (kAutoExactCollectiveClasses for all-gather KV's NCCL rings) (or
 //     none exists and roles cannot apply either), else the role quotient, with `warning`
 //     saying so. The exact quotient's cost grows as classes x P (a ring's 1024 classes
 //     beyond one pod of the H100 cluster: 25 s at 2048 GPUs, 54 s at 4096, where 256 classes
 //     at 1024 take 1 s); the role quotient's as K x P with K one or two nodes' ranks.
 //   off: every rank.
 inline constexpr int kAutoExactClasses = 256;
+// All-gather KV's NCCL rings: auto's limit on the exact quotient's classes is lower. A
+// cross-node ring step runs over every lane of the node (collective_lanes.hpp), whose NVLink
+// legs share links with the node's other ring steps, so every class's flows form one
+// component of the flow network, and each flow's end re-solves O(K) flows: the run grows as
+// K^2 x P, not K x P. Measured (1M tokens, full mask, `simulate ... --set
+// schedule.kind=allgather_kv`): 256 classes took 14 s at 512 GPUs and 27 s at 1024 (165,000
+// re-solves of about 265 flows at 512), where the role quotient took 0.03 s and 0.06 s,
+// within +0.29% and +0.71% of them. At 64 classes the exact run is estimated at a
+// sixteenth of that.
+inline constexpr int kAutoExactCollectiveClasses = 64;
 struct SymmetryChoice {
   std::optional<RingSymmetry> symmetry;
   std::string warning;  // for the result's warnings; empty where the run is what was asked

@@ -229,12 +229,14 @@ void add_backward(Plan& plan, CommGroups& groups, const AttentionObjects& objs, 
   }
 }
 
-// The programs of ranks 0..emit-1 of the P-rank plan.
-Plan build_allgather_kv(const AttentionShape& shape, int ranks, bool by_work, int emit) {
+// The programs of ranks 0..emit-1 of the P-rank plan relabelled r -> r - first_rank.
+Plan build_allgather_kv(const AttentionShape& shape, int ranks, bool by_work, int emit,
+                        int first_rank) {
   const ChunkOwnership ownership = by_work        ? ChunkOwnership::work
                                    : shape.causal ? ChunkOwnership::zigzag
                                                   : ChunkOwnership::contiguous;
   Plan plan = make_chunked_plan("allgather_kv", shape, ranks, ownership);
+  rotate_chunk_contents(plan, first_rank);
   plan.tile_a = 1;
   plan.tile_b = ranks;
   if (allgather_kv_uses_nccl_ring(shape, by_work)) {
@@ -255,7 +257,7 @@ bool allgather_kv_uses_nccl_ring(const AttentionShape& shape, bool by_work) {
 }
 
 Plan make_allgather_kv_plan(const AttentionShape& shape, int ranks, bool by_work) {
-  return build_allgather_kv(shape, ranks, by_work, ranks);
+  return build_allgather_kv(shape, ranks, by_work, ranks, 0);
 }
 
 std::string allgather_kv_cost_warning(const ScheduleSpec& spec, const AttentionShape& shape) {
@@ -275,12 +277,16 @@ std::string allgather_kv_cost_warning(const ScheduleSpec& spec, const AttentionS
       per_node);
 }
 
-Plan make_allgather_kv_classes_plan(const AttentionShape& shape, int ranks, int classes) {
-  if (classes < 1 || classes >= ranks || ranks % classes != 0) {
-    throw std::invalid_argument(
-        fmt::format("an all-gather KV quotient plan takes classes dividing {}, below it", ranks));
+Plan make_allgather_kv_classes_plan(const AttentionShape& shape, int ranks, int classes,
+                                    int first_rank) {
+  if (classes < 1 || classes >= ranks || ranks % classes != 0 || first_rank < 0 ||
+      first_rank >= ranks || first_rank % classes != 0) {
+    throw std::invalid_argument(fmt::format(
+        "an all-gather KV quotient plan takes classes dividing {}, below it, and a first rank "
+        "a multiple of them",
+        ranks));
   }
-  Plan plan = build_allgather_kv(shape, ranks, false, classes);
+  Plan plan = build_allgather_kv(shape, ranks, false, classes, first_rank);
   keep_class_programs(plan, classes);
   return plan;
 }

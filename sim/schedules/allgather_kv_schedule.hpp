@@ -45,8 +45,12 @@ Plan make_allgather_kv_plan(const AttentionShape& shape, int ranks, bool by_work
 // shifted by K (the exchange lists its peers by offset r + t, its call reads KV[r - t] in
 // that order), every K; the all-gather and reduce-scatter of all P ranks are then each
 // representative's one comm group of P - 1 sends and P - 1 recvs, matched by offset.
-// std::invalid_argument for classes not dividing `ranks` or not below it.
-Plan make_allgather_kv_classes_plan(const AttentionShape& shape, int ranks, int classes);
+// first_rank w > 0 (a multiple of classes; a work-block quotient of the causal mask): the
+// programs are those of ranks w..w+classes-1 of the full plan relabelled r -> r - w
+// (rotate_chunk_contents, chunk_layouts.hpp).
+// std::invalid_argument for classes not dividing `ranks` or not below it, or such a w.
+Plan make_allgather_kv_classes_plan(const AttentionShape& shape, int ranks, int classes,
+                                    int first_rank = 0);
 
 // Whether the plan runs its all-gather and reduce-scatter as NCCL's rings (plan.hpp
 // CommStyle::nccl_ring): where every rank reads every KV chunk and adds to every chunk's dKV,

@@ -59,18 +59,19 @@ Plan make_chunked_plan(std::string schedule, const AttentionShape& shape, int ra
   return plan;
 }
 
-void rotate_chunk_contents(Plan& plan, int first_rank) {
-  const int p = static_cast<int>(plan.chunks.size());
-  if (first_rank == 0) return;
-  if (first_rank < 0 || first_rank >= p || !plan.objects.empty() || plan.op_count() > 0) {
+void rotate_chunk_contents(Plan& plan, int chunk_shift) {
+  const int count = static_cast<int>(plan.chunks.size());
+  if (chunk_shift == 0) return;
+  if (chunk_shift < 0 || chunk_shift >= count || !plan.objects.empty() || plan.op_count() > 0) {
     throw std::invalid_argument(
-        "rotate_chunk_contents: a first rank of the plan, before its objects and programs");
+        "rotate_chunk_contents: a shift below the plan's chunks, before its objects and programs");
   }
   std::vector<Chunk> rotated(plan.chunks.size());
-  for (int r = 0; r < p; ++r) {
-    Chunk& chunk = rotated[static_cast<std::size_t>(r)];
-    chunk = plan.chunks[static_cast<std::size_t>((r + first_rank) % p)];
-    chunk.owner = plan.chunks[static_cast<std::size_t>(r)].owner;
+  for (int c = 0; c < count; ++c) {
+    Chunk& chunk = rotated[static_cast<std::size_t>(c)];
+    chunk = plan.chunks[static_cast<std::size_t>((c + chunk_shift) % count)];
+    chunk.owner = plan.chunks[static_cast<std::size_t>(c)].owner;
+    chunk.head_group = plan.chunks[static_cast<std::size_t>(c)].head_group;
   }
   plan.chunks = std::move(rotated);
 }

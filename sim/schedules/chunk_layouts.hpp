@@ -23,11 +23,13 @@ enum class ChunkOwnership { contiguous, zigzag, striped, work };
 Plan make_chunked_plan(std::string schedule, const AttentionShape& shape, int ranks,
                        ChunkOwnership ownership);
 
-// A chunked plan relabelled so that rank `first_rank` is rank 0: chunk r takes the tokens of
-// chunk (r + first_rank) mod P and stays owned by rank r, so a generator that addresses chunks
-// by rank index emits, for rank r, the program rank r + first_rank has in the plan before the
-// relabel (a work-block quotient, rank_shift_symmetry.hpp WorkApproximation). Call before the
-// objects and programs are added; 0 changes nothing.
-void rotate_chunk_contents(Plan& plan, int first_rank);
+// A chunked plan relabelled so that rank first_rank is rank 0: chunk c takes the tokens of
+// chunk (c + chunk_shift) mod C (C chunks) and keeps its owner and head group, so a generator
+// that addresses chunks by rank index emits, for rank r, the program rank r + first_rank has
+// in the plan before the relabel (a work-block quotient, rank_shift_symmetry.hpp
+// WorkApproximation). chunk_shift = first_rank where chunk r is rank r's, first_rank x u where
+// rank r holds chunks r u .. r u + u - 1 (USP's head groups). Call before the objects and
+// programs are added; 0 changes nothing.
+void rotate_chunk_contents(Plan& plan, int chunk_shift);
 
 }  // namespace tilesim

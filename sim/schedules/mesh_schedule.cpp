@@ -8,6 +8,7 @@
 
 #include "sim/plan/fusing_builder.hpp"
 #include "sim/schedules/attention_objects.hpp"
+#include "sim/schedules/chunk_layouts.hpp"
 #include "sim/schedules/chunked_objects.hpp"
 #include "sim/schedules/class_plan.hpp"
 #include "sim/schedules/mesh_memory.hpp"
@@ -654,13 +655,16 @@ class BackwardBuilder {
 };
 
 // The plan of ranks 0..emit_ranks-1 of the tile (all of them: the mesh plan; fewer: the
-// quotient plan, whose peers are still the full tile's ranks).
-Plan build_mesh_plan(const AttentionShape& shape, const MeshOptions& options, int emit_ranks) {
+// quotient plan, whose peers are still the full tile's ranks), relabelled r -> r - first_rank
+// (rotate_chunk_contents).
+Plan build_mesh_plan(const AttentionShape& shape, const MeshOptions& options, int emit_ranks,
+                     int first_rank = 0) {
   const MeshTile tile = options.tile;
   if (tile.a < 1 || tile.b < 1) {
     throw ScheduleError("schedule.tile", "expected a mesh tile [a, b] with a, b >= 1");
   }
   Plan plan = make_mesh_layout(shape, tile.ranks());
+  rotate_chunk_contents(plan, first_rank);
   plan.tile_a = tile.a;
   plan.tile_b = tile.b;
   MeshOptions opt = options;
@@ -759,14 +763,17 @@ Plan make_mesh_plan(const AttentionShape& shape, const MeshOptions& options) {
   return build_mesh_plan(shape, options, options.tile.ranks());
 }
 
-Plan make_mesh_classes_plan(const AttentionShape& shape, const MeshOptions& options, int classes) {
+Plan make_mesh_classes_plan(const AttentionShape& shape, const MeshOptions& options, int classes,
+                            int first_rank) {
   const MeshTile tile = options.tile;
-  if (classes < 1 || tile.ranks() % classes != 0 || classes % tile.a != 0) {
-    throw std::invalid_argument(
-        fmt::format("a mesh quotient plan takes classes a multiple of a = {} dividing {}", tile.a,
-                    tile.ranks()));
+  if (classes < 1 || tile.ranks() % classes != 0 || classes % tile.a != 0 || first_rank < 0 ||
+      first_rank >= tile.ranks() || first_rank % tile.a != 0) {
+    throw std::invalid_argument(fmt::format(
+        "a mesh quotient plan takes classes a multiple of a = {} dividing {}, and a first rank "
+        "a multiple of a",
+        tile.a, tile.ranks()));
   }
-  Plan plan = build_mesh_plan(shape, options, classes);
+  Plan plan = build_mesh_plan(shape, options, classes, first_rank);
   fold_onto_classes(plan, classes);
   return plan;
 }
@@ -869,12 +876,13 @@ Plan make_mesh_plan(const AttentionShape& shape, const ScheduleSpec& spec) {
   return plan;
 }
 
-Plan make_mesh_classes_plan(const AttentionShape& shape, const ScheduleSpec& spec, int classes) {
+Plan make_mesh_classes_plan(const AttentionShape& shape, const ScheduleSpec& spec, int classes,
+                            int first_rank) {
   const MeshTile tile{spec.tile_a, spec.tile_b};
   MeshOptions opt;
   opt.tile = tile;
   opt.windows = mesh_windows_for_budget(shape, tile, spec.memory_budget_bytes);
-  return make_mesh_classes_plan(shape, opt, classes);
+  return make_mesh_classes_plan(shape, opt, classes, first_rank);
 }
 
 }  // namespace tilesim

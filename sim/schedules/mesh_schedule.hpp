@@ -99,8 +99,12 @@ Plan make_mesh_plan(const AttentionShape& shape, const MeshOptions& options);
 // recv naming its full peer mod classes (class_plan.hpp), the chunks of all a*b ranks (those
 // homed beyond `classes` never live), the forward partials of the representatives and the
 // backward partials of all ranks. The programs are the full plan's; std::invalid_argument
-// for classes not allowed.
-Plan make_mesh_classes_plan(const AttentionShape& shape, const MeshOptions& options, int classes);
+// for classes not allowed. first_rank w > 0 (whole Q-groups: a multiple of a; a work-block
+// quotient of the causal mask): the programs are those of ranks w..w+classes-1 of the full
+// plan relabelled r -> r - w (chunk r holds chunk r + w's tokens: rotate_chunk_contents; a
+// shift by whole Q-groups maps every rank's Q and KV chunk sets onto the shifted rank's).
+Plan make_mesh_classes_plan(const AttentionShape& shape, const MeshOptions& options, int classes,
+                            int first_rank = 0);
 
 // The closed forms above, c = S/(a*b): forward (a-1)*q + (b-1)*kv + (a-1)*(o + lse),
 // backward (a-1)*(2q + 2o + lse) + (b-1)*(kv + dkv); mesh_bytes_in_per_rank sums the
@@ -118,6 +122,7 @@ MeshTile fewest_bytes_tile(const AttentionShape& shape, int ranks);
 // received bytes), windows from the memory budget, placement from the spec.
 Plan make_mesh_plan(const AttentionShape& shape, const ScheduleSpec& spec);
 // Its quotient (make_mesh_classes_plan) for a given tile; the placement is the symmetry's.
-Plan make_mesh_classes_plan(const AttentionShape& shape, const ScheduleSpec& spec, int classes);
+Plan make_mesh_classes_plan(const AttentionShape& shape, const ScheduleSpec& spec, int classes,
+                            int first_rank = 0);
 
 }  // namespace tilesim

@@ -24,7 +24,10 @@ UspClassesSource::UspClassesSource(UspClassesSpec spec)
   }
   // As make_usp_classes_plan: the chunks and objects of all P ranks, K programs.
   grid_ = usp_grid(spec_.shape, spec_.ranks, u, "usp");
-  plan_ = make_usp_grid_plan("usp", spec_.shape, spec_.ranks, grid_, objs_);
+  if (spec_.first_rank < 0 || spec_.first_rank >= spec_.ranks || spec_.first_rank % u != 0) {
+    throw std::invalid_argument("UspClassesSource: a first rank a multiple of u, below P");
+  }
+  plan_ = make_usp_grid_plan("usp", spec_.shape, spec_.ranks, grid_, objs_, spec_.first_rank);
   for (int h = 0; h < u; ++h) rings_.push_back(usp_head_ring(plan_, grid_, objs_, h));
   plan_.programs.assign(static_cast<std::size_t>(k_count), RankProgram{});
   plan_.ranks = k_count;

@@ -45,6 +45,7 @@ struct UspClassesSpec {
   int ulysses = 0;       // u
   int classes = 0;       // K: a multiple of u, at least 2u, dividing P
   Correction correction = Correction::separate;
+  int first_rank = 0;  // a work-block quotient's block (make_usp_classes_plan), a multiple of u
 };
 
 class UspClassesSource final : public ProgramSource {

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "sim/plan/program_builder.hpp"
+#include "sim/schedules/chunk_layouts.hpp"
 #include "sim/schedules/pairwise_exchange.hpp"
 #include "sim/schedules/schedule.hpp"
 
@@ -126,8 +127,9 @@ UspGrid usp_grid(const AttentionShape& shape, int ranks, int u, const std::strin
 }
 
 Plan make_usp_grid_plan(std::string name, const AttentionShape& shape, int ranks,
-                        const UspGrid& grid, UspHeadObjects& objs) {
+                        const UspGrid& grid, UspHeadObjects& objs, int first_rank) {
   Plan plan = make_grid_plan(std::move(name), shape, ranks, grid);
+  rotate_chunk_contents(plan, first_rank * grid.u);
   objs = add_head_objects(plan, grid);
   return plan;
 }

@@ -37,8 +37,10 @@ struct UspGrid {
 UspGrid usp_grid(const AttentionShape& shape, int ranks, int u, const std::string& name);
 
 // The plan's header, chunks and objects (no programs' ops yet: `ranks` empty programs).
+// first_rank w (a multiple of u): the plan relabelled r -> r - w, each rank's chunks holding
+// the tokens of rank r + w's (rotate_chunk_contents), for a work-block quotient.
 Plan make_usp_grid_plan(std::string name, const AttentionShape& shape, int ranks,
-                        const UspGrid& grid, UspHeadObjects& objs);
+                        const UspGrid& grid, UspHeadObjects& objs, int first_rank = 0);
 
 // The ring of head group h across the r Ulysses groups (keys routed by readers under a window
 // or documents).

@@ -16,11 +16,13 @@ namespace {
 
 // The programs of the ranks of Ulysses groups 0..emit_groups-1 (all r groups: the full plan;
 // fewer: a quotient plan's, peers still the full plan's ranks).
-Plan build_grid(std::string name, const AttentionShape& shape, int ranks, int u, int emit_groups) {
+// first_rank: the plan relabelled r -> r - first_rank (make_usp_grid_plan).
+Plan build_grid(std::string name, const AttentionShape& shape, int ranks, int u, int emit_groups,
+                int first_rank = 0) {
   const UspGrid grid = usp_grid(shape, ranks, u, name);
   if (emit_groups < 0) emit_groups = grid.r;
   UspHeadObjects objs;
-  Plan plan = make_usp_grid_plan(std::move(name), shape, ranks, grid, objs);
+  Plan plan = make_usp_grid_plan(std::move(name), shape, ranks, grid, objs, first_rank);
   const bool fwd = shape.has_forward();
   const bool bwd = shape.has_backward();
   CommGroups groups(ranks);
@@ -50,14 +52,17 @@ Plan make_usp_plan(const AttentionShape& shape, int ranks, int ulysses_degree) {
   return build_grid("usp", shape, ranks, ulysses_degree, -1);
 }
 
-Plan make_usp_classes_plan(const AttentionShape& shape, int ranks, int ulysses_degree,
-                           int classes) {
+Plan make_usp_classes_plan(const AttentionShape& shape, int ranks, int ulysses_degree, int classes,
+                           int first_rank) {
   const int u = ulysses_degree;
-  if (u < 1 || classes < 2 * u || classes % u != 0 || ranks % classes != 0) {
+  if (u < 1 || classes < 2 * u || classes % u != 0 || ranks % classes != 0 || first_rank < 0 ||
+      first_rank >= ranks || first_rank % u != 0) {
     throw std::invalid_argument(fmt::format(
-        "a USP quotient plan takes classes a multiple of 2 x u = {} dividing {}", 2 * u, ranks));
+        "a USP quotient plan takes classes a multiple of 2 x u = {} dividing {}, and a first "
+        "rank a multiple of u",
+        2 * u, ranks));
   }
-  Plan plan = build_grid("usp", shape, ranks, u, classes / u);
+  Plan plan = build_grid("usp", shape, ranks, u, classes / u, first_rank);
   fold_onto_classes(plan, classes);
   return plan;
 }

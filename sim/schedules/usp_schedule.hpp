@@ -60,8 +60,11 @@ Plan make_usp_plan(const AttentionShape& shape, int ranks, int ulysses_degree);
 // representative's ring successor would be its own image); plan.ranks = classes, peers
 // folded mod classes (class_plan.hpp), the chunks and objects of all ranks.
 // std::invalid_argument otherwise. Ulysses alone (u = P) has no quotient: its one all-to-all
-// makes every rank a peer of every other.
-Plan make_usp_classes_plan(const AttentionShape& shape, int ranks, int ulysses_degree, int classes);
+// makes every rank a peer of every other. first_rank w > 0 (a multiple of u; a work-block
+// quotient of the causal mask): the programs are those of ranks w..w+classes-1 of the full plan
+// relabelled r -> r - w (each rank's chunks hold rank r + w's tokens: rotate_chunk_contents).
+Plan make_usp_classes_plan(const AttentionShape& shape, int ranks, int ulysses_degree, int classes,
+                           int first_rank = 0);
 Plan make_ulysses_plan(const AttentionShape& shape, int ranks);
 
 }  // namespace tilesim

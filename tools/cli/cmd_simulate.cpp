@@ -70,10 +70,9 @@ void print_summary(const SimulationRun& run) {
   if (run.symmetric() && run.symmetry->work) {
     const int first = run.symmetry->work->first_rank;
     fmt::print(
-        " (causal work: ranks {}..{}'s programs stand for every block's; ranks 0 and {} differ "
-        "by {} of compute)",
-        first, first + plan.ranks - 1, p.scenario.schedule.gpus - 1,
-        format_time_s(ps_to_s(run.symmetry->work->work_spread_ps)));
+        " (causal work: ranks {}..{}'s programs stand for every block's; the end ranks' compute "
+        "spans {})",
+        first, first + plan.ranks - 1, format_time_s(ps_to_s(run.symmetry->work->work_spread_ps)));
   }
   fmt::print("\n");
 }
