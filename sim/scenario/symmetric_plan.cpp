@@ -355,10 +355,8 @@ SymmetryChoice choose_shift_symmetry(const Scenario& scenario, const Topology& t
           scenario.schedule.kind);
     } else if (!symmetry_applies(scenario)) {
       declined =
-          "roles needs the full mask (or causal zigzag, striped, double ring, USP or all-gather "
-          "KV) "
-          "and one CP group "
-          "(no job)";
+          "roles needs the full mask (or a causal one on zigzag, striped, double ring, USP, mesh "
+          "or all-gather KV) and one CP group (no job)";
     } else {
       choice.symmetry = role_symmetry(scenario, *search, topology, declined);
     }

@@ -66,10 +66,10 @@ bool symmetry_switched_off(const Scenario& scenario);
 // other (all-gather KV: one call, the same work on every rank, so its spread is whatever the
 // compute model makes of the chunks' positions; the mesh: a mix set by the rank's Q and KV
 // positions); the representatives run the programs of the end block holding the rank with the
-// most compute (rank 0 or P - 1 where compute is affine in r; for the mesh, ranks a - 1 and
-// P - a), which every block is costed as. Under schedule.symmetry roles, or auto beyond
-// kAutoExactWorkRanks GPUs (up to that many, auto simulates every rank); not the contiguous
-// ring, whose work grows with the rank (max/mean -> 2). Measured against every rank:
+// most compute (rank 0 or P - 1 where compute is affine in r; for the mesh, whose compute is
+// not, the end blocks are costed whole), which every block is costed as. Under schedule.symmetry
+// roles, or auto beyond kAutoExactWorkRanks GPUs (up to that many, auto simulates every rank); not
+// the contiguous ring, whose work grows with the rank (max/mean -> 2). Measured against every rank:
 // docs/design-notes.md, "Work-block quotient".
 inline constexpr int kAutoExactWorkRanks = 256;
 bool work_block_applies(const Scenario& scenario);
@@ -105,7 +105,7 @@ inline constexpr int kAutoExactClasses = 256;
 // K^2 x P, not K x P. Measured (1M tokens, full mask, `simulate ... --set
 // schedule.kind=allgather_kv`): 256 classes took 14 s at 512 GPUs and 27 s at 1024 (165,000
 // re-solves of about 265 flows at 512), where the role quotient took 0.03 s and 0.06 s,
-// within +0.29% and +0.71% of them. At 64 classes the exact run is estimated at a
+// within +0.29% and +0.71% of them. At 64 classes the K^2 growth puts the exact run at a
 // sixteenth of that.
 inline constexpr int kAutoExactCollectiveClasses = 64;
 struct SymmetryChoice {
