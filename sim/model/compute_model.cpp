@@ -18,11 +18,6 @@ PositionRun sub_run(const PositionRun& run, std::int64_t first, std::int64_t cou
   return {run.start + first * run.stride, run.stride, count};
 }
 
-void sort_unique(std::vector<int>& ids) {
-  std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-}
-
 }  // namespace
 
 std::vector<double> ComputeModel::tile_work(Pass pass, std::span<const ChunkPair> pairs,
@@ -72,15 +67,13 @@ AttentionCall ComputeModel::call_of(Pass pass, std::span<const ChunkPair> pairs)
   // By position in the sequence (each chunk's first block), which is chunk id order in every
   // layout as generated: a plan whose chunks' tokens were rotated (chunk_layouts.hpp
   // rotate_chunk_contents) then lays its CTA tiles out in the order of the plan it relabels.
-  sort_unique(q_chunks);
-  sort_unique(kv_chunks);
   const auto position = [&](int id) {
     const std::vector<int>& blocks = plan_->chunks[static_cast<std::size_t>(id)].blocks;
-    return blocks.empty() ? std::numeric_limits<int>::max() : blocks.front();
+    return std::pair{blocks.empty() ? std::numeric_limits<int>::max() : blocks.front(), id};
   };
   const auto by_position = [&](std::vector<int>& ids) {
-    std::stable_sort(ids.begin(), ids.end(),
-                     [&](int x, int y) { return position(x) < position(y); });
+    std::sort(ids.begin(), ids.end(), [&](int x, int y) { return position(x) < position(y); });
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   };
   by_position(q_chunks);
   by_position(kv_chunks);
@@ -152,6 +145,14 @@ Picoseconds ComputeModel::duration_ps(const RankProgram& program, int index) con
                    launches * profile_->launch_overhead_s);
   }
   return 0;
+}
+
+Picoseconds ComputeModel::compute_stream_ps(const RankProgram& program) const {
+  Picoseconds total_ps = 0;
+  for (int i = program.first_index(); i < static_cast<int>(program.size()); ++i) {
+    total_ps += duration_ps(program, i);  // 0 for sends, recvs and frees
+  }
+  return total_ps;
 }
 
 std::vector<double> ComputeModel::whole_sequence_tile_work(Pass pass) const {

@@ -31,6 +31,9 @@ class ComputeModel {
 
   // Duration of a compute or merge op when no communication slows it down.
   Picoseconds duration_ps(const RankProgram& program, int index) const;
+  // A program's compute stream alone: its computes' and merges' durations summed (the ops it
+  // still holds, from first_index()).
+  Picoseconds compute_stream_ps(const RankProgram& program) const;
   // A compute op: its block pairs' times summed plus one launch overhead (a
   // fused op runs its pairs back to back in one launch).
   double compute_time_s(const RankProgram& program, int index) const;

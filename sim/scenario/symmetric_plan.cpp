@@ -398,19 +398,12 @@ SymmetryChoice choose_shift_symmetry(const Scenario& scenario, const Topology& t
 // build_symmetric_plan for `classes` classes whose representatives run ranks first_rank.. .
 Plan build_symmetric_plan_at(const Scenario& scenario, int classes, int first_rank);
 
-// Each program's compute-stream time (its calls and merges) with no communication slowing it.
+// Each program's compute stream with no communication slowing it.
 std::vector<Picoseconds> programs_compute_ps(const Plan& plan, const CalibrationProfile& profile) {
   const ComputeModel model(plan, profile);
   std::vector<Picoseconds> totals_ps;
   for (const RankProgram& program : plan.programs) {
-    Picoseconds total_ps = 0;
-    for (int i = 0; i < static_cast<int>(program.size()); ++i) {
-      const OpKind kind = program.op(i).kind;
-      if (kind == OpKind::compute || kind == OpKind::merge) {
-        total_ps += model.duration_ps(program, i);
-      }
-    }
-    totals_ps.push_back(total_ps);
+    totals_ps.push_back(model.compute_stream_ps(program));
   }
   return totals_ps;
 }
