@@ -1,7 +1,9 @@
 // Efficiency by the work a call has: table extrapolation past its ends (and the warnings it
 // raises), wave quantisation by CTAs, and the two combined per call. Expected values are
 // hand-computed from the formulas in efficiency_curve.hpp and occupancy.hpp.
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <span>
@@ -198,6 +200,97 @@ TEST_CASE("compute model: a causally cut call's tiles carry their unmasked pairs
   }
   CHECK(diagonal);
   CHECK(full);
+}
+
+// The unmasked pairs of each CTA tile of a call, counted position by position with
+// AttentionMask::visible: the reference the compute model's counts (prefix sums under the causal
+// mask, run by run otherwise) must equal exactly. Tiles in call_of's grid order: tiled chunks by
+// first block, each chunk's blocks in order, cta_tokens positions at a time.
+std::vector<double> tile_work_by_position(const Plan& plan, Pass pass,
+                                          std::span<const ChunkPair> pairs, int cta_tokens) {
+  const bool forward = pass == Pass::fwd;
+  std::vector<int> tiled;
+  for (ChunkPair pair : pairs) tiled.push_back(forward ? pair.q_chunk : pair.kv_chunk);
+  const auto position = [&](int id) {
+    return std::pair{plan.chunks[static_cast<std::size_t>(id)].blocks.front(), id};
+  };
+  std::sort(tiled.begin(), tiled.end(), [&](int x, int y) { return position(x) < position(y); });
+  tiled.erase(std::unique(tiled.begin(), tiled.end()), tiled.end());
+  const auto positions = [&](const PositionRun& run) {
+    std::vector<std::int64_t> out;
+    for (std::int64_t a = 0; a < run.count; ++a) out.push_back(run.start + a * run.stride);
+    return out;
+  };
+  std::vector<double> work;
+  for (int id : tiled) {
+    std::vector<std::int64_t> partner_positions;
+    for (ChunkPair pair : pairs) {
+      if ((forward ? pair.q_chunk : pair.kv_chunk) != id) continue;
+      for (int block :
+           plan.chunks[static_cast<std::size_t>(forward ? pair.kv_chunk : pair.q_chunk)].blocks) {
+        for (std::int64_t x : positions(plan.layout.run(block))) partner_positions.push_back(x);
+      }
+    }
+    for (int block : plan.chunks[static_cast<std::size_t>(id)].blocks) {
+      const std::vector<std::int64_t> own = positions(plan.layout.run(block));
+      for (std::size_t first = 0; first < own.size();
+           first += static_cast<std::size_t>(cta_tokens)) {
+        double w = 0.0;
+        for (std::size_t t = first; t < std::min(own.size(), first + cta_tokens); ++t) {
+          for (std::int64_t x : partner_positions) {
+            w += forward ? plan.shape.mask.visible(own[t], x) : plan.shape.mask.visible(x, own[t]);
+          }
+        }
+        work.push_back(w);
+      }
+    }
+  }
+  const auto [lo, hi] = std::minmax_element(work.begin(), work.end());
+  if (work.empty() || *hi - *lo <= 1e-9 * *hi) return {};
+  return work;
+}
+
+TEST_CASE(
+    "compute model: every fused call's tile work is its tiles' visible pairs, counted one by one") {
+  // Fused calls of many chunks (mesh, USP), zigzag's two-block chunks, striped's strided runs,
+  // under the causal mask (the prefix-sum count) and a sliding window (counted run by run).
+  const std::vector<std::vector<std::string>> cases = {
+      {"schedule.kind=mesh", "schedule.tile=[2,4]"},
+      {"schedule.kind=mesh", "schedule.tile=[4,2]"},
+      {"schedule.kind=usp", "schedule.ulysses=2"},
+      {"schedule.kind=zigzag"},
+      {"schedule.kind=striped"},
+      {"schedule.kind=ring"},
+      {"schedule.kind=allgather_kv"},
+      {"schedule.kind=double_ring", "schedule.inner=2"},
+  };
+  const std::vector<std::vector<std::string>> masks = {
+      {"attention.causal=true"},
+      {"attention.causal=true", "attention.mask=sliding_window", "attention.window=300"}};
+  for (const std::vector<std::string>& mask : masks) {
+    for (const std::vector<std::string>& schedule : cases) {
+      std::vector<std::string> sets = {"schedule.gpus=8", "attention.seq_len=2048",
+                                       "attention.pass=both"};
+      sets.insert(sets.end(), mask.begin(), mask.end());
+      sets.insert(sets.end(), schedule.begin(), schedule.end());
+      const PreparedScenario p = prepare_scenario(source_path("scenarios/ring-256k.yaml"), sets);
+      const Plan plan = build_valid_plan(p.scenario);
+      const ComputeModel model(plan, p.profile);
+      int uneven_calls = 0;
+      for (int r = 0; r < plan.ranks; ++r) {
+        const RankProgram& program = plan.programs[static_cast<std::size_t>(r)];
+        for (int i = 0; i < static_cast<int>(program.size()); ++i) {
+          if (program.op(i).kind != OpKind::compute) continue;
+          const AttentionCall call = model.call_of(program.op(i).pass, program.pairs(i));
+          INFO(schedule.front() << " " << mask.front() << " " << plan.describe({r, i}));
+          CHECK(call.tile_work == tile_work_by_position(plan, program.op(i).pass, program.pairs(i),
+                                                        p.profile.occupancy.cta_tokens));
+          uneven_calls += call.tile_work.empty() ? 0 : 1;
+        }
+      }
+      CHECK(uneven_calls > 0);  // the mask cut some call's tiles unevenly
+    }
+  }
 }
 
 TEST_CASE("call efficiency: table by size times occupancy by batch x heads x tiles") {

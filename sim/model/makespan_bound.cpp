@@ -36,6 +36,18 @@ int comm_ops_in_group(const RankProgram& program, int first) {
   return count;
 }
 
+// C_r: the program's computes and merges, each lowered.
+double compute_stream_lowered_ps(const ComputeModel& compute, const RankProgram& program) {
+  double compute_ps = 0.0;
+  for (int i = 0; i < static_cast<int>(program.size()); ++i) {
+    const OpKind kind = program.op(i).kind;
+    if (kind == OpKind::compute || kind == OpKind::merge) {
+      compute_ps += lowered(static_cast<double>(compute.duration_ps(program, i)));
+    }
+  }
+  return compute_ps;
+}
+
 }  // namespace
 
 MakespanBound::MakespanBound(const Topology& topology, const CalibrationProfile& profile)
@@ -145,7 +157,7 @@ double MakespanBound::lower_bound_s(const Plan& plan, const RingSymmetry* symmet
     const int own = gpu(r);
     const double c_in = in_capacity_bytes_per_s_[static_cast<std::size_t>(own)];
     const double c_out = out_capacity_bytes_per_s_[static_cast<std::size_t>(own)];
-    double compute_ps = 0.0;
+    const double compute_ps = compute_stream_lowered_ps(compute, program);
     double comm_ps = 0.0;
     // The comm group being read: a maximal run of comm ops with one Op::comm_group.
     int group = -1;
@@ -165,10 +177,6 @@ double MakespanBound::lower_bound_s(const Plan& plan, const RingSymmetry* symmet
     };
     for (int i = 0; i < static_cast<int>(program.size()); ++i) {
       const Op& op = program.op(i);
-      if (op.kind == OpKind::compute || op.kind == OpKind::merge) {
-        compute_ps += lowered(static_cast<double>(compute.duration_ps(program, i)));
-        continue;
-      }
       if (op.kind != OpKind::send && op.kind != OpKind::recv) continue;
       if (!in_group || op.comm_group != group) {
         close_group();
@@ -193,6 +201,15 @@ double MakespanBound::lower_bound_s(const Plan& plan, const RingSymmetry* symmet
     }
     close_group();
     bound_ps = std::max({bound_ps, compute_ps, comm_ps});
+  }
+  return bound_ps * 1e-12;
+}
+
+double MakespanBound::compute_lower_bound_s(const Plan& plan) const {
+  const ComputeModel compute(plan, profile_);
+  double bound_ps = 0.0;
+  for (const RankProgram& program : plan.programs) {
+    bound_ps = std::max(bound_ps, compute_stream_lowered_ps(compute, program));
   }
   return bound_ps * 1e-12;
 }

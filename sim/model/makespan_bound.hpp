@@ -48,6 +48,10 @@ class MakespanBound {
   // the full run's makespan, but the quotient's own makespan approximates the full run's and
   // may lie below it, so pruning against it is approximate too (tune_search.hpp).
   double lower_bound_s(const Plan& plan, const RingSymmetry* symmetry = nullptr);
+  // The compute term alone, max over the plan's ranks of C_r: a bound for any plan whose
+  // programs run as they stand, so also for a quotient whose peers are not ring offsets (a
+  // work block, an offset quotient), where it bounds the quotient's own makespan.
+  double compute_lower_bound_s(const Plan& plan) const;
 
   // The alone time of one transfer of `bytes` from src_gpu to dst_gpu, lowered as above (the
   // per-transfer term of T_g): what the closed-form bounds (sim/scenario/shape_bound.hpp) add

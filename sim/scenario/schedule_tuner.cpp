@@ -110,7 +110,7 @@ std::string candidate_refusal(const PreparedScenario& p, const ScheduleCandidate
 }
 
 CandidateResult evaluate_candidate(const PreparedScenario& p, const ScheduleCandidate& c,
-                                   Picoseconds stop_after_ps) {
+                                   Picoseconds stop_after_ps, const CandidateRun* decided) {
   CandidateResult r;
   r.candidate = c;
   if (p.job_layout || c.spec.memory_budget_bytes > 0) stop_after_ps = kNeverStop;
@@ -125,7 +125,9 @@ CandidateResult evaluate_candidate(const PreparedScenario& p, const ScheduleCand
   };
   try {
     // As `simulate` would run it, under the same guard (candidate_run.hpp).
-    const CandidateRun run = decide_candidate_run(p, c);
+    std::optional<CandidateRun> decided_here;
+    const CandidateRun& run =
+        decided != nullptr ? *decided : decided_here.emplace(decide_candidate_run(p, c));
     r.reason = to_string(run.refusal);
     r.over_limits = !r.reason.empty();
     if (r.over_limits) return r;

@@ -36,6 +36,8 @@
 
 namespace tilesim {
 
+struct CandidateRun;  // candidate_run.hpp
+
 struct ScheduleCandidate {
   std::string label;  // "ring", "mesh:16x16/kv-group-major"
   ScheduleSpec spec;
@@ -86,8 +88,10 @@ std::string candidate_refusal(const PreparedScenario& p, const ScheduleCandidate
 // the same resource guard); a refusal or a ScheduleError becomes ok = false with the reason.
 // stop_after_ps: the simulation's stop-at-time (SimulationOptions::stop_after_ps; not with a job or
 // a memory budget, whose verdict needs the whole run's peak): a run that stops comes back cut off.
+// decided: the run decide_candidate_run(p, c) gave, where the caller has it (null: decided here).
 CandidateResult evaluate_candidate(const PreparedScenario& p, const ScheduleCandidate& c,
-                                   Picoseconds stop_after_ps = kNeverStop);
+                                   Picoseconds stop_after_ps = kNeverStop,
+                                   const CandidateRun* decided = nullptr);
 
 // Every candidate, the runnable ones sorted by makespan first.
 std::vector<CandidateResult> tune_schedules(const PreparedScenario& p, bool mesh_only = false);

@@ -92,9 +92,11 @@ Picoseconds stop_ps(double ceiling_s, double guess_s, bool guess) {
 }
 
 // The plan-based bound of a decided run: the quotient's for a ring-family candidate that runs
-// symmetric (the bound reads a quotient's peers as ring offsets, makespan_bound.cpp), the whole
-// plan's for the others where it fits the limits, else the compute term alone (a quotient of
-// mesh or double ring without a closed form, e.g. a backward, whose whole plan would not fit).
+// symmetric (the bound reads a quotient's peers as ring offsets, makespan_bound.cpp); for
+// another whose quotient is built whole to run, that quotient's compute term (each
+// representative runs a real rank's program, whose computes its own run cannot shorten; the
+// whole plan of 1024 ranks took 26 s to build and cost for causal USP u = 32, both passes); the
+// whole plan's for the others where it fits the limits, else the compute term of the shape.
 CandidateResult plan_bound_of(const CandidateRun& run, const PreparedScenario& p,
                               const ScheduleCandidate& c, MakespanBound& bound) {
   CandidateResult r;
@@ -110,6 +112,8 @@ CandidateResult plan_bound_of(const CandidateRun& run, const PreparedScenario& p
     r.lower_bound_s = shape_compute_floor_s(s.attention, c.spec, p.profile);
   } else if (ring_family && run.symmetry) {
     r.lower_bound_s = bound.lower_bound_s(build_symmetric_plan(s, *run.symmetry), &*run.symmetry);
+  } else if (run.symmetry && !symmetric_source(s, *run.symmetry)) {
+    r.lower_bound_s = bound.compute_lower_bound_s(build_symmetric_plan(s, *run.symmetry));
   } else if (candidate_refusal(p, c).empty()) {
     r.lower_bound_s = bound.lower_bound_s(make_plan(s.attention, c.spec));
   } else {
@@ -129,7 +133,7 @@ CandidateResult schedule_error(const ScheduleCandidate& c, const ScheduleError& 
 }  // namespace
 
 CandidateResult bound_candidate(const PreparedScenario& p, const ScheduleCandidate& c,
-                                MakespanBound& bound) {
+                                MakespanBound& bound, std::optional<CandidateRun>* searched_run) {
   try {
     // The guard up to the shift search (candidate_run.hpp): the search routes every rank's
     // peers, seconds a candidate on 16384 GPUs, and one bounded in closed form (shape_bound.hpp)
@@ -156,7 +160,9 @@ CandidateResult bound_candidate(const PreparedScenario& p, const ScheduleCandida
       return r;
     }
     if (!run.searched) run = decide_candidate_run(p, c);
-    return plan_bound_of(run, p, c, bound);
+    CandidateResult bounded = plan_bound_of(run, p, c, bound);
+    if (searched_run != nullptr) *searched_run = std::move(run);
+    return bounded;
   } catch (const ScheduleError& e) {
     return schedule_error(c, e);
   }
@@ -187,9 +193,12 @@ std::vector<CandidateResult> search_candidates(
     return results;
   }
   MakespanBound bound(p.topology, p.profile);
+  // The runs decided while bounding, kept for the simulation: the shift search (choose_symmetry)
+  // costs seconds a candidate at 1024 GPUs under the causal mask.
+  std::vector<std::optional<CandidateRun>> searched_runs(n);
   for (std::size_t i = 0; i < n; ++i) {
     throw_if_interrupted();
-    results[i] = bound_candidate(p, candidates[i], bound);
+    results[i] = bound_candidate(p, candidates[i], bound, &searched_runs[i]);
     report(i + 1);
   }
   std::vector<std::size_t> order(n);
@@ -226,7 +235,8 @@ std::vector<CandidateResult> search_candidates(
     }
     const double lower_bound_s = results[i].lower_bound_s;
     const double wall_before_s = results[i].sim_wall_s;
-    results[i] = evaluate_candidate(p, candidates[i], stop_after_ps);
+    results[i] = evaluate_candidate(p, candidates[i], stop_after_ps,
+                                    searched_runs[i] ? &*searched_runs[i] : nullptr);
     results[i].lower_bound_s = lower_bound_s;
     results[i].sim_wall_s += wall_before_s;  // a rerun's time adds to the first run's
   };

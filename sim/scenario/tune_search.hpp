@@ -4,7 +4,8 @@
 // Each candidate first gets a proven lower bound on its makespan: from the closed forms of its
 // shape (shape_bound.hpp: mesh tiles, no plan built) or else from its plan
 // (sim/model/makespan_bound.hpp: the quotient plan of one rank per class where the candidate
-// runs symmetric), which costs building the plan, not simulating it. Then the candidates are
+// runs symmetric; for schedules whose quotient peers are not ring offsets, its compute term
+// alone), which costs building the plan, not simulating it. Then the candidates are
 // simulated in the order of their bounds (ties keep the candidate order), and one whose bound
 // exceeds the keep-th fastest makespan simulated so far is pruned: its makespan is at least its
 // bound, so it cannot be among the keep fastest. That threshold only falls as results come in, so
@@ -22,8 +23,10 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <vector>
 
+#include "sim/scenario/candidate_run.hpp"
 #include "sim/scenario/prepared_scenario.hpp"
 #include "sim/scenario/schedule_tuner.hpp"
 
@@ -37,9 +40,11 @@ std::vector<CandidateResult> search_candidates(
 
 // The lower bound for one candidate: the closed form of shape_bound.hpp where there is one
 // (no plan built, no symmetry search: the guard checks up to the search, candidate_run.hpp),
-// otherwise plan_bound_candidate's.
+// otherwise plan_bound_candidate's. Where the shift search ran, its decided run goes to
+// `searched_run` (when given), for evaluate_candidate to use.
 CandidateResult bound_candidate(const PreparedScenario& p, const ScheduleCandidate& c,
-                                class MakespanBound& bound);
+                                class MakespanBound& bound,
+                                std::optional<CandidateRun>* searched_run = nullptr);
 
 // The lower bound of makespan_bound.hpp for one candidate, building its plan (the quotient's
 // where a ring-family candidate runs symmetric, else the whole plan where that fits the limits;
