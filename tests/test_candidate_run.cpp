@@ -268,3 +268,27 @@ TEST_CASE("a candidate in a job is guarded by the CP groups it simulates, as sim
                                                      "groups hold"));
   }
 }
+
+TEST_CASE("a candidate whose heads do not split is left out for its heads, not its plan's size") {
+  // Ulysses over 1024 GPUs with 32 heads: tune listed it as over the memory limit (a plan of
+  // 1.9e7 ops it could never build); simulate names the heads at load.
+  const PreparedScenario p =
+      prepare_scenario(kScenario, {"schedule.gpus=1024", "attention.seq_len=1M"});
+  REQUIRE(p.scenario.attention.heads == 32);
+  ScheduleSpec spec = p.scenario.schedule;
+  spec.kind = "ulysses";
+  const ScheduleCandidate ulysses{"ulysses", spec};
+  MakespanBound bound(p.topology, p.profile);
+  for (const CandidateResult& r :
+       {bound_candidate(p, ulysses, bound), evaluate_candidate(p, ulysses)}) {
+    CHECK_FALSE(r.ok);
+    CHECK_FALSE(r.over_limits);
+    CHECK(r.reason ==
+          "attention.heads: ulysses: heads 32 are not divisible by the Ulysses degree 1024 (the "
+          "all-to-all gives each rank heads/1024 heads)");
+  }
+  // USP with a degree that divides the heads is not refused for them.
+  spec.kind = "usp";
+  spec.ulysses_degree = 8;
+  CHECK(decide_candidate_run(p, {"usp:u8", spec}, /*search=*/false).refusal.empty());
+}

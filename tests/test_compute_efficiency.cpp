@@ -1,6 +1,8 @@
 // Efficiency by the work a call has: table extrapolation past its ends (and the warnings it
 // raises), wave quantisation by CTAs, and the two combined per call. Expected values are
 // hand-computed from the formulas in efficiency_curve.hpp and occupancy.hpp.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdint>
@@ -370,4 +372,51 @@ TEST_CASE("simulation warns once per table end that its lookups left") {
     INFO(w);
     CHECK_THAT(w, Catch::Contains("(one-GPU reference)"));
   }
+}
+
+TEST_CASE(
+    "compute model: a head-split plan's calls over the same blocks cost and log as if each were "
+    "costed anew") {
+  // USP u = 4 on 16 GPUs, causal, 32K tokens (1K-token zigzag blocks, below the causal table's 2K
+  // start, so every causally cut block is one lookup below it): the u ranks of a Ulysses group
+  // run calls over the same blocks for different heads, which one model finds in its memo.
+  const PreparedScenario p =
+      prepare_scenario(source_path("scenarios/ring-256k.yaml"),
+                       {"schedule.gpus=16", "attention.seq_len=32K", "attention.causal=true",
+                        "attention.pass=both", "schedule.kind=usp", "schedule.ulysses=4"});
+  const Plan plan = build_valid_plan(p.scenario);
+  REQUIRE(plan.head_groups == 4);
+  const ComputeModel shared(plan, p.profile);
+  const auto block = static_cast<double>(plan.layout.block_tokens());
+  REQUIRE(block < 2048);
+  long cut_blocks = 0;
+  int computes = 0;
+  for (const RankProgram& program : plan.programs) {
+    for (int i = 0; i < static_cast<int>(program.size()); ++i) {
+      if (program.op(i).kind != OpKind::compute) continue;
+      ++computes;
+      const ComputeModel fresh(plan, p.profile);  // an empty memo: the call costed anew
+      CHECK(shared.compute_time_s(program, i) == fresh.compute_time_s(program, i));
+      CHECK(shared.compute_flops(program, i) ==
+            plan.compute_flops(program.op(i).pass, program.pairs(i)));
+      for (ChunkPair pair : program.pairs(i)) {
+        for (int qb : plan.chunks[static_cast<std::size_t>(pair.q_chunk)].blocks) {
+          for (int kb : plan.chunks[static_cast<std::size_t>(pair.kv_chunk)].blocks) {
+            const double pairs = plan.layout.unmasked_pairs(qb, kb, plan.shape.mask);
+            cut_blocks += pairs > 0 && pairs < block * block ? 1 : 0;
+          }
+        }
+      }
+    }
+  }
+  REQUIRE(computes > 0);
+  REQUIRE(cut_blocks > 0);
+  // One causal_efficiency lookup per cut block of every call, hits included.
+  bool found = false;
+  for (const std::string& line : shared.warnings()) {
+    if (line.find("causal_efficiency") == std::string::npos) continue;
+    found = true;
+    CHECK_THAT(line, Catch::Contains(fmt::format("; {} lookups below it", cut_blocks)));
+  }
+  CHECK(found);
 }

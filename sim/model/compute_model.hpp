@@ -11,10 +11,12 @@
 // S-token block is usually far past the tables and affects only the speedup figure.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <span>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/core/units.hpp"
@@ -37,6 +39,8 @@ class ComputeModel {
   // A compute op: its block pairs' times summed plus one launch overhead (a
   // fused op runs its pairs back to back in one launch).
   double compute_time_s(const RankProgram& program, int index) const;
+  // A compute op's FLOPs (Plan::compute_flops), found with its time for a head-split plan.
+  double compute_flops(const RankProgram& program, int index) const;
   // The kernel call of an op over `pairs`.
   AttentionCall call_of(Pass pass, std::span<const ChunkPair> pairs) const;
   // The work (unmasked pairs) of each cta_tokens tile of the tiled chunks (q chunks in the
@@ -48,7 +52,7 @@ class ComputeModel {
   std::vector<double> whole_sequence_tile_work(Pass pass) const;
   // One (q chunk, kv chunk) pair's token blocks at call efficiency e, causally cut blocks also
   // at the causal factor.
-  double pair_time_s(Pass pass, ChunkPair pair, double e) const;
+  double pair_time_s(Pass pass, ChunkPair pair, double e, int* cut_blocks = nullptr) const;
   // The same attention on one GPU: the whole sequence as one block per pass.
   double single_gpu_time_s() const;
   // One line per profile table end that lookups left so far (deterministic order).
@@ -66,6 +70,28 @@ class ComputeModel {
   using CallKey = std::tuple<Pass, int, double, double, int, int, std::vector<double>>;
   mutable std::map<CallKey, double> efficiency_memo_;
   double efficiency(const AttentionCall& call) const;
+  // compute_time_s and compute_flops by the op's pass and ordered (q blocks, kv blocks) of its
+  // pairs, for a
+  // head-split plan only: the u ranks of a Ulysses group run calls over the same positions for
+  // different heads (chunk ids differ, blocks do not), so u - 1 of u calls are found here. The
+  // key is all the time depends on: each pair's chunks' tokens and blocks, in the order the
+  // pairs are summed (a call pairs distinct chunks, so call_of's tiles follow the blocks). Each
+  // entry also counts its causally cut blocks, whose causal_factor lookups a hit replays, so the
+  // range log (and its warnings) reads as without the memo. Cleared when it reaches
+  // kCallMemoEntries (bounded memory; the u calls of one step run close together).
+  struct CallTime {
+    double time_s = 0.0;
+    double flops = 0.0;
+    int cut_blocks = 0;
+  };
+  struct BlocksHash {
+    std::size_t operator()(const std::vector<std::int64_t>& key) const;
+  };
+  static constexpr std::size_t kCallMemoEntries = 1 << 14;
+  mutable std::unordered_map<std::vector<std::int64_t>, CallTime, BlocksHash> call_time_memo_;
+  double uncached_compute_time_s(Pass pass, std::span<const ChunkPair> pairs,
+                                 int* cut_blocks) const;
+  std::vector<std::int64_t> memo_key(const RankProgram& program, int index) const;
 };
 
 }  // namespace tilesim

@@ -259,7 +259,8 @@ class Simulation final : private TransferCalendar {
     RankStream& stream = streams_[static_cast<std::size_t>(id.rank)];
     stream.gaps_ps += std::max<Picoseconds>(0, now - stream.stream_free_ps);
     if (options_.record_ops) op_timing(id).start_ps = now;
-    result_.ranks[static_cast<std::size_t>(id.rank)].compute_flops += plan_.compute_flops(id);
+    result_.ranks[static_cast<std::size_t>(id.rank)].compute_flops +=
+        compute_.compute_flops(program, id.index);
     schedule_completion(id.rank, now);
   }
 

@@ -164,11 +164,15 @@ double Plan::compute_flops(OpId id) const {
   const RankProgram& program = programs.at(static_cast<std::size_t>(id.rank));
   const Op& op = program.op(id.index);
   if (op.kind != OpKind::compute) return 0.0;
+  return compute_flops(op.pass, program.pairs(id.index));
+}
+
+double Plan::compute_flops(Pass pass, std::span<const ChunkPair> pairs) const {
   const double per_pair =
-      op.pass == Pass::fwd ? shape.flops_per_pair_forward() : shape.flops_per_pair_backward();
-  double pairs = 0.0;
-  for (ChunkPair bp : program.pairs(id.index)) pairs += unmasked_pairs(bp.q_chunk, bp.kv_chunk);
-  return per_pair * pairs / static_cast<double>(head_groups);
+      pass == Pass::fwd ? shape.flops_per_pair_forward() : shape.flops_per_pair_backward();
+  double unmasked = 0.0;
+  for (ChunkPair bp : pairs) unmasked += unmasked_pairs(bp.q_chunk, bp.kv_chunk);
+  return per_pair * unmasked / static_cast<double>(head_groups);
 }
 
 std::string Plan::describe(OpId id) const {

@@ -195,6 +195,8 @@ struct Plan {
   // per token-pair FLOPs x unmasked token pairs of all its block pairs,
   // divided by head_groups (a chunk holds 1/head_groups of the heads).
   double compute_flops(OpId id) const;
+  // The same for a compute of `pass` over `pairs`.
+  double compute_flops(Pass pass, std::span<const ChunkPair> pairs) const;
   std::string describe(OpId id) const;  // "rank 2 op 7: compute Q[2] x KV[1] fwd"
 };
 

@@ -12,7 +12,6 @@
 #include "sim/scenario/document_lengths.hpp"
 #include "sim/schedules/schedule.hpp"
 #include "sim/schedules/schedule_kinds.hpp"
-#include "sim/schedules/usp_grid.hpp"
 
 namespace tilesim {
 namespace {
@@ -401,14 +400,10 @@ Scenario read_scenario(YAML::Node doc, const std::string& path,
   // Ulysses and USP split the heads over the Ulysses degree: a shape that does not divide is
   // the input's error, named before a guard sizes a plan that could never be built (Ulysses on
   // 4096 GPUs with 32 heads was refused for its 826 GiB).
-  if (s.schedule.kind == "ulysses" || s.schedule.kind == "usp") {
-    const int u = s.schedule.kind == "ulysses" ? s.schedule.gpus
-                                               : usp_ulysses_degree(s.attention, s.schedule);
-    try {
-      (void)usp_grid(s.attention, s.schedule.gpus, u, s.schedule.kind);
-    } catch (const ScheduleError& e) {
-      throw s.error_at(e.key(), e.what());
-    }
+  try {
+    check_head_split(s.attention, s.schedule);
+  } catch (const ScheduleError& e) {
+    throw s.error_at(e.key(), e.what());
   }
   return s;
 }

@@ -10,6 +10,7 @@
 #include "sim/schedules/pass_q_schedule.hpp"
 #include "sim/schedules/ring_schedule.hpp"
 #include "sim/schedules/striped_schedule.hpp"
+#include "sim/schedules/usp_grid.hpp"
 #include "sim/schedules/usp_schedule.hpp"
 #include "sim/schedules/zigzag_schedule.hpp"
 
@@ -40,6 +41,12 @@ int usp_ulysses_degree(const AttentionShape& shape, const ScheduleSpec& spec) {
     if (spec.gpus % u == 0 && shape.heads % u == 0 && shape.kv_heads % u == 0) return u;
   }
   return 1;
+}
+
+void check_head_split(const AttentionShape& shape, const ScheduleSpec& spec) {
+  if (spec.kind != "ulysses" && spec.kind != "usp") return;
+  const int u = spec.kind == "ulysses" ? spec.gpus : usp_ulysses_degree(shape, spec);
+  (void)usp_grid(shape, spec.gpus, u, spec.kind);
 }
 
 int double_ring_inner_size(const ScheduleSpec& spec) {

@@ -25,4 +25,9 @@ int double_ring_inner_size(const ScheduleSpec& spec);
 // The Ulysses degree usp uses for this spec.
 int usp_ulysses_degree(const AttentionShape& shape, const ScheduleSpec& spec);
 
+// Ulysses and USP split the heads over the Ulysses degree: ScheduleError (naming the key) where
+// the shape does not divide, before anything sizes a plan that could never be built; nothing
+// for the other kinds.
+void check_head_split(const AttentionShape& shape, const ScheduleSpec& spec);
+
 }  // namespace tilesim
