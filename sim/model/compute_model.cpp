@@ -240,7 +240,11 @@ double ComputeModel::compute_time_s(const RankProgram& program, int index) const
   CallTime entry;
   entry.time_s = uncached_compute_time_s(pass, pairs, &entry.cut_blocks);
   entry.flops = plan_->compute_flops(pass, pairs);
-  if (call_time_memo_.size() >= kCallMemoEntries) call_time_memo_.clear();
+  if (call_time_memo_words_ + key.size() > kCallMemoWords) {
+    call_time_memo_.clear();
+    call_time_memo_words_ = 0;
+  }
+  call_time_memo_words_ += key.size();
   call_time_memo_.emplace(std::move(key), entry);
   return entry.time_s;
 }

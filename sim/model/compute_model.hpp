@@ -70,15 +70,15 @@ class ComputeModel {
   using CallKey = std::tuple<Pass, int, double, double, int, int, std::vector<double>>;
   mutable std::map<CallKey, double> efficiency_memo_;
   double efficiency(const AttentionCall& call) const;
-  // compute_time_s and compute_flops by the op's pass and ordered (q blocks, kv blocks) of its
-  // pairs, for a
-  // head-split plan only: the u ranks of a Ulysses group run calls over the same positions for
-  // different heads (chunk ids differ, blocks do not), so u - 1 of u calls are found here. The
-  // key is all the time depends on: each pair's chunks' tokens and blocks, in the order the
-  // pairs are summed (a call pairs distinct chunks, so call_of's tiles follow the blocks). Each
-  // entry also counts its causally cut blocks, whose causal_factor lookups a hit replays, so the
-  // range log (and its warnings) reads as without the memo. Cleared when it reaches
-  // kCallMemoEntries (bounded memory; the u calls of one step run close together).
+  // compute_time_s and compute_flops by the op's pass and its pairs' blocks, for a head-split
+  // plan only: the u ranks of a Ulysses group run calls over the same positions for different
+  // heads (chunk ids differ, blocks do not), so u - 1 of u calls are found here. The key is all
+  // the time depends on: each pair's chunks' tokens and blocks, in the order the pairs are
+  // summed (a call pairs distinct chunks, so call_of's tiles follow the blocks). Each entry also
+  // counts its causally cut blocks, whose causal_factor lookups a hit replays, so the range log
+  // (and its warnings) reads as without the memo. Cleared when its keys reach kCallMemoWords
+  // words (32 MiB; a fused USP u = 32 call's key is 8K words), since the u calls of one step
+  // run close together.
   struct CallTime {
     double time_s = 0.0;
     double flops = 0.0;
@@ -87,8 +87,9 @@ class ComputeModel {
   struct BlocksHash {
     std::size_t operator()(const std::vector<std::int64_t>& key) const;
   };
-  static constexpr std::size_t kCallMemoEntries = 1 << 14;
+  static constexpr std::size_t kCallMemoWords = std::size_t{1} << 22;
   mutable std::unordered_map<std::vector<std::int64_t>, CallTime, BlocksHash> call_time_memo_;
+  mutable std::size_t call_time_memo_words_ = 0;
   double uncached_compute_time_s(Pass pass, std::span<const ChunkPair> pairs,
                                  int* cut_blocks) const;
   std::vector<std::int64_t> memo_key(const RankProgram& program, int index) const;
