@@ -173,44 +173,42 @@ TEST_CASE("tune search: a quotient whose peers are not ring offsets is bounded b
   // compute (each representative runs a real rank's program) and at most the makespan reported.
   // Under the causal mask only past 256 GPUs: below, auto simulates every rank.
   for (const auto& [causal, gpus] : {std::pair{false, 64}, {false, 512}, {true, 512}}) {
-    {
-      INFO(gpus << " GPUs, causal " << causal);
-      const PreparedScenario p = prepare_scenario(
-          kScenario, {fmt::format("schedule.gpus={}", gpus), "schedule.symmetry=auto",
-                      fmt::format("attention.causal={}", causal), "attention.pass=both"});
-      MakespanBound bound(p.topology, p.profile);
-      std::vector<ScheduleCandidate> cases;
-      for (const char* kind : {"usp", "double_ring", "mesh"}) {
-        ScheduleSpec spec = p.scenario.schedule;
-        spec.kind = kind;
-        spec.ulysses_degree = std::string(kind) == "usp" ? 8 : 0;
-        spec.inner_ring = std::string(kind) == "double_ring" ? 8 : 0;
-        if (std::string(kind) == "mesh") {
-          spec.tile_a = 8;
-          spec.tile_b = gpus / 8;
-          spec.tile_choice = MeshTileChoice::given;
-        } else {
-          spec.tile_a = spec.tile_b = 0;
-        }
-        cases.push_back({kind, spec});
+    INFO(gpus << " GPUs, causal " << causal);
+    const PreparedScenario p = prepare_scenario(
+        kScenario, {fmt::format("schedule.gpus={}", gpus), "schedule.symmetry=auto",
+                    fmt::format("attention.causal={}", causal), "attention.pass=both"});
+    MakespanBound bound(p.topology, p.profile);
+    std::vector<ScheduleCandidate> cases;
+    for (const char* kind : {"usp", "double_ring", "mesh"}) {
+      ScheduleSpec spec = p.scenario.schedule;
+      spec.kind = kind;
+      spec.ulysses_degree = std::string(kind) == "usp" ? 8 : 0;
+      spec.inner_ring = std::string(kind) == "double_ring" ? 8 : 0;
+      if (std::string(kind) == "mesh") {
+        spec.tile_a = 8;
+        spec.tile_b = gpus / 8;
+        spec.tile_choice = MeshTileChoice::given;
+      } else {
+        spec.tile_a = spec.tile_b = 0;
       }
-      for (const ScheduleCandidate& c : cases) {
-        INFO(c.label);
-        const CandidateRun run = decide_candidate_run(p, c);
-        REQUIRE(run.symmetry);
-        REQUIRE(run.symmetry->exact());
-        CHECK(run.symmetry->work.has_value() == (causal && gpus == 512));
-        const Plan quotient = build_symmetric_plan(run.scenario, *run.symmetry);
-        const double bound_s = plan_bound_candidate(p, c, bound).lower_bound_s;
-        CHECK(bound_s == bound.compute_lower_bound_s(quotient));
-        CHECK(bound_s > 0);
-        if (gpus == 64) {
-          CHECK(bound_s <= bound.compute_lower_bound_s(make_plan(p.scenario.attention, c.spec)));
-        }
-        const CandidateResult r = evaluate_candidate(p, c, kNeverStop, &run);
-        REQUIRE(r.ok);
-        CHECK(bound_s <= r.figures.makespan_s);
+      cases.push_back({kind, spec});
+    }
+    for (const ScheduleCandidate& c : cases) {
+      INFO(c.label);
+      const CandidateRun run = decide_candidate_run(p, c);
+      REQUIRE(run.symmetry);
+      REQUIRE(run.symmetry->exact());
+      CHECK(run.symmetry->work.has_value() == (causal && gpus == 512));
+      const Plan quotient = build_symmetric_plan(run.scenario, *run.symmetry);
+      const double bound_s = plan_bound_candidate(p, c, bound).lower_bound_s;
+      CHECK(bound_s == bound.compute_lower_bound_s(quotient));
+      CHECK(bound_s > 0);
+      if (gpus == 64) {
+        CHECK(bound_s <= bound.compute_lower_bound_s(make_plan(p.scenario.attention, c.spec)));
       }
+      const CandidateResult r = evaluate_candidate(p, c, kNeverStop, &run);
+      REQUIRE(r.ok);
+      CHECK(bound_s <= r.figures.makespan_s);
     }
   }
 }
