@@ -227,16 +227,15 @@ std::vector<std::int64_t> ComputeModel::memo_key(const RankProgram& program, int
   return key;
 }
 
-double ComputeModel::compute_time_s(const RankProgram& program, int index) const {
-  const Pass pass = program.op(index).pass;
-  const std::span<const ChunkPair> pairs = program.pairs(index);
-  if (plan_->head_groups <= 1) return uncached_compute_time_s(pass, pairs, nullptr);
+ComputeModel::CallTime ComputeModel::memoized_call(const RankProgram& program, int index) const {
   std::vector<std::int64_t> key = memo_key(program, index);
   if (const auto found = call_time_memo_.find(key); found != call_time_memo_.end()) {
     const auto block = static_cast<double>(plan_->layout.block_tokens());
     for (int i = 0; i < found->second.cut_blocks; ++i) profile_->causal_factor(block, &log_);
-    return found->second.time_s;
+    return found->second;
   }
+  const Pass pass = program.op(index).pass;
+  const std::span<const ChunkPair> pairs = program.pairs(index);
   CallTime entry;
   entry.time_s = uncached_compute_time_s(pass, pairs, &entry.cut_blocks);
   entry.flops = plan_->compute_flops(pass, pairs);
@@ -246,17 +245,25 @@ double ComputeModel::compute_time_s(const RankProgram& program, int index) const
   }
   call_time_memo_words_ += key.size();
   call_time_memo_.emplace(std::move(key), entry);
-  return entry.time_s;
+  return entry;
 }
 
-double ComputeModel::compute_flops(const RankProgram& program, int index) const {
-  if (plan_->head_groups > 1) {
-    // Found with its time where compute_time_s costed the same call; a miss is counted here
-    // (no cost lookups, so the range log is untouched either way).
-    const auto found = call_time_memo_.find(memo_key(program, index));
-    if (found != call_time_memo_.end()) return found->second.flops;
+double ComputeModel::compute_time_s(const RankProgram& program, int index) const {
+  if (plan_->head_groups <= 1) {
+    return uncached_compute_time_s(program.op(index).pass, program.pairs(index), nullptr);
   }
-  return plan_->compute_flops(program.op(index).pass, program.pairs(index));
+  return memoized_call(program, index).time_s;
+}
+
+ComputeModel::StreamCost ComputeModel::stream_cost(const RankProgram& program, int index) const {
+  const Op& op = program.op(index);
+  if (op.kind != OpKind::compute) return {duration_ps(program, index), 0.0};
+  if (plan_->head_groups <= 1) {
+    return {s_to_ps(uncached_compute_time_s(op.pass, program.pairs(index), nullptr)),
+            plan_->compute_flops(op.pass, program.pairs(index))};
+  }
+  const CallTime call = memoized_call(program, index);
+  return {s_to_ps(call.time_s), call.flops};
 }
 
 double ComputeModel::efficiency(const AttentionCall& call) const {

@@ -39,8 +39,13 @@ class ComputeModel {
   // A compute op: its block pairs' times summed plus one launch overhead (a
   // fused op runs its pairs back to back in one launch).
   double compute_time_s(const RankProgram& program, int index) const;
-  // A compute op's FLOPs (Plan::compute_flops), found with its time for a head-split plan.
-  double compute_flops(const RankProgram& program, int index) const;
+  // A compute-stream op's duration_ps and FLOPs (Plan::compute_flops; 0 for a merge), from one
+  // lookup of the call memo below.
+  struct StreamCost {
+    Picoseconds duration_ps = 0;
+    double flops = 0.0;
+  };
+  StreamCost stream_cost(const RankProgram& program, int index) const;
   // The kernel call of an op over `pairs`.
   AttentionCall call_of(Pass pass, std::span<const ChunkPair> pairs) const;
   // The work (unmasked pairs) of each cta_tokens tile of the tiled chunks (q chunks in the
@@ -70,7 +75,7 @@ class ComputeModel {
   using CallKey = std::tuple<Pass, int, double, double, int, int, std::vector<double>>;
   mutable std::map<CallKey, double> efficiency_memo_;
   double efficiency(const AttentionCall& call) const;
-  // compute_time_s and compute_flops by the op's pass and its pairs' blocks, for a head-split
+  // compute_time_s and the FLOPs by the op's pass and its pairs' blocks, for a head-split
   // plan only: the u ranks of a Ulysses group run calls over the same positions for different
   // heads (chunk ids differ, blocks do not), so u - 1 of u calls are found here. The key is all
   // the time depends on: each pair's chunks' tokens and blocks, in the order the pairs are
@@ -93,6 +98,8 @@ class ComputeModel {
   double uncached_compute_time_s(Pass pass, std::span<const ChunkPair> pairs,
                                  int* cut_blocks) const;
   std::vector<std::int64_t> memo_key(const RankProgram& program, int index) const;
+  // The memo's entry for a compute op (costed and stored on a miss; a hit replays its lookups).
+  CallTime memoized_call(const RankProgram& program, int index) const;
 };
 
 }  // namespace tilesim

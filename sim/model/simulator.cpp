@@ -252,15 +252,15 @@ class Simulation final : private TransferCalendar {
     RunningCompute& run = running_[static_cast<std::size_t>(id.rank)];
     run.index = id.index;
     run.start_ps = now;
-    run.remaining_ps = static_cast<double>(compute_.duration_ps(program, id.index));
+    const ComputeModel::StreamCost cost = compute_.stream_cost(program, id.index);
+    run.remaining_ps = static_cast<double>(cost.duration_ps);
     run.since_ps = now;
     node_load_changed(id.rank, +1, now);
     run.stretch = stretch_.of(id.rank);
     RankStream& stream = streams_[static_cast<std::size_t>(id.rank)];
     stream.gaps_ps += std::max<Picoseconds>(0, now - stream.stream_free_ps);
     if (options_.record_ops) op_timing(id).start_ps = now;
-    result_.ranks[static_cast<std::size_t>(id.rank)].compute_flops +=
-        compute_.compute_flops(program, id.index);
+    result_.ranks[static_cast<std::size_t>(id.rank)].compute_flops += cost.flops;
     schedule_completion(id.rank, now);
   }
 
