@@ -176,10 +176,10 @@ tilesim_cli_test(simulate_ulysses_heads_indivisible 2
   "scenarios/ring-256k\\.yaml:5: key 'attention\\.heads': ulysses: heads 32 are not divisible by the Ulysses degree 4096"
   simulate scenarios/ring-256k.yaml --set attention.seq_len=1M --set schedule.kind=ulysses
   --set schedule.gpus=4096)
-tilesim_cli_test(simulate_roles_causal 0
+tilesim_cli_test(simulate_roles_window 0
   "warning: schedule\\.symmetry: roles not applied \\(roles needs the full mask"
   simulate scenarios/ring-256k.yaml --set schedule.gpus=64 --set schedule.symmetry=roles
-  --set attention.causal=true)
+  --set attention.causal=true --set attention.mask=sliding_window --set attention.window=4K)
 tilesim_cli_test(simulate_roles_one_node 0
   "warning: schedule\\.symmetry: roles not applied \\(no block of consecutive ranks short of all 8 that is whole nodes"
   simulate scenarios/ring-256k.yaml --set topology=../topologies/pcie-8gpu.yaml

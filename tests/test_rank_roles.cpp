@@ -241,10 +241,13 @@ TEST_CASE("the role quotient refuses shared links and ranks that do not fill nod
   const PreparedScenario twelve = prepare_scenario(kScenario, {"schedule.gpus=12"});
   CHECK_FALSE(find_rank_roles(twelve.topology, ring_shift_search(12), 1e6, why_not).has_value());
   CHECK(why_not.find("whole nodes") != std::string::npos);
-  // As a scenario key where it cannot apply (a causal mask): the run is auto's, with a warning.
-  ScenarioSource causal = ring_source(64, "forward", "roles");
-  causal.overrides.push_back("attention.causal=true");
-  const SimulationRun run = run_simulation(causal);
+  // As a scenario key where it cannot apply (a sliding window: the ranks' work differs, and no
+  // block's stands for the others'): the run is auto's, with a warning.
+  ScenarioSource windowed = ring_source(64, "forward", "roles");
+  windowed.overrides.push_back("attention.causal=true");
+  windowed.overrides.push_back("attention.mask=sliding_window");
+  windowed.overrides.push_back("attention.window=4K");
+  const SimulationRun run = run_simulation(windowed);
   CHECK_FALSE(run.symmetric());
   const std::vector<std::string>& warnings = run.result.warnings;
   CHECK(std::any_of(warnings.begin(), warnings.end(), [](const std::string& w) {
@@ -283,10 +286,14 @@ TEST_CASE("auto takes the role quotient only where the exact one exceeds 256 cla
   CHECK_FALSE(exact.symmetry->roles.has_value());
   CHECK(exact.warning.empty());
 
-  // Where the roles cannot apply (a causal mask: no symmetry at all), auto runs as exact would.
-  const PreparedScenario causal =
-      prepare_scenario(kScenario, scale_overrides(2048, "forward", {"attention.causal=true"}));
-  const SymmetryChoice none = choose_symmetry(causal.scenario, causal.topology, causal.profile);
+  // Where the roles cannot apply (a sliding window: no symmetry at all), auto runs as exact
+  // would.
+  const PreparedScenario windowed = prepare_scenario(
+      kScenario, scale_overrides(2048, "forward",
+                                 {"attention.causal=true", "attention.mask=sliding_window",
+                                  "attention.window=4K"}));
+  const SymmetryChoice none =
+      choose_symmetry(windowed.scenario, windowed.topology, windowed.profile);
   CHECK_FALSE(none.symmetry.has_value());
   CHECK(none.warning.empty());
 }

@@ -17,9 +17,10 @@
 //     that scales with the work the quotient drops and that every result reports
 //     (docs/design-notes.md, "Work-block quotient", has the errors).
 //   - Where it applies: roles at any size; auto beyond kAutoExactWorkRanks GPUs only (up to it
-//     the full simulation runs, so the equality tests' exact runs are unchanged); never the
-//     contiguous ring, whose causal work grows with the rank, nor pass-Q, whose ranks fall out
-//     of phase (symmetric_plan.cpp work_block_applies).
+//     the full simulation runs, so the equality tests' exact runs are unchanged); never pass-Q,
+//     whose ranks fall out of phase (symmetric_plan.cpp work_block_applies).
+//   - The contiguous ring's causal work grows with the rank; its quotient runs the heaviest
+//     block and counts every rank's FLOPs, affine in the rank, for the compute balance.
 #include <fmt/format.h>
 
 #include <catch2/catch.hpp>
@@ -229,7 +230,7 @@ TEST_CASE("a block whose chunks' tokens moved costs what the full plan's ranks c
 
 TEST_CASE("the work-block quotient lies within its work spread of the full simulation") {
   for (const std::string kind :
-       {"zigzag", "striped", "double_ring", "allgather_kv", "usp", "mesh"}) {
+       {"ring", "zigzag", "striped", "double_ring", "allgather_kv", "usp", "mesh"}) {
     for (const std::string pass : {"forward", "both"}) {
       INFO(kind << " on 64 GPUs, 1M tokens, causal, pass " << pass);
       const SimulationRun full = causal_run(kind, 64, pass, "off");
@@ -263,6 +264,38 @@ TEST_CASE("the work-block quotient lies within its work spread of the full simul
   }
 }
 
+// The ring family's FLOPs per rank are affine in the rank over equal chunks (a causal query at
+// position i meets i + 1 keys; rank_shift_symmetry.hpp WorkApproximation::end_rank_flops), so
+// the quotient's compute balance is the full run's: for the contiguous ring, whose rank r's
+// queries meet n^2 r + n (n + 1) / 2 pairs over chunks of n tokens, and for striped's one
+// diagonal of difference.
+TEST_CASE("a ring family's work-block quotient counts every rank's FLOPs") {
+  for (const std::string kind : {"ring", "zigzag", "striped"}) {
+    for (const std::string pass : {"forward", "both"}) {
+      INFO(kind << " on 64 GPUs, 1M tokens, causal, pass " << pass);
+      const SimulationRun full = causal_run(kind, 64, pass, "off");
+      const SimulationRun block = causal_run(kind, 64, pass, "roles");
+      REQUIRE(block.symmetry->work.has_value());
+      REQUIRE(block.symmetry->work->end_rank_flops.has_value());
+      REQUIRE(block.result.ranks.size() == full.result.ranks.size());
+      for (std::size_t r = 0; r < full.result.ranks.size(); ++r) {
+        INFO("rank " << r);
+        CHECK(block.result.ranks[r].compute_flops ==
+              Approx(full.result.ranks[r].compute_flops).epsilon(1e-12));
+      }
+      const double balance = summarize(block.result).compute_balance;
+      CHECK(balance == Approx(summarize(full.result).compute_balance).epsilon(1e-12));
+      if (kind == "ring") {
+        // n = 16384 tokens per chunk: the last rank's pairs over the mean rank's,
+        // (63 n^2 + n (n + 1) / 2) / (31.5 n^2 + n (n + 1) / 2).
+        const double n = 16384.0;
+        const double own = n * (n + 1.0) / 2.0;
+        CHECK(balance == Approx((63.0 * n * n + own) / (31.5 * n * n + own)).epsilon(1e-12));
+      }
+    }
+  }
+}
+
 TEST_CASE("auto takes the work-block quotient only beyond kAutoExactWorkRanks GPUs") {
   const auto prepared = [](const std::string& kind, int gpus, const std::string& symmetry) {
     return prepare_scenario(kScenario, causal_overrides(kind, gpus, "forward", symmetry));
@@ -282,10 +315,17 @@ TEST_CASE("auto takes the work-block quotient only beyond kAutoExactWorkRanks GP
   // exact: the full simulation, however large.
   const PreparedScenario exact = prepared("striped", 2 * kAutoExactWorkRanks, "exact");
   CHECK_FALSE((exact.symmetry && exact.symmetry->exact()));
-  // The contiguous ring: never, and roles says why.
-  const PreparedScenario ring = prepared("ring", 64, "roles");
-  CHECK_FALSE((ring.symmetry && ring.symmetry->exact()));
-  CHECK(ring.symmetry_warning.find("roles not applied") != std::string::npos);
+  // The contiguous ring too, its heaviest block the last (rank r runs r + 1 calls).
+  const PreparedScenario ring = prepared("ring", 2 * kAutoExactWorkRanks, "auto");
+  REQUIRE(ring.symmetry.has_value());
+  REQUIRE(ring.symmetry->work.has_value());
+  CHECK(ring.symmetry->work->first_rank == 2 * kAutoExactWorkRanks - ring.symmetry->classes);
+  // Not under balance: work, whose chunks differ in size (no shift quotient at all).
+  const PreparedScenario by_work = prepare_scenario(
+      kScenario, {"attention.seq_len=1M", "attention.causal=true", "schedule.kind=ring",
+                  "schedule.gpus=64", "schedule.balance=work", "schedule.symmetry=roles"});
+  CHECK_FALSE((by_work.symmetry && by_work.symmetry->exact()));
+  CHECK(by_work.symmetry_warning.find("roles not applied") != std::string::npos);
   // Pass-Q: never (its ranks fall out of phase; symmetric_plan.cpp work_block_applies).
   const PreparedScenario pass_q = prepared("pass_q", 2 * kAutoExactWorkRanks, "auto");
   CHECK_FALSE((pass_q.symmetry && pass_q.symmetry->exact()));

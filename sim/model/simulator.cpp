@@ -419,13 +419,22 @@ class Simulation final : private TransferCalendar {
   }
 
   // Every rank of the full ring gets its class representative's totals; every copy of a
-  // class scheduled the same events.
+  // class scheduled the same events (but a work-block quotient's FLOPs, below).
   void expand_classes() {
     const int k = plan_.ranks;
     const int p = symmetry_->full_ranks;
     std::vector<RankTotals> full(static_cast<std::size_t>(p));
     for (int r = 0; r < p; ++r) {
       full[static_cast<std::size_t>(r)] = result_.ranks[static_cast<std::size_t>(r % k)];
+    }
+    // A work-block quotient's ranks differ in work: where their FLOPs are affine in the rank,
+    // each gets its own from the line through the end ranks'.
+    if (const auto& work = symmetry_->work; work && work->end_rank_flops) {
+      const auto [first_flops, last_flops] = *work->end_rank_flops;
+      for (int r = 0; r < p; ++r) {
+        full[static_cast<std::size_t>(r)].compute_flops =
+            first_flops + (last_flops - first_flops) * r / (p - 1);
+      }
     }
     result_.ranks = std::move(full);
     events_factor_ = static_cast<std::uint64_t>(p / k);

@@ -58,18 +58,19 @@ int usp_shift_degree(const Scenario& scenario);
 // schedule.symmetry: off (or `--no-symmetry`): every rank simulated, a job's groups included.
 bool symmetry_switched_off(const Scenario& scenario);
 
-// Causal zigzag, striped (over the layout's chunks), double ring, USP of two or more Ulysses
-// groups, mesh with a known tile and all-gather KV (zigzag chunks; all-gather KV with balance:
-// layout), one CP group, run a work-block quotient
-// (rank_shift_symmetry.hpp WorkApproximation): their transfers are the full mask's, so the
-// full mask's quotient applies, but rank r runs r calls of one shape and P - 1 - r of the
-// other (all-gather KV: one call, the same work on every rank, so its spread is whatever the
-// compute model makes of the chunks' positions; the mesh: a mix set by the rank's Q and KV
-// positions); the representatives run the programs of the end block holding the rank with the
-// most compute (rank 0 or P - 1 where compute is affine in r; for the mesh, whose compute is
-// not, the end blocks are costed whole), which every block is costed as. Under schedule.symmetry
-// roles, or auto beyond kAutoExactWorkRanks GPUs (up to that many, auto simulates every rank); not
-// the contiguous ring, whose work grows with the rank (max/mean -> 2). Measured against every rank:
+// Causal ring (contiguous), zigzag, striped (over the layout's chunks), double ring, USP of two or
+// more Ulysses groups, mesh with a known tile and all-gather KV (zigzag chunks; all-gather KV with
+// balance: layout), one CP group, run a work-block quotient (rank_shift_symmetry.hpp
+// WorkApproximation): their transfers are the full mask's, so the full mask's quotient applies, but
+// rank r runs r calls of one shape and P - 1 - r of the other (all-gather KV: one call, the same
+// work on every rank, so its spread is whatever the compute model makes of the chunks' positions;
+// the mesh: a mix set by the rank's Q and KV positions); the representatives run the programs of
+// the end block holding the rank with the most compute (rank 0 or P - 1 where compute is affine in
+// r; for the mesh, whose compute is not, the end blocks are costed whole), which every block is
+// costed as. Under schedule.symmetry roles, or auto beyond kAutoExactWorkRanks GPUs (up to that
+// many, auto simulates every rank). The contiguous ring's rank r runs r + 1 calls (max/mean -> 2):
+// its heaviest block, ranks P - K..P - 1, sets the ring's pace, and its compute balance comes from
+// every rank's FLOPs (affine in r: WorkApproximation::end_rank_flops). Measured against every rank:
 // docs/design-notes.md, "Work-block quotient".
 inline constexpr int kAutoExactWorkRanks = 256;
 bool work_block_applies(const Scenario& scenario);
