@@ -58,9 +58,9 @@ struct WorkApproximation {
   // Ranks 0 and P - 1's FLOPs where every rank's are affine in its index, else empty. The ring
   // family over equal chunks: a causal query at position i meets i + 1 keys, and rank r's
   // queries are chunk r (contiguous: n^2 r + n (n + 1) / 2 pairs), positions r + jP (striped)
-  // or chunks r and 2P - 1 - r (zigzag, the same for every r). The expanded result gives rank
-  // r the FLOPs on the line through the two, so compute_balance is the full run's; the other
-  // per-rank figures stay the representative's.
+  // or chunks r and 2P - 1 - r (zigzag, the same for every r). The expanded result's compute
+  // balance is then that line's, max(f_0, f_P-1) / ((f_0 + f_P-1) / 2), the full run's; its
+  // per-rank totals stay the representatives'.
   std::optional<std::pair<double, double>> end_rank_flops;
 };
 

@@ -29,7 +29,9 @@ Figures summarize(const SimulationResult& result) {
     f.peak_memory_bytes_max = std::max(f.peak_memory_bytes_max, r.peak_bytes);
   }
   f.overlap = active_sum > 0 ? std::clamp(1.0 - exposed_sum / active_sum, 0.0, 1.0) : 1.0;
-  f.compute_balance = flops_sum > 0 ? flops_max / (flops_sum / p) : 1.0;
+  f.compute_balance = result.counted_compute_balance ? *result.counted_compute_balance
+                      : flops_sum > 0                ? flops_max / (flops_sum / p)
+                                                     : 1.0;
   return f;
 }
 

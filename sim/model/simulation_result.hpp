@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -62,6 +63,10 @@ struct SimulationResult {
   // attention, so its speedup is over its own GPUs, not the job's).
   int speedup_ranks = 0;
   std::vector<RankTotals> ranks;
+  // Where `ranks` are a work-block quotient's (each rank its representative's totals) but the
+  // ranks' FLOPs were counted apart (WorkApproximation::end_rank_flops): max over mean of those
+  // FLOPs, which summarize reports instead of the representatives'. Else empty.
+  std::optional<double> counted_compute_balance;
   std::vector<std::vector<OpTiming>> ops;  // [rank][op index]
   std::vector<TransferRecord> transfers;
   // Only when asked for (SimulationOptions::record_route_busy): for each (source GPU,

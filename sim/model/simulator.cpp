@@ -419,7 +419,7 @@ class Simulation final : private TransferCalendar {
   }
 
   // Every rank of the full ring gets its class representative's totals; every copy of a
-  // class scheduled the same events (but a work-block quotient's FLOPs, below).
+  // class scheduled the same events (a work-block quotient's compute balance apart, below).
   void expand_classes() {
     const int k = plan_.ranks;
     const int p = symmetry_->full_ranks;
@@ -428,12 +428,12 @@ class Simulation final : private TransferCalendar {
       full[static_cast<std::size_t>(r)] = result_.ranks[static_cast<std::size_t>(r % k)];
     }
     // A work-block quotient's ranks differ in work: where their FLOPs are affine in the rank,
-    // each gets its own from the line through the end ranks'.
+    // the mean lies halfway between the end ranks' and the most at one of them.
     if (const auto& work = symmetry_->work; work && work->end_rank_flops) {
       const auto [first_flops, last_flops] = *work->end_rank_flops;
-      for (int r = 0; r < p; ++r) {
-        full[static_cast<std::size_t>(r)].compute_flops =
-            first_flops + (last_flops - first_flops) * r / (p - 1);
+      const double mean_flops = (first_flops + last_flops) / 2.0;
+      if (mean_flops > 0) {
+        result_.counted_compute_balance = std::max(first_flops, last_flops) / mean_flops;
       }
     }
     result_.ranks = std::move(full);
