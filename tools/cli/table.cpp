@@ -51,8 +51,7 @@ std::string approximate_rows_note(const std::vector<std::string>& labels) {
   if (labels.empty()) return {};
   return fmt::format(
       "approximate (role quotient, rank_roles.hpp: one block of whole nodes stands for every "
-      "block; or work-block quotient, symmetric_plan.hpp: under a causal zigzag, striped or double "
-      "ring one "
+      "block; or work-block quotient, symmetric_plan.hpp: under a causal mask the heaviest "
       "block's work stands for every block's): {}\n",
       fmt::join(labels, ", "));
 }
