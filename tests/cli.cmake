@@ -200,6 +200,14 @@ tilesim_cli_test(simulate_auto_work_block_4096 0
   "simulation .*APPROXIMATE, role quotient.*causal work: ranks 0\\.\\.7's programs stand for every block's"
   simulate scenarios/ring-256k.yaml --set attention.seq_len=1M --set schedule.gpus=4096
   --set schedule.kind=zigzag --set attention.causal=true --no-wall-clock)
+# The causal contiguous ring beyond 256 GPUs takes it too (its heaviest block, ranks 4088..4095),
+# and its compute balance is every rank's, not the block's: rank r's queries meet
+# n^2 r + n (n + 1) / 2 pairs over chunks of n = 256 tokens, so max/mean is
+# (4095 n^2 + n (n + 1) / 2) / (2047.5 n^2 + n (n + 1) / 2) = 1.99975490593442 (by hand).
+tilesim_cli_test(simulate_auto_work_block_ring_4096 0
+  "\"compute_balance\": 1\\.99975490593442.*\"work_block\": \\{\n *\"first_rank\": 4088"
+  simulate scenarios/ring-256k.yaml --set attention.seq_len=1M --set schedule.gpus=4096
+  --set attention.causal=true --json --no-wall-clock)
 # A simulated peak above the device's memory (h100.calib.yaml compute.memory: 80GB) is a warning.
 tilesim_cli_test(peak_over_device_memory 0
                  "the simulated peak, 10\\.03 TiB per GPU, exceeds the device's memory \\(74\\.51 GiB"
