@@ -307,3 +307,74 @@ TEST_CASE("mesh: backward streams the longer ring once the shorter one is gather
     CHECK(report.max_peak_bytes() < own + 13 * partial + 11 * gathered);
   }
 }
+
+TEST_CASE("mesh: numbered by column (kv-group-major), the plan is the position plan relabelled") {
+  // 3 x 4: Q-groups of 3, KV-groups of 4; position (tr, tc) = tr*3 + tc is rank tc*4 + tr.
+  const MeshTile tile{3, 4};
+  for (bool causal : {false, true}) {
+    for (const PassSelection pass : {PassSelection::forward, PassSelection::both}) {
+      INFO("causal " << causal << ", both " << (pass == PassSelection::both));
+      AttentionShape shape = mha_shape(24 * 1024, causal);
+      shape.pass = pass;
+      MeshOptions by_position;
+      by_position.tile = tile;
+      MeshOptions by_column = by_position;
+      by_column.ranks_by_column = true;
+      const Plan rows = make_mesh_plan(shape, by_position);
+      const Plan columns = make_mesh_plan(shape, by_column);
+      REQUIRE(validate_plan(columns).ok());
+      CHECK(columns.placement.empty());
+      const auto rank = [](int position) { return position % 3 * 4 + position / 3; };
+      CHECK(tile.column_rank(5) == 9);  // position (1, 2): 2 * 4 + 1
+      CHECK(tile.column_position(9) == 5);
+      for (std::size_t c = 0; c < rows.chunks.size(); ++c) {
+        CHECK(columns.chunks[c].owner == rank(rows.chunks[c].owner));
+        CHECK(columns.chunks[c].blocks == rows.chunks[c].blocks);  // chunks keep their tokens
+      }
+      REQUIRE(columns.objects.size() == rows.objects.size());
+      for (std::size_t x = 0; x < rows.objects.size(); ++x) {
+        CHECK(columns.objects[x].home_rank == rank(rows.objects[x].home_rank));
+        CHECK(columns.objects[x].chunk == rows.objects[x].chunk);
+      }
+      for (int g = 0; g < tile.ranks(); ++g) {
+        const RankProgram& mine = columns.programs[static_cast<std::size_t>(rank(g))];
+        const RankProgram& theirs = rows.programs[static_cast<std::size_t>(g)];
+        REQUIRE(mine.size() == theirs.size());
+        for (int i = 0; i < static_cast<int>(mine.size()); ++i) {
+          CHECK(mine.op(i).kind == theirs.op(i).kind);
+          if (mine.op(i).kind == OpKind::send || mine.op(i).kind == OpKind::recv) {
+            CHECK(mine.op(i).peer == rank(theirs.op(i).peer));
+          }
+          CHECK(std::ranges::equal(mine.writes(i), theirs.writes(i)));
+          CHECK(std::ranges::equal(mine.reads(i), theirs.reads(i)));
+        }
+      }
+    }
+  }
+  // A partial copy is named by the rank that holds it: O of chunk 1 (position (0, 1)) held at
+  // position 0 is held by rank 0; that of chunk 0 at position 1 (rank 4) is "O[0]@4".
+  const AttentionShape shape = mha_shape(24 * 1024);
+  MeshOptions by_column;
+  by_column.tile = tile;
+  by_column.ranks_by_column = true;
+  const Plan columns = make_mesh_plan(shape, by_column);
+  const auto named = [&](const std::string& name) {
+    return std::count_if(columns.objects.begin(), columns.objects.end(),
+                         [&](const DataObject& o) { return o.name == name; });
+  };
+  CHECK(named("O[0]@4") == 1);
+  CHECK(named("O[0]@1") == 0);  // position 1's rank is 4, not 1
+  // The scenario's placement numbers the ranks, and no placement is left on the plan.
+  ScheduleSpec spec;
+  spec.kind = "mesh";
+  spec.gpus = 12;
+  spec.tile_a = 3;
+  spec.tile_b = 4;
+  spec.tile_choice = MeshTileChoice::given;
+  spec.placement = "kv-group-major";
+  const Plan from_spec = make_mesh_plan(shape, spec);
+  CHECK(from_spec.placement.empty());
+  CHECK(from_spec.chunks[1].owner == 4);
+  spec.placement = "node-major";
+  CHECK(make_mesh_plan(shape, spec).chunks[1].owner == 1);
+}

@@ -30,9 +30,10 @@ Picoseconds transfer_time_ps(const Topology& topology, const Route& route, doubl
 // Whether the blocks of c consecutive ranks are whole nodes that the shift by c maps onto each
 // other: every node's ranks lie in one block, rank r sits at the same GPU place of its node as
 // rank r mod c of the first block, and the ranks of one node go to one node, no two nodes of a
-// block to the same. Node-major placement with c a multiple of the node's GPUs; also a mesh
-// placed kv-group-major with c a multiple of n a on n-GPU nodes (a node's ranks r, r + a, ...,
-// one KV group's; b a multiple of n).
+// block to the same. Node-major placement with c a multiple of the node's GPUs; also the
+// transposed placement, rank t a + u on GPU u b + t, with c a multiple of n a on n-GPU nodes (a
+// node's ranks r, r + a, ...; b a multiple of n), which a mesh placed kv-group-major had before
+// its ranks were numbered by GPU (mesh_placement.hpp).
 bool blocks_are_whole_nodes(const Topology& topology, const std::vector<int>& placement, int c) {
   const int ranks = static_cast<int>(placement.size());
   const int per_node = std::max(1, topology.gpus_per_node);

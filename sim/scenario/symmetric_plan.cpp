@@ -55,16 +55,22 @@ std::optional<MeshTile> known_mesh_tile(const Scenario& scenario) {
   return std::nullopt;
 }
 
-// The mesh's peers: Q and R rings to q_next, KV ring to kv_next (mesh_tile.hpp); its programs
-// are equivariant under shifts by whole Q-groups (multiples of a), which move tr and keep tc.
+// The mesh's peers: Q and R rings to q_next, KV ring to kv_next (mesh_tile.hpp), in the plan's
+// numbering of its ranks (mesh_placement.hpp, rank = GPU); its programs are equivariant under
+// shifts by whole Q-groups (multiples of a, which move tr and keep tc), or, numbered by column,
+// by whole KV-groups (multiples of b: tc + 1 mod a).
 ShiftSearch mesh_search(const Scenario& scenario, MeshTile tile) {
+  const bool by_column = mesh_ranks_by_column(scenario.schedule.placement);
+  const auto rank_of = [&](int position) {
+    return by_column ? tile.column_rank(position) : position;
+  };
   ShiftSearch search;
-  search.placement = mesh_placement(tile, scenario.schedule.placement);
   search.peers.resize(static_cast<std::size_t>(tile.ranks()));
-  for (int r = 0; r < tile.ranks(); ++r) {
-    search.peers[static_cast<std::size_t>(r)] = {tile.q_next(r), tile.kv_next(r)};
+  for (int g = 0; g < tile.ranks(); ++g) {
+    search.peers[static_cast<std::size_t>(rank_of(g))] = {rank_of(tile.q_next(g)),
+                                                          rank_of(tile.kv_next(g))};
   }
-  search.shift_allowed = [a = tile.a](int k) { return k % a == 0; };
+  search.shift_allowed = [step = by_column ? tile.b : tile.a](int k) { return k % step == 0; };
   return search;
 }
 

@@ -62,18 +62,37 @@ Plan make_chunked_plan(std::string schedule, const AttentionShape& shape, int ra
 void rotate_chunk_contents(Plan& plan, int chunk_shift) {
   const int count = static_cast<int>(plan.chunks.size());
   if (chunk_shift == 0) return;
-  if (chunk_shift < 0 || chunk_shift >= count || !plan.objects.empty() || plan.op_count() > 0) {
+  if (chunk_shift < 0 || chunk_shift >= count) {
+    throw std::invalid_argument("rotate_chunk_contents: a shift below the plan's chunks");
+  }
+  std::vector<int> source(plan.chunks.size());
+  for (int c = 0; c < count; ++c) source[static_cast<std::size_t>(c)] = (c + chunk_shift) % count;
+  permute_chunk_contents(plan, source);
+}
+
+void permute_chunk_contents(Plan& plan, const std::vector<int>& source) {
+  const std::size_t count = plan.chunks.size();
+  std::vector<char> taken(count, 0);
+  bool permutation = source.size() == count;
+  for (std::size_t c = 0; permutation && c < count; ++c) {
+    const int from = source[c];
+    permutation = from >= 0 && static_cast<std::size_t>(from) < count &&
+                  !taken[static_cast<std::size_t>(from)];
+    if (permutation) taken[static_cast<std::size_t>(from)] = 1;
+  }
+  if (!permutation || !plan.objects.empty() || plan.op_count() > 0) {
     throw std::invalid_argument(
-        "rotate_chunk_contents: a shift below the plan's chunks, before its objects and programs");
+        "permute_chunk_contents: a permutation of the plan's chunks, before its objects and "
+        "programs");
   }
-  std::vector<Chunk> rotated(plan.chunks.size());
-  for (int c = 0; c < count; ++c) {
-    Chunk& chunk = rotated[static_cast<std::size_t>(c)];
-    chunk = plan.chunks[static_cast<std::size_t>((c + chunk_shift) % count)];
-    chunk.owner = plan.chunks[static_cast<std::size_t>(c)].owner;
-    chunk.head_group = plan.chunks[static_cast<std::size_t>(c)].head_group;
+  std::vector<Chunk> permuted(count);
+  for (std::size_t c = 0; c < count; ++c) {
+    Chunk& chunk = permuted[c];
+    chunk = plan.chunks[static_cast<std::size_t>(source[c])];
+    chunk.owner = plan.chunks[c].owner;
+    chunk.head_group = plan.chunks[c].head_group;
   }
-  plan.chunks = std::move(rotated);
+  plan.chunks = std::move(permuted);
 }
 
 }  // namespace tilesim

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "sim/plan/plan.hpp"
 
@@ -31,5 +32,10 @@ Plan make_chunked_plan(std::string schedule, const AttentionShape& shape, int ra
 // rank r holds chunks r u .. r u + u - 1 (USP's head groups). Call before the objects and
 // programs are added; 0 changes nothing.
 void rotate_chunk_contents(Plan& plan, int chunk_shift);
+
+// The general form: chunk c takes the tokens of chunk source[c] (a permutation of the chunks)
+// and keeps its owner and head group; a mesh numbered column by column takes whole columns of
+// its tile as a work block (mesh_schedule.hpp). Before the objects and programs are added.
+void permute_chunk_contents(Plan& plan, const std::vector<int>& source);
 
 }  // namespace tilesim

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "sim/plan/fusing_builder.hpp"
+#include "sim/plan/rank_relabel.hpp"
 #include "sim/schedules/attention_objects.hpp"
 #include "sim/schedules/chunk_layouts.hpp"
 #include "sim/schedules/chunked_objects.hpp"
@@ -654,9 +655,11 @@ class BackwardBuilder {
   std::vector<int> new_kv_;              // KV positions arrived since the last emit_ready
 };
 
-// The plan of ranks 0..emit_ranks-1 of the tile (all of them: the mesh plan; fewer: the
-// quotient plan, whose peers are still the full tile's ranks), relabelled r -> r - first_rank
-// (rotate_chunk_contents).
+// The plan of ranks 0..emit_ranks-1 (all of them: the mesh plan; fewer: the quotient plan,
+// whose peers are still the full tile's ranks), the programs of ranks first_rank.. relabelled
+// r -> r - first_rank (chunk contents moved: rotate_chunk_contents by whole Q-groups, or whole
+// columns where ranks are numbered by column). Programs are built at their tile positions and
+// then numbered as the placement says (relabel_ranks, mesh_placement.hpp).
 Plan build_mesh_plan(const AttentionShape& shape, const MeshOptions& options, int emit_ranks,
                      int first_rank = 0) {
   const MeshTile tile = options.tile;
@@ -664,7 +667,24 @@ Plan build_mesh_plan(const AttentionShape& shape, const MeshOptions& options, in
     throw ScheduleError("schedule.tile", "expected a mesh tile [a, b] with a, b >= 1");
   }
   Plan plan = make_mesh_layout(shape, tile.ranks());
-  rotate_chunk_contents(plan, first_rank);
+  const bool by_column = options.ranks_by_column;
+  std::vector<int> rank_of(at(tile.ranks()));  // position -> the plan's rank
+  std::vector<char> emit(at(tile.ranks()), 0);
+  for (int g = 0; g < tile.ranks(); ++g) rank_of[at(g)] = by_column ? tile.column_rank(g) : g;
+  for (int r = 0; r < emit_ranks; ++r) emit[at(by_column ? tile.column_position(r) : r)] = 1;
+  if (by_column && first_rank > 0) {
+    // Representative (tr, tc) runs rank (tr, tc + m)'s program: every chunk takes the tokens of
+    // the one m places on in its Q-group (its row of chunks), which maps the tile's Q chunks
+    // onto themselves and its KV chunks onto column tc + m's.
+    const int m = first_rank / tile.b;
+    std::vector<int> source(at(tile.ranks()));
+    for (int c = 0; c < tile.ranks(); ++c) {
+      source[at(c)] = tile.kv_pos(c) * tile.a + (tile.q_pos(c) + m) % tile.a;
+    }
+    permute_chunk_contents(plan, source);
+  } else {
+    rotate_chunk_contents(plan, first_rank);
+  }
   plan.tile_a = tile.a;
   plan.tile_b = tile.b;
   MeshOptions opt = options;
@@ -697,20 +717,28 @@ Plan build_mesh_plan(const AttentionShape& shape, const MeshOptions& options, in
   FusingScratch scratch;
   if (shape.has_forward()) {
     std::vector<int> partial_o(at(ranks * tile.a), -1), partial_lse(at(ranks * tile.a), -1);
-    for (int g = 0; g < emit_ranks; ++g) {
+    // The partials the emitted programs name: their own and those their Q-ring predecessors
+    // send on (the carrier, mesh_relay.hpp; the same Q-group where ranks are positions).
+    std::vector<char> named(at(ranks), 0);
+    for (int g = 0; g < ranks; ++g) {
+      if (emit[at(g)]) named[at(g)] = named[at(tile.q_prev(g))] = 1;
+    }
+    for (int g = 0; g < ranks; ++g) {
+      if (!named[at(g)]) continue;
       for (int u = 0; u < tile.a; ++u) {
         if (u == tile.q_pos(g)) continue;
         const int chunk = tile.q_chunk(g, u);
         partial_o[at(g * tile.a + u)] =
             plan.add_object({Tensor::o, chunk, g, shape.o_accumulator_bytes(c), false, false,
-                             fmt::format("O[{}]@{}", chunk, g)});
+                             fmt::format("O[{}]@{}", chunk, rank_of[at(g)])});
         partial_lse[at(g * tile.a + u)] =
             plan.add_object({Tensor::lse, chunk, g, shape.lse_bytes(c), false, false,
-                             fmt::format("LSE[{}]@{}", chunk, g)});
+                             fmt::format("LSE[{}]@{}", chunk, rank_of[at(g)])});
       }
     }
-    for (int g = 0; g < emit_ranks; ++g) {
-      RankBuilder(plan, scratch, objs, partial_o, partial_lse, opt, relays, g).run();
+    for (int g = 0; g < ranks; ++g) {
+      if (emit[at(g)])
+        RankBuilder(plan, scratch, objs, partial_o, partial_lse, opt, relays, g).run();
     }
   }
   if (shape.has_backward()) {
@@ -722,12 +750,12 @@ Plan build_mesh_plan(const AttentionShape& shape, const MeshOptions& options, in
     // a hop's carrier is the previous member, mesh_relay.hpp; a masked ring's carrier can be
     // further back, and made() throws should a quotient ever name one): K + a ranks' for K
     // classes, not P's (a 1 x 4096 tile: 16.8M objects, 4.3 GB).
-    std::vector<char> named(at(ranks), emit_ranks == ranks ? 1 : 0);
-    for (int g = 0; g < emit_ranks && emit_ranks < ranks; ++g) {
-      const int u = tile.q_pos(g), t = tile.kv_pos(g);
+    std::vector<char> named(at(ranks), 0);
+    for (int g = 0; g < ranks; ++g) {
+      if (!emit[at(g)]) continue;
       named[at(g)] = 1;
-      named[at(t * tile.a + (u + tile.a - 1) % tile.a)] = 1;
-      named[at(((t + tile.b - 1) % tile.b) * tile.a + u)] = 1;
+      named[at(tile.q_prev(g))] = 1;
+      named[at(tile.kv_prev(g))] = 1;
     }
     for (int g = 0; g < ranks; ++g) {
       if (!named[at(g)]) continue;
@@ -736,24 +764,26 @@ Plan build_mesh_plan(const AttentionShape& shape, const MeshOptions& options, in
         const int chunk = tile.q_chunk(g, u);
         partials.dq[at(g * tile.a + u)] =
             plan.add_object({Tensor::dq, chunk, g, shape.dq_accumulator_bytes(c), false, false,
-                             fmt::format("dQ[{}]@{}", chunk, g)});
+                             fmt::format("dQ[{}]@{}", chunk, rank_of[at(g)])});
       }
       for (int v = 0; v < tile.b; ++v) {
         if (v == tile.kv_pos(g)) continue;
         const int chunk = tile.kv_chunk(g, v);
         partials.dkv[at(g * tile.b + v)] =
             plan.add_object({Tensor::dkv, chunk, g, shape.dkv_accumulator_bytes(c), false, false,
-                             fmt::format("dKV[{}]@{}", chunk, g)});
+                             fmt::format("dKV[{}]@{}", chunk, rank_of[at(g)])});
       }
     }
     // Every rank's forward uses the same number of comm groups, so the backward's
     // groups start at the same index everywhere.
     const int first_group = shape.has_forward() ? static_cast<int>(opt.order.size()) : 0;
-    for (int g = 0; g < emit_ranks; ++g) {
+    for (int g = 0; g < ranks; ++g) {
+      if (!emit[at(g)]) continue;
       BackwardBuilder(plan, scratch, all, partials, relays, tile, g, first_group, opt.fuse_blocks)
           .run();
     }
   }
+  if (by_column) relabel_ranks(plan, rank_of);
   return plan;
 }
 
@@ -766,12 +796,15 @@ Plan make_mesh_plan(const AttentionShape& shape, const MeshOptions& options) {
 Plan make_mesh_classes_plan(const AttentionShape& shape, const MeshOptions& options, int classes,
                             int first_rank) {
   const MeshTile tile = options.tile;
-  if (classes < 1 || tile.ranks() % classes != 0 || classes % tile.a != 0 || first_rank < 0 ||
-      first_rank >= tile.ranks() || first_rank % tile.a != 0) {
+  // The shift its programs are equivariant under: whole Q-groups, or whole KV-groups where
+  // ranks are numbered by column (mesh_placement.hpp).
+  const int step = options.ranks_by_column ? tile.b : tile.a;
+  if (classes < 1 || tile.ranks() % classes != 0 || classes % step != 0 || first_rank < 0 ||
+      first_rank >= tile.ranks() || first_rank % step != 0) {
     throw std::invalid_argument(fmt::format(
-        "a mesh quotient plan takes classes a multiple of a = {} dividing {}, and a first rank "
-        "a multiple of a",
-        tile.a, tile.ranks()));
+        "a mesh quotient plan takes classes a multiple of {} = {} dividing {}, and a first rank "
+        "a multiple of it",
+        options.ranks_by_column ? "b" : "a", step, tile.ranks()));
   }
   Plan plan = build_mesh_plan(shape, options, classes, first_rank);
   fold_onto_classes(plan, classes);
@@ -871,9 +904,8 @@ Plan make_mesh_plan(const AttentionShape& shape, const ScheduleSpec& spec) {
   MeshOptions opt;
   opt.tile = tile;
   opt.windows = mesh_windows_for_budget(shape, tile, spec.memory_budget_bytes);
-  Plan plan = make_mesh_plan(shape, opt);
-  plan.placement = mesh_placement(tile, spec.placement);
-  return plan;
+  opt.ranks_by_column = mesh_ranks_by_column(spec.placement);
+  return make_mesh_plan(shape, opt);
 }
 
 Plan make_mesh_classes_plan(const AttentionShape& shape, const ScheduleSpec& spec, int classes,
@@ -882,6 +914,7 @@ Plan make_mesh_classes_plan(const AttentionShape& shape, const ScheduleSpec& spe
   MeshOptions opt;
   opt.tile = tile;
   opt.windows = mesh_windows_for_budget(shape, tile, spec.memory_budget_bytes);
+  opt.ranks_by_column = mesh_ranks_by_column(spec.placement);
   return make_mesh_classes_plan(shape, opt, classes, first_rank);
 }
 

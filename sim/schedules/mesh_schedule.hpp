@@ -86,6 +86,9 @@ struct MeshOptions {
   // Blocks that become ready together run as one fused compute op
   // (fusing_builder.hpp); false emits one op per block pair.
   bool fuse_blocks = true;
+  // Ranks numbered column by column (a mesh placed kv-group-major, mesh_placement.hpp): the
+  // programs of positions g are ranks column_rank(g)'s. Else rank = position.
+  bool ranks_by_column = false;
 };
 
 // Throws ScheduleError if the tokens do not split into the tile's chunks or
@@ -93,16 +96,20 @@ struct MeshOptions {
 Plan make_mesh_plan(const AttentionShape& shape, const MeshOptions& options);
 
 // The programs (forward, backward or both) of ranks 0..classes-1 only, a quotient plan for
-// symmetric simulation (sim/model/symmetric_simulation.hpp): classes a multiple of a dividing
-// a*b (a shift by whole Q-groups maps every rank's program onto the shifted rank's; the
-// backward's Q and KV rings have the forward's peers), plan.ranks = classes, each send and
+// symmetric simulation (sim/model/symmetric_simulation.hpp): classes a multiple of the shift
+// the programs are equivariant under, dividing a*b: a, whole Q-groups (tr + 1 maps every
+// rank's program onto the shifted rank's), or b where ranks are numbered by column, whole
+// KV-groups (tc + 1 mod a: every Q-group's ring turned by one place, the KV chunks relabelled
+// alike, so a rank's program maps onto its image's with the chunks' labels permuted; the
+// backward's Q and KV rings have the forward's peers). plan.ranks = classes, each send and
 // recv naming its full peer mod classes (class_plan.hpp), the chunks of all a*b ranks (those
 // homed beyond `classes` never live), the forward partials of the representatives and the
-// backward partials of all ranks. The programs are the full plan's; std::invalid_argument
-// for classes not allowed. first_rank w > 0 (whole Q-groups: a multiple of a; a work-block
-// quotient of the causal mask): the programs are those of ranks w..w+classes-1 of the full
-// plan relabelled r -> r - w (chunk r holds chunk r + w's tokens: rotate_chunk_contents; a
-// shift by whole Q-groups maps every rank's Q and KV chunk sets onto the shifted rank's).
+// backward partials of the representatives and their ring predecessors. The programs are the
+// full plan's; std::invalid_argument for classes not allowed. first_rank w > 0 (a multiple of
+// the same shift; a work-block quotient of the causal mask): the programs are those of ranks
+// w..w+classes-1 of the full plan relabelled r -> r - w (by Q-groups, chunk r holds chunk
+// r + w's tokens: rotate_chunk_contents; by column, chunk (tr, tc) holds chunk
+// (tr, tc + w / b mod a)'s, which maps every rank's Q and KV chunk sets onto its image's).
 Plan make_mesh_classes_plan(const AttentionShape& shape, const MeshOptions& options, int classes,
                             int first_rank = 0);
 
@@ -119,9 +126,10 @@ double mesh_bytes_in_per_rank(const AttentionShape& shape, MeshTile tile);
 MeshTile fewest_bytes_tile(const AttentionShape& shape, int ranks);
 
 // The dispatcher's entry: tile from the spec (auto = the tile with the fewest
-// received bytes), windows from the memory budget, placement from the spec.
+// received bytes), windows from the memory budget, the ranks numbered as the spec's placement
+// says (mesh_placement.hpp: rank = GPU, Plan::placement empty).
 Plan make_mesh_plan(const AttentionShape& shape, const ScheduleSpec& spec);
-// Its quotient (make_mesh_classes_plan) for a given tile; the placement is the symmetry's.
+// Its quotient (make_mesh_classes_plan) for a given tile, numbered as the placement says.
 Plan make_mesh_classes_plan(const AttentionShape& shape, const ScheduleSpec& spec, int classes,
                             int first_rank = 0);
 

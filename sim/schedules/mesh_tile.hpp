@@ -1,13 +1,15 @@
 // Mesh-Attention tile geometry (docs/schedules.md "Mesh-Attention").
 //
-// P = a*b ranks; Q and KV are cut into P chunks and rank g owns chunk g.
-// Rank g = tr*a + tc (tr = g / a, tc = g % a) computes the tile
+// P = a*b positions; Q and KV are cut into P chunks and position g owns chunk g.
+// Position g = tr*a + tc (tr = g / a, tc = g % a) computes the tile
 //   Q chunks {tr*a + j : j < a}  x  KV chunks {tc + a*k : k < b},
 // so every (q, kv) chunk pair belongs to exactly one rank and the tile holds
 // (g, g). The Q-group of g is the a ranks with the same tr (they own the
 // tile's Q chunks, position in the group = tc); the KV-group is the b ranks
 // with the same tc (they own the tile's KV chunks, position = tr). Each group
-// is a logical ring in position order: next = position + 1 mod size.
+// is a logical ring in position order: next = position + 1 mod size. The functions below
+// name positions ("rank" in their names); a plan numbers its ranks by the GPU that plays each
+// position (mesh_placement.hpp): the position itself, or column by column (column_rank).
 #pragma once
 
 #include <utility>
@@ -29,6 +31,10 @@ struct MeshTile {
   int q_prev(int rank) const { return kv_pos(rank) * a + (q_pos(rank) + a - 1) % a; }
   int kv_next(int rank) const { return ((kv_pos(rank) + 1) % b) * a + q_pos(rank); }
   int kv_prev(int rank) const { return ((kv_pos(rank) + b - 1) % b) * a + q_pos(rank); }
+  // Numbered column by column (a KV-group's b positions consecutive): position g's rank
+  // tc*b + tr, and the position of a rank.
+  int column_rank(int position) const { return q_pos(position) * b + kv_pos(position); }
+  int column_position(int rank) const { return (rank % b) * a + rank / b; }
 };
 
 // Every (a, b) with a*b = ranks, a ascending (1 x P is ring, P x 1 pass-Q).
