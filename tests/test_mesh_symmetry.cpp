@@ -15,13 +15,20 @@
 // that divides P and is below P is the class count; none means classes = P (no symmetry).
 // Placed kv-group-major the roles of a and b swap: K a multiple of b (tc + 1 mod a shifts the
 // rank by b), the Q peer r + b not folding onto r (K >= 2b), so the rule is the transposed
-// tile's. The backward's Q and KV rings have the forward's peers, so the rule is the same.
+// tile's. Where the plan numbers the ranks the other way (mesh_placement.hpp: node-major by
+// column when 8 | a and 8b < max(2a, lcm(a, 8)), kv-group-major by position when 8 | b and 8a <
+// max(2b, lcm(b, 8))), a shift by t ranks (t = b, or a) moves every GPU one place inside its
+// group of s consecutive GPUs (s = a, or b; a multiple of 8): on one node any multiple of t
+// with K >= 2t maps routes onto routes, across nodes K must move whole nodes inside every
+// group, a multiple of 8t. The backward's Q and KV rings have the forward's peers, so the rule
+// is the same.
 #include <catch2/catch.hpp>
 #include <numeric>
 #include <string>
 #include <vector>
 
 #include "sim/scenario/symmetric_plan.hpp"
+#include "sim/schedules/mesh_placement.hpp"
 #include "sim/schedules/mesh_tile.hpp"
 #include "tests/gpu_counts.hpp"
 #include "tests/symmetry_fixture.hpp"
@@ -42,6 +49,23 @@ int expected_mesh_classes(int gpus, MeshTile tile) {
   return gpus;
 }
 
+// The same, numbered across the groups of s consecutive GPUs, shift t.
+int expected_across_groups(int gpus, int t) {
+  const int step = gpus > 8 ? 8 * t : t;
+  for (int k = step; k < gpus; k += step) {
+    if (gpus % k == 0 && k >= 2 * t) return k;
+  }
+  return gpus;
+}
+
+// The classes the header's rules give for the numbering the plan takes.
+int expected_classes(int gpus, MeshTile tile, const std::string& placement) {
+  const bool kv = placement == "kv-group-major";
+  const bool by_column = mesh_numbering(tile, placement, 8).by_column;
+  if (by_column == kv) return expected_mesh_classes(gpus, kv ? MeshTile{tile.b, tile.a} : tile);
+  return expected_across_groups(gpus, kv ? tile.a : tile.b);
+}
+
 std::vector<std::string> mesh_sets(int gpus, MeshTile tile, const std::string& placement,
                                    const std::string& pass = "forward") {
   return scale_overrides(
@@ -59,6 +83,34 @@ TEST_CASE("the rule for mesh classes on the H100 cluster, by hand") {
   CHECK(expected_mesh_classes(256, {16, 16}) == 32);
   CHECK(expected_mesh_classes(256, {2, 128}) == 8);
   CHECK(expected_mesh_classes(256, {256, 1}) == 256);
+  // Across the groups: 64 x 4 node-major by column, K = 8 x 4 = 32 (by position, 128).
+  CHECK(expected_across_groups(256, 4) == 32);
+  CHECK(expected_mesh_classes(256, {64, 4}) == 128);
+  CHECK(expected_across_groups(8, 1) == 2);  // 8 x 1 on one node: every tc + 1 maps
+}
+
+TEST_CASE("the plan numbers a mesh's ranks the way that can fold to fewer classes") {
+  // 8-GPU nodes. Node-major: by position, K = max(2a, lcm(a, 8)); by column (8 | a) 8b.
+  CHECK_FALSE(mesh_numbering({64, 64}, "node-major", 8).by_column);       // 128 against 512
+  CHECK_FALSE(mesh_numbering({4, 2}, "node-major", 8).by_column);         // 8 does not divide 4
+  CHECK_FALSE(mesh_numbering({128, 32}, "node-major", 8).by_column);      // 256 against 256: tie
+  const MeshNumbering tall = mesh_numbering({256, 16}, "node-major", 8);  // 512 against 128
+  CHECK(tall.by_column);
+  REQUIRE(tall.placement.size() == 4096);
+  // Rank tc*16 + tr runs on GPU tr*256 + tc: rank 17 = (tr 1, tc 1) on GPU 257.
+  CHECK(tall.placement[17] == 257);
+  CHECK(mesh_numbering({8, 1}, "node-major", 8).by_column);  // 16 against 8
+  // Kv-group-major: by column, K = max(2b, lcm(b, 8)); by position (8 | b) 8a.
+  CHECK(mesh_numbering({256, 16}, "kv-group-major", 8).by_column);  // 32 against 2048
+  CHECK(mesh_numbering({64, 256}, "kv-group-major", 8).by_column);  // 512 against 512: tie
+  const MeshNumbering wide = mesh_numbering({32, 512}, "kv-group-major", 8);  // 1024 against 256
+  CHECK_FALSE(wide.by_column);
+  REQUIRE(wide.placement.size() == 16384);
+  // Rank (position) 33 = (tr 1, tc 1) runs on GPU tc*512 + tr = 513.
+  CHECK(wide.placement[33] == 513);
+  // In GPU order no placement is kept.
+  CHECK(mesh_numbering({64, 64}, "node-major", 8).placement.empty());
+  CHECK(mesh_numbering({256, 16}, "kv-group-major", 8).placement.empty());
 }
 
 TEST_CASE("symmetric mesh simulation equals the full simulation byte for byte") {
@@ -72,8 +124,7 @@ TEST_CASE("symmetric mesh simulation equals the full simulation byte for byte") 
           const SymmetryCase c =
               symmetry_case(kMeshScenario, mesh_sets(gpus, tile, placement, pass));
           REQUIRE(c.symmetry.has_value());
-          const MeshTile by_role = placement == "node-major" ? tile : MeshTile{tile.b, tile.a};
-          CHECK(c.symmetry->classes == expected_mesh_classes(gpus, by_role));
+          CHECK(c.symmetry->classes == expected_classes(gpus, tile, placement));
           CHECK(gpus % c.symmetry->classes == 0);
           if (!c.symmetry->exact()) continue;
           ++exact_runs;

@@ -1,8 +1,8 @@
 // Renumbering a plan's ranks: rank r becomes new_rank[r] (a permutation of 0..P-1).
 //
 // A generator that builds programs by geometric position (a mesh's tile positions) and numbers
-// the plan's ranks otherwise (a mesh placed kv-group-major numbers them column by column, so
-// that its rotation symmetry is a shift of the rank index: mesh_placement.hpp) builds the
+// the plan's ranks otherwise (a mesh may number them column by column, so that its rotation
+// symmetry is a shift of the rank index: mesh_placement.hpp) builds the
 // programs at their positions and relabels them here: program r moves to new_rank[r], every
 // send's and recv's peer p becomes new_rank[p], every chunk's owner and object's home rank
 // likewise, and a placement (rank -> GPU) keeps each program on its GPU. Object names are left

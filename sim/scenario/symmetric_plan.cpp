@@ -56,21 +56,22 @@ std::optional<MeshTile> known_mesh_tile(const Scenario& scenario) {
 }
 
 // The mesh's peers: Q and R rings to q_next, KV ring to kv_next (mesh_tile.hpp), in the plan's
-// numbering of its ranks (mesh_placement.hpp, rank = GPU); its programs are equivariant under
-// shifts by whole Q-groups (multiples of a, which move tr and keep tc), or, numbered by column,
-// by whole KV-groups (multiples of b: tc + 1 mod a).
+// numbering of its ranks (mesh_placement.hpp); its programs are equivariant under shifts by
+// whole Q-groups (multiples of a, which move tr and keep tc), or, numbered by column, by whole
+// KV-groups (multiples of b: tc + 1 mod a).
 ShiftSearch mesh_search(const Scenario& scenario, MeshTile tile) {
-  const bool by_column = mesh_ranks_by_column(scenario.schedule.placement);
-  const auto rank_of = [&](int position) {
-    return by_column ? tile.column_rank(position) : position;
-  };
+  const ScheduleSpec& spec = scenario.schedule;
+  MeshNumbering numbering = mesh_numbering(tile, spec.placement, spec.gpus_per_node);
   ShiftSearch search;
   search.peers.resize(static_cast<std::size_t>(tile.ranks()));
   for (int g = 0; g < tile.ranks(); ++g) {
-    search.peers[static_cast<std::size_t>(rank_of(g))] = {rank_of(tile.q_next(g)),
-                                                          rank_of(tile.kv_next(g))};
+    search.peers[static_cast<std::size_t>(numbering.rank_of(tile, g))] = {
+        numbering.rank_of(tile, tile.q_next(g)), numbering.rank_of(tile, tile.kv_next(g))};
   }
-  search.shift_allowed = [step = by_column ? tile.b : tile.a](int k) { return k % step == 0; };
+  search.shift_allowed = [step = numbering.by_column ? tile.b : tile.a](int k) {
+    return k % step == 0;
+  };
+  search.placement = std::move(numbering.placement);
   return search;
 }
 

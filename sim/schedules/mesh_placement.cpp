@@ -2,11 +2,16 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <limits>
+#include <numeric>
+
 #include "sim/schedules/schedule.hpp"
 
 namespace tilesim {
+namespace {
 
-bool mesh_ranks_by_column(std::string_view name) {
+bool kv_group_major(std::string_view name) {
   if (name == "node-major" || name == "q-group-major") return false;
   if (name != "kv-group-major") {
     throw ScheduleError(
@@ -16,11 +21,36 @@ bool mesh_ranks_by_column(std::string_view name) {
   return true;
 }
 
+// The smallest quotient the header's rule gives each numbering: groups of `s` consecutive GPUs,
+// `t` groups, nodes of n GPUs. long long: lcm(s, n) of a large tile overflows no int below.
+long long in_gpu_order(long long s, long long n) { return std::max(2 * s, std::lcm(s, n)); }
+long long across_groups(long long s, long long t, long long n) {
+  return s % n == 0 ? std::max(2LL, n) * t : std::numeric_limits<long long>::max();
+}
+
+}  // namespace
+
 std::vector<int> mesh_placement(MeshTile tile, std::string_view name) {
-  if (!mesh_ranks_by_column(name)) return {};
+  if (!kv_group_major(name)) return {};
   std::vector<int> gpu(static_cast<std::size_t>(tile.ranks()));
   for (int g = 0; g < tile.ranks(); ++g) gpu[static_cast<std::size_t>(g)] = tile.column_rank(g);
   return gpu;
+}
+
+MeshNumbering mesh_numbering(MeshTile tile, std::string_view placement, int gpus_per_node) {
+  const bool kv = kv_group_major(placement);
+  const long long n = std::max(1, gpus_per_node);
+  const long long s = kv ? tile.b : tile.a, t = kv ? tile.a : tile.b;
+  const bool other = across_groups(s, t, n) < in_gpu_order(s, n);
+  MeshNumbering numbering;
+  numbering.by_column = kv != other;
+  if (numbering.by_column == kv) return numbering;  // ranks in GPU order
+  numbering.placement.resize(static_cast<std::size_t>(tile.ranks()));
+  for (int g = 0; g < tile.ranks(); ++g) {
+    numbering.placement[static_cast<std::size_t>(numbering.rank_of(tile, g))] =
+        kv ? tile.column_rank(g) : g;
+  }
+  return numbering;
 }
 
 }  // namespace tilesim

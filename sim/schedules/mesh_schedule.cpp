@@ -904,8 +904,11 @@ Plan make_mesh_plan(const AttentionShape& shape, const ScheduleSpec& spec) {
   MeshOptions opt;
   opt.tile = tile;
   opt.windows = mesh_windows_for_budget(shape, tile, spec.memory_budget_bytes);
-  opt.ranks_by_column = mesh_ranks_by_column(spec.placement);
-  return make_mesh_plan(shape, opt);
+  MeshNumbering numbering = mesh_numbering(tile, spec.placement, spec.gpus_per_node);
+  opt.ranks_by_column = numbering.by_column;
+  Plan plan = make_mesh_plan(shape, opt);
+  plan.placement = std::move(numbering.placement);
+  return plan;
 }
 
 Plan make_mesh_classes_plan(const AttentionShape& shape, const ScheduleSpec& spec, int classes,
@@ -914,7 +917,7 @@ Plan make_mesh_classes_plan(const AttentionShape& shape, const ScheduleSpec& spe
   MeshOptions opt;
   opt.tile = tile;
   opt.windows = mesh_windows_for_budget(shape, tile, spec.memory_budget_bytes);
-  opt.ranks_by_column = mesh_ranks_by_column(spec.placement);
+  opt.ranks_by_column = mesh_numbering(tile, spec.placement, spec.gpus_per_node).by_column;
   return make_mesh_classes_plan(shape, opt, classes, first_rank);
 }
 

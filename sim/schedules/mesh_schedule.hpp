@@ -86,8 +86,8 @@ struct MeshOptions {
   // Blocks that become ready together run as one fused compute op
   // (fusing_builder.hpp); false emits one op per block pair.
   bool fuse_blocks = true;
-  // Ranks numbered column by column (a mesh placed kv-group-major, mesh_placement.hpp): the
-  // programs of positions g are ranks column_rank(g)'s. Else rank = position.
+  // Ranks numbered column by column (mesh_placement.hpp's rule): the program of position g is
+  // rank column_rank(g)'s. Else rank = position.
   bool ranks_by_column = false;
 };
 
@@ -126,10 +126,11 @@ double mesh_bytes_in_per_rank(const AttentionShape& shape, MeshTile tile);
 MeshTile fewest_bytes_tile(const AttentionShape& shape, int ranks);
 
 // The dispatcher's entry: tile from the spec (auto = the tile with the fewest
-// received bytes), windows from the memory budget, the ranks numbered as the spec's placement
-// says (mesh_placement.hpp: rank = GPU, Plan::placement empty).
+// received bytes), windows from the memory budget, the ranks numbered and placed as
+// mesh_numbering says for the spec's placement (mesh_placement.hpp).
 Plan make_mesh_plan(const AttentionShape& shape, const ScheduleSpec& spec);
-// Its quotient (make_mesh_classes_plan) for a given tile, numbered as the placement says.
+// Its quotient (make_mesh_classes_plan) for a given tile, numbered likewise (the symmetry holds
+// the placement).
 Plan make_mesh_classes_plan(const AttentionShape& shape, const ScheduleSpec& spec, int classes,
                             int first_rank = 0);
 

@@ -8,8 +8,8 @@
 // tile's Q chunks, position in the group = tc); the KV-group is the b ranks
 // with the same tc (they own the tile's KV chunks, position = tr). Each group
 // is a logical ring in position order: next = position + 1 mod size. The functions below
-// name positions ("rank" in their names); a plan numbers its ranks by the GPU that plays each
-// position (mesh_placement.hpp): the position itself, or column by column (column_rank).
+// name positions ("rank" in their names); a plan numbers its ranks by position or column by
+// column (column_rank), as mesh_placement.hpp's rule says.
 #pragma once
 
 #include <utility>
@@ -31,7 +31,7 @@ struct MeshTile {
   int q_prev(int rank) const { return kv_pos(rank) * a + (q_pos(rank) + a - 1) % a; }
   int kv_next(int rank) const { return ((kv_pos(rank) + 1) % b) * a + q_pos(rank); }
   int kv_prev(int rank) const { return ((kv_pos(rank) + b - 1) % b) * a + q_pos(rank); }
-  // Numbered column by column (a KV-group's b positions consecutive): position g's rank
+  // Numbered column by column (a KV-group's b positions consecutive ranks): position g's rank
   // tc*b + tr, and the position of a rank.
   int column_rank(int position) const { return q_pos(position) * b + kv_pos(position); }
   int column_position(int rank) const { return (rank % b) * a + rank / b; }
