@@ -32,8 +32,9 @@ Picoseconds transfer_time_ps(const Topology& topology, const Route& route, doubl
 // rank r mod c of the first block, and the ranks of one node go to one node, no two nodes of a
 // block to the same. Node-major placement with c a multiple of the node's GPUs; also the
 // transposed placement, rank t a + u on GPU u b + t, with c a multiple of n a on n-GPU nodes (a
-// node's ranks r, r + a, ...; b a multiple of n), which a mesh placed kv-group-major had before
-// its ranks were numbered by GPU (mesh_placement.hpp).
+// node's ranks r, r + a, ...; b a multiple of n): a mesh whose ranks are numbered across its
+// groups of consecutive GPUs (mesh_placement.hpp: 32 x 512 kv-group-major by position, 256 x 16
+// node-major by column).
 bool blocks_are_whole_nodes(const Topology& topology, const std::vector<int>& placement, int c) {
   const int ranks = static_cast<int>(placement.size());
   const int per_node = std::max(1, topology.gpus_per_node);

@@ -7,8 +7,8 @@
 // whose peers are equivariant and do not fold (peers_equivariant: USP's ring peer r + u would
 // fold onto r with one group per block, so its blocks hold two), and whose blocks are whole
 // nodes that the shift maps onto each other at the same GPU places (node-major: a multiple of
-// a node's GPUs; a placement that interleaves, rank t a + u on GPU u b + t: 8a, a node holding
-// ranks r, r + a, ...). Every rank
+// a node's GPUs; a mesh numbered across its groups, rank t a + u on GPU u b + t: 8a, a node
+// holding ranks r, r + a, ...). Every rank
 // r runs as representative r mod K of ONE block, ranks b..b+K-1, the block holding the slowest
 // transfer route to a peer, t = latency + step_bytes / (narrowest link's bandwidth): a ring runs at
 // the pace of its slowest hop and the ranks downstream of it finish last, so the quotient costs

@@ -22,7 +22,7 @@ bool kv_group_major(std::string_view name) {
 }
 
 // The smallest quotient the header's rule gives each numbering: groups of `s` consecutive GPUs,
-// `t` groups, nodes of n GPUs. long long: lcm(s, n) of a large tile overflows no int below.
+// `t` groups, nodes of n GPUs; in long long, where 2s, lcm(s, n) and n t cannot overflow.
 long long in_gpu_order(long long s, long long n) { return std::max(2 * s, std::lcm(s, n)); }
 long long across_groups(long long s, long long t, long long n) {
   return s % n == 0 ? std::max(2LL, n) * t : std::numeric_limits<long long>::max();

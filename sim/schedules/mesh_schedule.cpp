@@ -659,7 +659,7 @@ class BackwardBuilder {
 // whose peers are still the full tile's ranks), the programs of ranks first_rank.. relabelled
 // r -> r - first_rank (chunk contents moved: rotate_chunk_contents by whole Q-groups, or whole
 // columns where ranks are numbered by column). Programs are built at their tile positions and
-// then numbered as the placement says (relabel_ranks, mesh_placement.hpp).
+// then numbered as options.ranks_by_column says (relabel_ranks; the rule: mesh_placement.hpp).
 Plan build_mesh_plan(const AttentionShape& shape, const MeshOptions& options, int emit_ranks,
                      int first_rank = 0) {
   const MeshTile tile = options.tile;
