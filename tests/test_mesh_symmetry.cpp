@@ -134,8 +134,13 @@ TEST_CASE("symmetric mesh simulation equals the full simulation byte for byte") 
     }
   }
   // Not a vacuous loop: every size has exact tiles (a = 1, 2, ... with 2a <= P / 2), under
-  // each placement and pass.
-  CHECK(exact_runs >= 140);
+  // each placement and pass. With every size the count is a change detector (148); the
+  // sanitizer stage caps the sizes (gpu_counts.hpp: 80 runs up to 64 GPUs).
+  if (tilesim::test::gpu_counts_capped()) {
+    CHECK(exact_runs > 0);
+  } else {
+    CHECK(exact_runs == 148);
+  }
 }
 
 TEST_CASE("a mesh the shift does not map onto itself simulates every rank") {
