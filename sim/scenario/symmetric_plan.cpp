@@ -68,7 +68,7 @@ ShiftSearch mesh_search(const Scenario& scenario, MeshTile tile) {
     search.peers[static_cast<std::size_t>(numbering.rank_of(tile, g))] = {
         numbering.rank_of(tile, tile.q_next(g)), numbering.rank_of(tile, tile.kv_next(g))};
   }
-  search.shift_allowed = [step = numbering.by_column ? tile.b : tile.a](int k) {
+  search.shift_allowed = [step = tile.rank_shift(numbering.by_column)](int k) {
     return k % step == 0;
   };
   search.placement = std::move(numbering.placement);

@@ -37,18 +37,24 @@ std::vector<int> mesh_placement(MeshTile tile, std::string_view name) {
   return gpu;
 }
 
-MeshNumbering mesh_numbering(MeshTile tile, std::string_view placement, int gpus_per_node) {
+bool mesh_ranks_by_column(MeshTile tile, std::string_view placement, int gpus_per_node) {
   const bool kv = kv_group_major(placement);
   const long long n = std::max(1, gpus_per_node);
   const long long s = kv ? tile.b : tile.a, t = kv ? tile.a : tile.b;
   const bool other = across_groups(s, t, n) < in_gpu_order(s, n);
+  return kv != other;
+}
+
+MeshNumbering mesh_numbering(MeshTile tile, std::string_view placement, int gpus_per_node) {
   MeshNumbering numbering;
-  numbering.by_column = kv != other;
-  if (numbering.by_column == kv) return numbering;  // ranks in GPU order
+  numbering.by_column = mesh_ranks_by_column(tile, placement, gpus_per_node);
+  const std::vector<int> gpu_of_position = mesh_placement(tile, placement);
+  // Ranks in GPU order: by position with GPU = position, by column with GPU = column rank.
+  if (numbering.by_column != gpu_of_position.empty()) return numbering;
   numbering.placement.resize(static_cast<std::size_t>(tile.ranks()));
   for (int g = 0; g < tile.ranks(); ++g) {
     numbering.placement[static_cast<std::size_t>(numbering.rank_of(tile, g))] =
-        kv ? tile.column_rank(g) : g;
+        gpu_of_position.empty() ? g : gpu_of_position[static_cast<std::size_t>(g)];
   }
   return numbering;
 }

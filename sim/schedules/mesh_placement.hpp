@@ -41,6 +41,10 @@ inline constexpr const char* kMeshPlacements[] = {"node-major", "q-group-major",
 // schedule.placement for an unknown name.
 std::vector<int> mesh_placement(MeshTile tile, std::string_view name);
 
+// Whether the plan numbers the tile's ranks by column (the rule above). Throws as
+// mesh_placement.
+bool mesh_ranks_by_column(MeshTile tile, std::string_view placement, int gpus_per_node);
+
 // How a mesh plan numbers its ranks (the rule above) and where each runs.
 struct MeshNumbering {
   bool by_column = false;      // rank of position g: tile.column_rank(g), else g

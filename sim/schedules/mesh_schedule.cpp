@@ -798,7 +798,7 @@ Plan make_mesh_classes_plan(const AttentionShape& shape, const MeshOptions& opti
   const MeshTile tile = options.tile;
   // The shift its programs are equivariant under: whole Q-groups, or whole KV-groups where
   // ranks are numbered by column (mesh_placement.hpp).
-  const int step = options.ranks_by_column ? tile.b : tile.a;
+  const int step = tile.rank_shift(options.ranks_by_column);
   if (classes < 1 || tile.ranks() % classes != 0 || classes % step != 0 || first_rank < 0 ||
       first_rank >= tile.ranks() || first_rank % step != 0) {
     throw std::invalid_argument(fmt::format(
@@ -917,7 +917,7 @@ Plan make_mesh_classes_plan(const AttentionShape& shape, const ScheduleSpec& spe
   MeshOptions opt;
   opt.tile = tile;
   opt.windows = mesh_windows_for_budget(shape, tile, spec.memory_budget_bytes);
-  opt.ranks_by_column = mesh_numbering(tile, spec.placement, spec.gpus_per_node).by_column;
+  opt.ranks_by_column = mesh_ranks_by_column(tile, spec.placement, spec.gpus_per_node);
   return make_mesh_classes_plan(shape, opt, classes, first_rank);
 }
 

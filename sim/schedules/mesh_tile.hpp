@@ -35,6 +35,9 @@ struct MeshTile {
   // tc*b + tr, and the position of a rank.
   int column_rank(int position) const { return q_pos(position) * b + kv_pos(position); }
   int column_position(int rank) const { return (rank % b) * a + rank / b; }
+  // The rank shift the programs are equivariant under: whole Q-groups (a) by position, whole
+  // KV-groups (b: tc + 1 mod a) by column.
+  int rank_shift(bool by_column) const { return by_column ? b : a; }
 };
 
 // Every (a, b) with a*b = ranks, a ascending (1 x P is ring, P x 1 pass-Q).
