@@ -110,6 +110,17 @@ foreach(tile 2,2 1,4 4,1 2,3 3,2 1,6 6,1)
            --set attention.causal=${causal} --check)
   endforeach()
 endforeach()
+# A plan whose ranks are not in GPU order: on nodes of two GPUs the mesh numbers a 4 x 2
+# node-major tile column by column (rank tc b + tr on GPU tr a + tc: mesh_placement.hpp), so
+# plan rank r must run on the process of MPI rank (GPU) placement[r] = 0 4 1 5 2 6 3 7, which
+# the run reports as it saw it (each process's MPI_COMM_WORLD rank); --check makes a wrong
+# numerics exit 1.
+tilesim_mpi_test("mesh 4x2 numbered by column runs rank r on GPU placement[r]" 8
+  EXPECT ok
+  REGEX "mpi_rank_of_plan_rank[^0-9]*0[^0-9]+4[^0-9]+1[^0-9]+5[^0-9]+2[^0-9]+6[^0-9]+3[^0-9]+7[^0-9]"
+  ARGS --set schedule.gpus=8 --set schedule.kind=mesh "--set" "schedule.tile=[4,2]"
+       --set topology=../tests/data/runtime/two-gpu-nodes.yaml
+       --set calibration=../topologies/h100.calib.yaml --check --json)
 # Every schedule kind forward, fp32, checked against the full attention (max abs error 1e-5).
 # A case is name|ranks|settings ("," separated)|values: the values checked, i.e. every output
 # element exactly once (O and LSE: S*H*d + S*H = 6528 for the small shape; dQ and dKV:

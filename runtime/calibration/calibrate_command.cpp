@@ -214,7 +214,7 @@ Measurements measure_cpu(const MpiSession& mpi, const CalibrateOptions& options)
   m.probes = run_probes(
       mpi, kernels, probe_chunks(options.quick, mpi.size()), options.quick ? 2 : 3,
       InputPrecision::fp32, [&](const Plan& plan, const InputData& inputs) {
-        return std::unique_ptr<Backend>(new CpuBackend(plan, mpi.rank(), inputs, mpi.world(), 1));
+        return std::unique_ptr<Backend>(new CpuBackend(plan, mpi.rank(), inputs, mpi.comm(), 1));
       });
   stage.done();
   return m;

@@ -43,7 +43,7 @@ void recv_polling(std::vector<float>& buffer, int peer, MPI_Comm comm) {
 
 void quiet_barrier(const MpiSession& mpi) {
   MPI_Request request = MPI_REQUEST_NULL;
-  mpi_check(MPI_Ibarrier(mpi.world(), &request), "MPI_Ibarrier");
+  mpi_check(MPI_Ibarrier(mpi.comm(), &request), "MPI_Ibarrier");
   int flag = 0;
   while (true) {
     mpi_check(MPI_Test(&request, &flag, MPI_STATUS_IGNORE), "MPI_Test");
@@ -88,7 +88,7 @@ std::vector<calibration::MessageTiming> time_ping_pong(const MpiSession& mpi,
                                                        const std::vector<double>& sizes_bytes,
                                                        int repeats) {
   std::vector<calibration::MessageTiming> out;
-  const MPI_Comm comm = mpi.world();
+  const MPI_Comm comm = mpi.comm();
   for (double bytes : sizes_bytes) {
     std::vector<float> buffer(static_cast<std::size_t>(bytes / 4.0), 1.0F);
     std::vector<double> one_way;
@@ -168,16 +168,16 @@ double measure_comm_slowdown(const MpiSession& mpi, const KernelBenchOptions& op
     while (go_on != 0) {
       MPI_Request reqs[2];
       mpi_check(MPI_Irecv(in_buffer.data(), static_cast<int>(in_buffer.size()), MPI_FLOAT, peer, 8,
-                          mpi.world(), &reqs[0]),
+                          mpi.comm(), &reqs[0]),
                 "MPI_Irecv");
       mpi_check(MPI_Isend(out_buffer.data(), static_cast<int>(out_buffer.size()), MPI_FLOAT, peer,
-                          8, mpi.world(), &reqs[1]),
+                          8, mpi.comm(), &reqs[1]),
                 "MPI_Isend");
       wait_polling(reqs[0]);
       wait_polling(reqs[1]);
       int mine = done ? 0 : 1;
       int theirs = 0;
-      mpi_check(MPI_Sendrecv(&mine, 1, MPI_INT, peer, 9, &theirs, 1, MPI_INT, peer, 9, mpi.world(),
+      mpi_check(MPI_Sendrecv(&mine, 1, MPI_INT, peer, 9, &theirs, 1, MPI_INT, peer, 9, mpi.comm(),
                              MPI_STATUS_IGNORE),
                 "MPI_Sendrecv");
       go_on = mine != 0 || theirs != 0 ? 1 : 0;

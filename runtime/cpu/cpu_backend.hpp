@@ -6,7 +6,8 @@
 // fast CPU kernels (kernels/cpu/attention_cpu.hpp); a compute op loops over the q block x kv
 // block pairs the plan's mask does not skip (runtime/cpu_block_ops.hpp): forward accumulates
 // each pair's O/LSE into the accumulators (online merge), backward adds into dQ and dKV.
-// Comm stream: a group's sends and receives are MPI_Isend/MPI_Irecv on MPI_COMM_WORLD with tag
+// Comm stream: a group's sends and receives are MPI_Isend/MPI_Irecv on the session's communicator
+// (ranks in plan order, MpiSession::order_ranks) with tag
 // = k for the k-th send a->b / recv b<-a, so matches are exact; MPI_Test polls them from the
 // main thread. A receive checks the element count it got.
 // Timings: compute ops from the worker's start/end; comm ops from post to the poll that saw

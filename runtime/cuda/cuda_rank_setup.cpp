@@ -8,9 +8,9 @@ namespace tilesim::runtime {
 
 int local_rank(const MpiSession& mpi) {
   MPI_Comm local = MPI_COMM_NULL;
-  mpi_check(
-      MPI_Comm_split_type(mpi.world(), MPI_COMM_TYPE_SHARED, mpi.rank(), MPI_INFO_NULL, &local),
-      "MPI_Comm_split_type");
+  mpi_check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, mpi.world_rank(),
+                                MPI_INFO_NULL, &local),
+            "MPI_Comm_split_type");
   int rank = 0;
   MPI_Comm_rank(local, &rank);
   MPI_Comm_free(&local);
@@ -35,7 +35,7 @@ bool select_local_gpu(const MpiSession& mpi, std::string& why) {
 std::unique_ptr<NcclComm> join_nccl(const MpiSession& mpi, std::chrono::milliseconds init_timeout) {
   ncclUniqueId id{};
   if (mpi.rank() == 0) nccl_check(ncclGetUniqueId(&id), "ncclGetUniqueId");
-  mpi_check(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, mpi.world()), "MPI_Bcast");
+  mpi_check(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, mpi.comm()), "MPI_Bcast");
   return std::make_unique<NcclComm>(mpi.size(), id, mpi.rank(), init_timeout);
 }
 

@@ -12,13 +12,14 @@
 
 namespace tilesim::runtime {
 
-// This rank's index among the ranks of its node.
+// This process's index among the processes of its node, by world rank: the device follows the
+// world rank whatever order MpiSession::order_ranks gave the plan's ranks.
 int local_rank(const MpiSession& mpi);
 
 // cudaSetDevice(local rank); false with `why` when there is no usable GPU for it.
 bool select_local_gpu(const MpiSession& mpi, std::string& why);
 
-// Collective over the world.
+// Collective over the session's communicator; the NCCL rank is MpiSession::rank().
 std::unique_ptr<NcclComm> join_nccl(
     const MpiSession& mpi, std::chrono::milliseconds init_timeout = std::chrono::seconds(60));
 

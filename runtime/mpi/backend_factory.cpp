@@ -20,7 +20,7 @@ std::unique_ptr<Backend> make_backend(const std::string& backend, const std::str
                                       const Plan& plan, const InputData& inputs,
                                       const MpiSession& mpi, int threads) {
   if (backend == "cpu") {
-    return std::make_unique<CpuBackend>(plan, mpi.rank(), inputs, mpi.world(), threads);
+    return std::make_unique<CpuBackend>(plan, mpi.rank(), inputs, mpi.comm(), threads);
   }
   if (backend == "cuda") {
 #if TILESIM_HAVE_CUDA

@@ -11,13 +11,12 @@ std::vector<std::vector<T>> gather_values(const MpiSession& mpi, const std::vect
                                           MPI_Datatype type) {
   const int count = static_cast<int>(mine.size());
   std::vector<int> counts(static_cast<std::size_t>(mpi.size()));
-  mpi_check(MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, mpi.world()),
-            "MPI_Gather");
+  mpi_check(MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, mpi.comm()), "MPI_Gather");
   std::vector<int> displs(counts.size(), 0);
   std::exclusive_scan(counts.begin(), counts.end(), displs.begin(), 0);
   std::vector<T> all(mpi.rank() == 0 ? static_cast<std::size_t>(displs.back() + counts.back()) : 0);
   mpi_check(MPI_Gatherv(mine.data(), count, type, all.data(), counts.data(), displs.data(), type, 0,
-                        mpi.world()),
+                        mpi.comm()),
             "MPI_Gatherv");
   std::vector<std::vector<T>> out;
   if (mpi.rank() != 0) return out;
@@ -43,28 +42,44 @@ MpiSession::MpiSession() {
   int provided = 0;
   mpi_check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  mpi_check(MPI_Comm_rank(MPI_COMM_WORLD, &rank_), "MPI_Comm_rank");
+  mpi_check(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank_), "MPI_Comm_rank");
   mpi_check(MPI_Comm_size(MPI_COMM_WORLD, &size_), "MPI_Comm_size");
+  rank_ = world_rank_;
 }
 
-MpiSession::~MpiSession() { MPI_Finalize(); }
+MpiSession::~MpiSession() {
+  if (comm_ != MPI_COMM_WORLD) MPI_Comm_free(&comm_);
+  MPI_Finalize();
+}
 
-void MpiSession::barrier() const { mpi_check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); }
+void MpiSession::order_ranks(int position) {
+  MPI_Comm ordered = MPI_COMM_NULL;
+  mpi_check(MPI_Comm_split(comm_, 0, position, &ordered), "MPI_Comm_split");
+  MPI_Comm_set_errhandler(ordered, MPI_ERRORS_RETURN);
+  if (comm_ != MPI_COMM_WORLD) MPI_Comm_free(&comm_);
+  comm_ = ordered;
+  mpi_check(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
+  if (rank_ != position) {
+    throw std::logic_error("MpiSession::order_ranks: positions are not 0..size-1, each once");
+  }
+}
+
+void MpiSession::barrier() const { mpi_check(MPI_Barrier(comm_), "MPI_Barrier"); }
 
 void MpiSession::abort(int code) const {
-  MPI_Abort(MPI_COMM_WORLD, code);
-  std::abort();  // MPI_Abort does not return; keep [[noreturn]] honest
+  MPI_Abort(MPI_COMM_WORLD, code);  // every process of the job, whatever comm_ holds
+  std::abort();                     // MPI_Abort does not return; keep [[noreturn]] honest
 }
 
 bool MpiSession::all_true(bool value) const {
   int in = value ? 1 : 0;
   int out = 0;
-  mpi_check(MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce");
+  mpi_check(MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_MIN, comm_), "MPI_Allreduce");
   return out == 1;
 }
 
 int MpiSession::broadcast(int value) const {
-  mpi_check(MPI_Bcast(&value, 1, MPI_INT, 0, MPI_COMM_WORLD), "MPI_Bcast");
+  mpi_check(MPI_Bcast(&value, 1, MPI_INT, 0, comm_), "MPI_Bcast");
   return value;
 }
 

@@ -1,7 +1,9 @@
 #include "runtime/mpi/run_command.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -46,6 +48,18 @@ std::vector<RankRun> unpack(std::vector<std::vector<OpTiming>> timings,
   return runs;
 }
 
+// The plan rank that the process of world rank `world_rank` runs: the rank the plan places on
+// GPU `world_rank` (mpirun's processes in GPU order, one per GPU; Plan::placement, identity
+// when empty).
+int plan_rank_on(const Plan& plan, int world_rank) {
+  if (plan.placement.empty()) return world_rank;
+  const auto at = std::find(plan.placement.begin(), plan.placement.end(), world_rank);
+  if (at == plan.placement.end()) {
+    throw std::logic_error(fmt::format("the plan places no rank on GPU {}", world_rank));
+  }
+  return static_cast<int>(at - plan.placement.begin());
+}
+
 [[noreturn]] void fail_rank(const MpiSession& mpi, const Plan& plan, const RankFailure& e) {
   const std::string where =
       e.op() >= 0 ? plan.describe(OpId{e.rank(), e.op()}) : fmt::format("rank {}", e.rank());
@@ -65,9 +79,13 @@ void print_summary(const Plan& plan, const SimulationResult& result, const RunOp
   fmt::print("  exposed comm      {:.6f} s (max)   overlap {:.1f}%\n", f.exposed_comm_s_max,
              100.0 * f.overlap);
   fmt::print("  bytes             {:.0f} in total (plan sizes)\n", f.comm_bytes_total);
+  if (!plan.placement.empty()) {
+    fmt::print("  placement         plan rank r on MPI rank (GPU) placement[r]: {}\n",
+               fmt::join(plan.placement, " "));
+  }
 }
 
-int run_on_ranks(const MpiSession& mpi, const RunOptions& options) {
+int run_on_ranks(MpiSession& mpi, const RunOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
   Plan plan;
   Scenario scenario;
@@ -89,6 +107,9 @@ int run_on_ranks(const MpiSession& mpi, const RunOptions& options) {
     }
     return kBadInput;
   }
+  // From here on mpi.rank() is this process's plan rank, and MPI rank 0 of the messages below
+  // is plan rank 0's process.
+  mpi.order_ranks(plan_rank_on(plan, mpi.world_rank()));
   InputData inputs(plan, options.seed, backend_precision(options.backend));
   if (options.fail.mode == FailureInjection::Mode::nan && options.fail.rank == mpi.rank()) {
     for (int obj = 0; obj < static_cast<int>(plan.objects.size()); ++obj) {
@@ -136,6 +157,7 @@ int run_on_ranks(const MpiSession& mpi, const RunOptions& options) {
       std::vector<double>{run.peak_bytes, run.compute_flops, run.bytes_sent, run.bytes_received});
   const auto checks = mpi.gather(CheckReport::pack(own));
   const auto digests = mpi.gather(digest.values());
+  const auto world_ranks = mpi.gather(std::vector<std::int64_t>{mpi.world_rank()});
   int code = kOk;
   if (mpi.rank() == 0) {
     const double wall_s =
@@ -163,6 +185,9 @@ int run_on_ranks(const MpiSession& mpi, const RunOptions& options) {
       j["kernels"] = options.kernels;
       j["seed"] = options.seed;
       j["output_checksum"] = checksum;
+      // The process (and so the GPU) each plan rank ran on, as the run saw it.
+      nlohmann::ordered_json& ran_on = j["mpi_rank_of_plan_rank"] = nlohmann::ordered_json::array();
+      for (const std::vector<std::int64_t>& w : world_ranks) ran_on.push_back(w.front());
       j["op_times"] = validation::op_times_to_json(plan, result);  // for tilesim validate
       if (options.check) j["check"] = report.json();
       fmt::print("{}\n", j.dump(2));

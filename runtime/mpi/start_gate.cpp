@@ -17,7 +17,7 @@ bool every_rank_on_this_host(const MpiSession& mpi) {
   const auto names = mpi.gather(std::string(name, static_cast<std::size_t>(length)));
   int same = 1;
   for (const std::string& n : names) same = same != 0 && n == names.front() ? 1 : 0;
-  mpi_check(MPI_Bcast(&same, 1, MPI_INT, 0, mpi.world()), "MPI_Bcast");
+  mpi_check(MPI_Bcast(&same, 1, MPI_INT, 0, mpi.comm()), "MPI_Bcast");
   return same != 0;
 }
 
@@ -37,7 +37,7 @@ void StartGate::pass() const {
                    (Clock::now() + kLead).time_since_epoch())
                    .count();
   }
-  mpi_check(MPI_Bcast(&start_ns, 1, MPI_INT64_T, 0, mpi_.world()), "MPI_Bcast");
+  mpi_check(MPI_Bcast(&start_ns, 1, MPI_INT64_T, 0, mpi_.comm()), "MPI_Bcast");
   // A rank the broadcast reached after the instant starts at once: late, as after a barrier.
   std::this_thread::sleep_until(Clock::time_point(std::chrono::nanoseconds(start_ns)));
 }
