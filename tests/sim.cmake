@@ -25,6 +25,9 @@ tilesim_test(test_lazy_plan SOURCES test_lazy_plan.cpp
 # USP's forward quotient generated a piece at a time, against the whole quotient.
 tilesim_test(test_usp_windowed SOURCES test_usp_windowed.cpp
              LIBS tilesim_model tilesim_scenario tilesim_schedules)
+# The double ring's quotient (every pass) generated an inner step at a time, likewise.
+tilesim_test(test_double_ring_windowed SOURCES test_double_ring_windowed.cpp
+             LIBS tilesim_model tilesim_scenario tilesim_schedules)
 
 # The tuner's branch and bound against every candidate simulated whole (issue 13, tune at scale).
 tilesim_test(test_tune_search SOURCES test_tune_search.cpp LIBS tilesim_model tilesim_scenario)

@@ -1,13 +1,17 @@
 #pragma once
 // Checks shared by the tests of programs generated as they run (windowed_tracker.hpp): a dry
-// run, and "the same ops as the whole plan".
+// run, "the same ops as the whole plan", and "the same result JSON as the whole quotient".
 #include <catch2/catch.hpp>
 #include <vector>
 
+#include "sim/model/result_json.hpp"
+#include "sim/model/symmetric_simulation.hpp"
 #include "sim/plan/plan.hpp"
 #include "sim/plan/plan_digest.hpp"
 #include "sim/plan/plan_tracker.hpp"
 #include "sim/plan/windowed_tracker.hpp"
+#include "sim/scenario/prepared_scenario.hpp"
+#include "sim/scenario/symmetric_plan.hpp"
 
 namespace tilesim::test {
 
@@ -42,6 +46,29 @@ void require_same_ops_as_whole(Source& source, const Plan& whole, int peer_ranks
   CHECK(source.plan().objects.size() == whole.objects.size());
   CHECK(source.plan().merge_form == whole.merge_form);
   CHECK(source.whole_plan_digest() == plan_digest(whole));
+}
+
+// Simulates p's exact quotient both ways, the whole quotient plan (build_symmetric_plan) through
+// PlanTracker and `source` (the same quotient generated as it runs) through the windowed
+// tracker, and requires the same result JSON byte for byte, plan_digest included.
+inline void require_windowed_quotient_equals_whole(ProgramSource& source,
+                                                   const PreparedScenario& p) {
+  REQUIRE(p.symmetry.has_value());
+  REQUIRE(p.symmetry->exact());
+  const Plan whole = build_symmetric_plan(p.scenario, *p.symmetry);
+  const SimulationResult expected = simulate_classes(whole, *p.symmetry, p.topology, p.profile);
+  const SimulationResult got =
+      simulate_classes_windowed(source, *p.symmetry, p.topology, p.profile);
+  CHECK(got.makespan_ps == expected.makespan_ps);
+  CHECK(got.events == expected.events);
+  ResultContext context{p.scenario.name, p.scenario.topology_path, p.scenario.calibration_path,
+                        false};
+  nlohmann::ordered_json want = result_to_json(whole, expected, context);
+  describe_full_ring(want, whole, *p.symmetry);
+  context.plan_digest = source.whole_plan_digest();
+  nlohmann::ordered_json have = result_to_json(source.plan(), got, context);
+  describe_full_ring(have, source.plan(), *p.symmetry);
+  CHECK(have.dump(2) == want.dump(2));
 }
 
 }  // namespace tilesim::test

@@ -214,4 +214,28 @@ double MakespanBound::compute_lower_bound_s(const Plan& plan) const {
   return bound_ps * 1e-12;
 }
 
+double MakespanBound::compute_lower_bound_s(ProgramSource& source) const {
+  Plan& plan = source.plan();
+  const ComputeModel compute(plan, profile_);
+  double bound_ps = 0.0;
+  for (int r = 0; r < plan.ranks; ++r) {
+    RankProgram& program = plan.programs[static_cast<std::size_t>(r)];
+    double compute_ps = 0.0;
+    int next = program.first_index();
+    while (source.extend(r)) {
+      const int end = static_cast<int>(program.size());  // size() counts from op 0
+      for (; next < end; ++next) {
+        const OpKind kind = program.op(next).kind;
+        if (kind == OpKind::compute || kind == OpKind::merge) {
+          compute_ps += lowered(static_cast<double>(compute.duration_ps(program, next)));
+        }
+      }
+      program.discard_before(next);
+      source.discard_before(r, next);
+    }
+    bound_ps = std::max(bound_ps, compute_ps);
+  }
+  return bound_ps * 1e-12;
+}
+
 }  // namespace tilesim

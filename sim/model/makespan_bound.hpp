@@ -25,6 +25,7 @@
 #include "sim/model/calibration_profile.hpp"
 #include "sim/model/ring_symmetry.hpp"
 #include "sim/plan/plan.hpp"
+#include "sim/plan/windowed_tracker.hpp"
 #include "sim/topology/topology.hpp"
 
 namespace tilesim {
@@ -52,6 +53,11 @@ class MakespanBound {
   // programs run as they stand, so also for a quotient whose peers are not ring offsets (a
   // work block, an offset quotient), where it bounds the quotient's own makespan.
   double compute_lower_bound_s(const Plan& plan) const;
+  // The same term of the plan `source` generates, one rank's program at a time and dropped as
+  // it is summed (a quotient generated as it runs: the whole one would hold K programs of
+  // O(P) ops); the same double as the whole plan's, its ops summed in the same order. The
+  // source is spent.
+  double compute_lower_bound_s(ProgramSource& source) const;
 
   // The alone time of one transfer of `bytes` from src_gpu to dst_gpu, lowered as above (the
   // per-transfer term of T_g): what the closed-form bounds (sim/scenario/shape_bound.hpp) add

@@ -525,8 +525,9 @@ std::optional<RingSymmetry> scenario_symmetry(const Scenario& scenario, const To
 
 namespace {
 
-// The ring family's forward quotient is generated step by step (ring_classes_source.hpp); the
-// backward, USP, mesh and double ring quotients are built whole.
+// The ring family's forward quotient is generated step by step (ring_classes_source.hpp), and
+// so are USP's forward and the double ring's quotients (below); the backward's of the first two
+// and the mesh's quotients are built whole.
 // With a backward only the lazy run (one class per rank, lazy_plan.hpp) generates as it runs;
 // a backward quotient is built whole.
 bool windowed_ring_quotient(const Scenario& scenario, int classes) {
@@ -540,9 +541,12 @@ bool windowed_usp_quotient(const Scenario& scenario, int classes) {
          (!scenario.attention.has_backward() || classes == scenario.schedule.gpus);
 }
 
-// The double ring's lazy run (one class per rank, lazy_plan.hpp); its quotients are built whole.
+// The double ring's lazy run (one class per rank, lazy_plan.hpp) and its quotients, forward,
+// backward or both (double_ring_source.hpp).
 bool windowed_double_ring(const Scenario& scenario, int classes) {
-  return classes == scenario.schedule.gpus && double_ring_generated(scenario);
+  const int inner = double_ring_inner(scenario.schedule);
+  if (classes == scenario.schedule.gpus) return double_ring_generated(scenario);
+  return inner > 0 && scenario.schedule.gpus % inner == 0 && classes < scenario.schedule.gpus;
 }
 
 // Pass-Q's quotient and its lazy run (pass_q_source.hpp): it has a forward only.
@@ -555,9 +559,9 @@ bool windowed_pass_q(const Scenario& scenario) {
 std::string windowed_plan_violation(const Scenario& scenario, int classes, bool at_least) {
   // The ring family's and USP's forward quotients run windowed (ring_classes_source.hpp,
   // usp_classes_source.hpp): a window of ops per class, u times the ring's for USP (a piece is
-  // about u ring steps: a step moves u head-split bundles); the double ring's lazy run and
-  // pass-Q's quotient and lazy run a ring's window per rank (double_ring_source.hpp,
-  // pass_q_source.hpp); the others are held whole.
+  // about u ring steps: a step moves u head-split bundles); the double ring's quotients and
+  // lazy run and pass-Q's quotient and lazy run a ring's window per rank
+  // (double_ring_source.hpp, pass_q_source.hpp); the others are held whole.
   const double window = windowed_usp_quotient(scenario, classes)
                             ? kWindowedOpsPerClass * usp_shift_degree(scenario)
                         : windowed_ring_quotient(scenario, classes) ||
@@ -653,9 +657,24 @@ std::unique_ptr<UspClassesSource> symmetric_usp_source(const Scenario& scenario,
                      spec.correction, symmetry.work ? symmetry.work->first_rank : 0});
 }
 
+std::unique_ptr<DoubleRingSource> symmetric_double_ring_source(const Scenario& scenario,
+                                                               const RingSymmetry& symmetry) {
+  const ScheduleSpec& spec = scenario.schedule;
+  if (symmetry.classes >= spec.gpus || !windowed_double_ring(scenario, symmetry.classes)) {
+    return nullptr;
+  }
+  return std::make_unique<DoubleRingSource>(scenario.attention, spec.gpus, double_ring_inner(spec),
+                                            spec.correction, symmetry.classes,
+                                            symmetry.work ? symmetry.work->first_rank : 0);
+}
+
 std::unique_ptr<ProgramSource> symmetric_source(const Scenario& scenario,
                                                 const RingSymmetry& symmetry) {
   if (std::unique_ptr<ProgramSource> ring = symmetric_ring_source(scenario, symmetry)) return ring;
+  if (std::unique_ptr<ProgramSource> double_ring =
+          symmetric_double_ring_source(scenario, symmetry)) {
+    return double_ring;
+  }
   if (windowed_pass_q(scenario) && symmetry.peers_by_offset) {
     const ScheduleSpec& spec = scenario.schedule;
     return std::make_unique<PassQSource>(scenario.attention, spec.gpus, symmetry.classes,

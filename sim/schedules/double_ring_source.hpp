@@ -7,6 +7,12 @@
 // by one step when the tracker asks and drops the ops it has finished, so a run holds
 // O(P x window) ops instead of the ~6 P^2 of the whole plan. The ops, object ids and
 // whole_plan_digest() are the whole plan's (tests/test_lazy_plan.cpp).
+// With classes K < P it generates the quotient plan instead (make_double_ring_classes_plan,
+// double_ring_schedule.hpp, with the scenario's correction): the programs of ranks 0..K-1, each
+// peer folded mod K as fold_onto_classes does, the chunks' contents rotated by first_rank (a
+// work block's, symmetric_plan.hpp), so that a symmetric run holds O(P + K x window) ops
+// where the whole quotient held K programs of (P / inner) x inner steps each, forward and
+// backward (tests/test_double_ring_windowed.cpp: the same ops, digest and result JSON).
 #pragma once
 
 #include <optional>
@@ -26,8 +32,11 @@ namespace tilesim {
 
 class DoubleRingSource final : public ProgramSource {
  public:
-  // ScheduleError at schedule.inner unless inner divides ranks.
-  DoubleRingSource(const AttentionShape& shape, int ranks, int inner, Correction correction);
+  // ScheduleError at schedule.inner unless inner divides ranks; std::invalid_argument for
+  // classes that are not a multiple of inner dividing ranks, or a first rank that is not a
+  // multiple of classes (as make_double_ring_classes_plan).
+  DoubleRingSource(const AttentionShape& shape, int ranks, int inner, Correction correction,
+                   int classes = 0, int first_rank = 0);
   DoubleRingSource(const DoubleRingSource&) = delete;
   DoubleRingSource& operator=(const DoubleRingSource&) = delete;
   ~DoubleRingSource() override = default;
@@ -44,6 +53,8 @@ class DoubleRingSource final : public ProgramSource {
   CommGroups groups_;
   std::optional<StepPrograms> steps_;
   std::vector<DoubleRingMember> members_;
+  int ranks_ = 0;    // P
+  int classes_ = 0;  // K; P when every rank's program is generated
 };
 
 }  // namespace tilesim
