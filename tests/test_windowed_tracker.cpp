@@ -67,23 +67,9 @@ TEST_CASE("windowed symmetric simulation equals the whole quotient's byte for by
       INFO(kind << " on " << gpus << " GPUs, correction " << correction);
       const PreparedScenario p = prepared(kind, gpus, correction);
       REQUIRE(p.symmetry.has_value());
-      REQUIRE(p.symmetry->exact());
-      const Plan whole = build_symmetric_plan(p.scenario, *p.symmetry);
-      const SimulationResult expected = simulate_classes(whole, *p.symmetry, p.topology, p.profile);
       const auto source = symmetric_source(p.scenario, *p.symmetry);
       REQUIRE(source != nullptr);
-      const SimulationResult got =
-          simulate_classes_windowed(*source, *p.symmetry, p.topology, p.profile);
-      CHECK(got.makespan_ps == expected.makespan_ps);
-      CHECK(got.events == expected.events);
-      ResultContext context{p.scenario.name, p.scenario.topology_path, p.scenario.calibration_path,
-                            false};
-      nlohmann::ordered_json want = result_to_json(whole, expected, context);
-      describe_full_ring(want, whole, *p.symmetry);
-      context.plan_digest = source->whole_plan_digest();
-      nlohmann::ordered_json have = result_to_json(source->plan(), got, context);
-      describe_full_ring(have, source->plan(), *p.symmetry);
-      CHECK(have.dump(2) == want.dump(2));
+      tilesim::test::require_windowed_quotient_equals_whole(*source, p);
     }
   }
 }

@@ -48,6 +48,15 @@ void require_same_ops_as_whole(Source& source, const Plan& whole, int peer_ranks
   CHECK(source.whole_plan_digest() == plan_digest(whole));
 }
 
+// `source` generates p's exact quotient: it has the ops of the quotient built whole
+// (build_symmetric_plan), by require_same_ops_as_whole.
+template <class Source>
+void require_quotient_ops(Source& source, const PreparedScenario& p) {
+  REQUIRE(p.symmetry.has_value());
+  REQUIRE(p.symmetry->exact());
+  require_same_ops_as_whole(source, build_symmetric_plan(p.scenario, *p.symmetry));
+}
+
 // Simulates p's exact quotient both ways, the whole quotient plan (build_symmetric_plan) through
 // PlanTracker and `source` (the same quotient generated as it runs) through the windowed
 // tracker, and requires the same result JSON byte for byte, plan_digest included.
