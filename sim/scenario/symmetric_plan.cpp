@@ -526,17 +526,20 @@ std::optional<RingSymmetry> scenario_symmetry(const Scenario& scenario, const To
 namespace {
 
 // The ring family's forward quotient is generated step by step (ring_classes_source.hpp), and
-// so are USP's and the double ring's quotients, every pass (below); the ring family's backward
-// quotient and the mesh's are built whole.
-// With a backward only the ring family's lazy run (one class per rank, lazy_plan.hpp) generates
-// as it runs; its backward quotient is built whole.
+// so are USP's forward and the double ring's quotients (below); the backward's of the first two
+// and the mesh's quotients are built whole.
+// With a backward only the lazy run (one class per rank, lazy_plan.hpp) generates as it runs;
+// a backward quotient is built whole.
 bool windowed_ring_quotient(const Scenario& scenario, int classes) {
   return ring_ownership(scenario.schedule).has_value() &&
          (!scenario.attention.has_backward() || classes == scenario.schedule.gpus);
 }
 
-// USP's quotient too (usp_classes_source.hpp), forward, backward or both, and its lazy run.
-bool windowed_usp_quotient(const Scenario& scenario) { return usp_shift_degree(scenario) > 0; }
+// USP's forward quotient too (usp_classes_source.hpp); its backward only lazily, as the ring's.
+bool windowed_usp_quotient(const Scenario& scenario, int classes) {
+  return usp_shift_degree(scenario) > 0 &&
+         (!scenario.attention.has_backward() || classes == scenario.schedule.gpus);
+}
 
 // The double ring's lazy run (one class per rank, lazy_plan.hpp) and its quotients, forward,
 // backward or both (double_ring_source.hpp).
@@ -554,12 +557,12 @@ bool windowed_pass_q(const Scenario& scenario) {
 }  // namespace
 
 std::string windowed_plan_violation(const Scenario& scenario, int classes, bool at_least) {
-  // The ring family's forward and USP's quotients run windowed (ring_classes_source.hpp,
+  // The ring family's and USP's forward quotients run windowed (ring_classes_source.hpp,
   // usp_classes_source.hpp): a window of ops per class, u times the ring's for USP (a piece is
   // about u ring steps: a step moves u head-split bundles); the double ring's quotients and
   // lazy run and pass-Q's quotient and lazy run a ring's window per rank
   // (double_ring_source.hpp, pass_q_source.hpp); the others are held whole.
-  const double window = windowed_usp_quotient(scenario)
+  const double window = windowed_usp_quotient(scenario, classes)
                             ? kWindowedOpsPerClass * usp_shift_degree(scenario)
                         : windowed_ring_quotient(scenario, classes) ||
                                 windowed_double_ring(scenario, classes) || windowed_pass_q(scenario)
@@ -647,7 +650,7 @@ std::unique_ptr<RingClassesSource> symmetric_ring_source(const Scenario& scenari
 
 std::unique_ptr<UspClassesSource> symmetric_usp_source(const Scenario& scenario,
                                                        const RingSymmetry& symmetry) {
-  if (!windowed_usp_quotient(scenario)) return nullptr;
+  if (!windowed_usp_quotient(scenario, symmetry.classes)) return nullptr;
   const ScheduleSpec& spec = scenario.schedule;
   return std::make_unique<UspClassesSource>(
       UspClassesSpec{scenario.attention, spec.gpus, usp_shift_degree(scenario), symmetry.classes,

@@ -152,17 +152,17 @@ Plan build_symmetric_plan(const Scenario& scenario, const RingSymmetry& symmetry
 // (ring, zigzag, striped) forward; null for the backward and the other schedules.
 std::unique_ptr<RingClassesSource> symmetric_ring_source(const Scenario& scenario,
                                                          const RingSymmetry& symmetry);
-// USP's quotient, forward, backward or both, generated a piece at a time
-// (usp_classes_source.hpp); null for another schedule.
+// USP's forward quotient generated a piece at a time (usp_classes_source.hpp); null for another
+// schedule or a pass with a backward, whose quotient is built whole.
 std::unique_ptr<UspClassesSource> symmetric_usp_source(const Scenario& scenario,
                                                        const RingSymmetry& symmetry);
 // The double ring's quotient, forward, backward or both, generated an inner step at a time
 // (double_ring_source.hpp); null for another schedule or one class per rank.
 std::unique_ptr<DoubleRingSource> symmetric_double_ring_source(const Scenario& scenario,
                                                                const RingSymmetry& symmetry);
-// Whichever applies (the ring family's forward, the double ring's, pass-Q's or USP's;
+// Whichever applies (the ring family's, the double ring's, pass-Q's or USP's forward;
 // pass_q_source.hpp for pass-Q's offset quotient), else null: the quotient is then built whole
-// (build_symmetric_plan): the mesh's, the ring family's backward, all-gather KV's.
+// (build_symmetric_plan): the mesh's, and the backward of the ring family and USP.
 std::unique_ptr<ProgramSource> symmetric_source(const Scenario& scenario,
                                                 const RingSymmetry& symmetry);
 

@@ -93,10 +93,8 @@ Picoseconds stop_ps(double ceiling_s, double guess_s, bool guess) {
 
 // The plan-based bound of a decided run: the quotient's for a ring-family candidate that runs
 // symmetric (the bound reads a quotient's peers as ring offsets, makespan_bound.cpp); for
-// another whose quotient is built whole to run, or the double ring's or USP's with a backward
-// (generated as they run since 7 December 2026, and summed so: their whole plans, ~6 P^2 ops for
-// the double ring, 26 s to build and cost for causal USP u = 32 on 1024 GPUs, are no bound to
-// build), that
+// another whose quotient is built whole to run, or the double ring's (generated as it runs since
+// 7 December 2026, and summed so: its whole plan, ~6 P^2 ops, is no bound to build), that
 // quotient's compute term (each representative runs a real rank's program, whose computes its
 // own run cannot shorten; the whole plan of 1024 ranks took 26 s to build and cost for causal
 // USP u = 32, both passes); the whole plan's for the others where it fits the limits, else the
@@ -118,8 +116,7 @@ CandidateResult plan_bound_of(const CandidateRun& run, const PreparedScenario& p
     r.lower_bound_s = bound.lower_bound_s(build_symmetric_plan(s, *run.symmetry), &*run.symmetry);
   } else if (run.symmetry && !symmetric_source(s, *run.symmetry)) {
     r.lower_bound_s = bound.compute_lower_bound_s(build_symmetric_plan(s, *run.symmetry));
-  } else if (run.symmetry && (c.spec.kind == "double_ring" ||
-                              (c.spec.kind == "usp" && s.attention.has_backward()))) {
+  } else if (run.symmetry && c.spec.kind == "double_ring") {
     r.lower_bound_s = bound.compute_lower_bound_s(*symmetric_source(s, *run.symmetry));
   } else if (candidate_refusal(p, c).empty()) {
     r.lower_bound_s = bound.lower_bound_s(make_plan(s.attention, c.spec));

@@ -14,6 +14,9 @@ UspClassesSource::UspClassesSource(UspClassesSpec spec)
     : spec_(std::move(spec)), groups_(spec_.ranks) {
   const int u = spec_.ulysses, k_count = spec_.classes;
   const bool fwd = spec_.shape.has_forward(), bwd = spec_.shape.has_backward();
+  if (bwd && k_count != spec_.ranks) {
+    throw std::invalid_argument("UspClassesSource generates a backward with one class per rank");
+  }
   if (u < 1 || k_count < 2 * u || k_count % u != 0 || spec_.ranks % k_count != 0) {
     throw std::invalid_argument(
         fmt::format("a USP quotient plan takes classes a multiple of 2 x u = {} dividing {}", 2 * u,

@@ -1,4 +1,4 @@
-// USP's quotient plan (make_usp_classes_plan, usp_schedule.hpp, with the scenario's
+// USP's forward quotient plan (make_usp_classes_plan, usp_schedule.hpp, with the scenario's
 // output correction) generated a piece at a time for the windowed tracker
 // (sim/plan/windowed_tracker.hpp), so that a symmetric simulation holds O(P + K x window) ops
 // instead of the whole quotient's K x (ring steps x u + all-to-alls) (issue 13, item 1).
@@ -15,14 +15,12 @@
 // the partials were made by the first accumulating call.) whole_plan_digest() is plan_digest of
 // the whole quotient: each program's ops are digested as they are generated, as
 // RingClassesSource does; tests/test_windowed_tracker.cpp checks it.
-// It generates the backward too, after the forward when the pass is both, for the lazy run
-// (K = P, no symmetry, sim/scenario/lazy_plan.hpp) and, since 7 December 2026, a quotient's
-// (K < P; built whole before): the all-to-all of dO, one backward ring step
+// With K = P (no symmetry, sim/scenario/lazy_plan.hpp) it also generates the backward, after
+// the forward when the pass is both: the all-to-all of dO, one backward ring step
 // (usp_backward_step: RingMemberBackward's step with the frees whose last reader it is) per
 // piece, then the all-to-all back of dQ and dKV with the frees and the replicas' dKV sum
-// (usp_backward_rank's parts, usp_grid.hpp), each piece's peers folded as the forward's. The
-// backward ring is the full plan's, its peers folded (make_usp_classes_plan builds it so too):
-// tests/test_usp_windowed.cpp compares ops, digest and result JSON with the whole quotient.
+// (usp_backward_rank's parts, usp_grid.hpp). A quotient's backward (K < P) is built whole
+// (make_usp_classes_plan).
 #pragma once
 
 #include <memory>
@@ -42,7 +40,7 @@
 namespace tilesim {
 
 struct UspClassesSpec {
-  AttentionShape shape;  // any pass; the full mask, or causal (a work block where K < P)
+  AttentionShape shape;  // forward where K < P (full mask); any pass, full or causal with K = P
   int ranks = 0;         // P
   int ulysses = 0;       // u
   int classes = 0;       // K: a multiple of u, at least 2u, dividing P
