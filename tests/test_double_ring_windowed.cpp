@@ -1,8 +1,10 @@
 // The double ring's quotient generated an inner step at a time (DoubleRingSource with classes
 // K < P, sim/schedules/double_ring_source.hpp) and run through the windowed tracker, against
 // the whole quotient plan (make_double_ring_classes_plan, then the correction's rewrite) run
-// through PlanTracker, the path it replaces in `simulate` (itself checked against every rank
-// simulated in test_double_ring_symmetry.cpp):
+// through PlanTracker, the path it replaces in `simulate` beyond kWholeDoubleRingMaxClasses
+// classes (the whole quotient itself checked against every rank simulated in
+// test_double_ring_symmetry.cpp; the quotients here have 8 and 16 classes, which `simulate`
+// keeps whole, so the source is asked for directly):
 //   - the same ops: whole_plan_digest() equals plan_digest of the whole quotient, and so do the
 //     op and object counts, for inner rings of 4 and 8, every pass and correction form;
 //   - the same simulation: byte-identical result JSON on the H100 cluster at 8 to 256 GPUs,

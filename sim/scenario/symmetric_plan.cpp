@@ -541,12 +541,17 @@ bool windowed_usp_quotient(const Scenario& scenario, int classes) {
          (!scenario.attention.has_backward() || classes == scenario.schedule.gpus);
 }
 
-// The double ring's lazy run (one class per rank, lazy_plan.hpp) and its quotients, forward,
-// backward or both (double_ring_source.hpp).
-bool windowed_double_ring(const Scenario& scenario, int classes) {
+// A double-ring quotient DoubleRingSource can generate: K < P classes of whole inner rings.
+bool double_ring_quotient_generated(const Scenario& scenario, int classes) {
   const int inner = double_ring_inner(scenario.schedule);
-  if (classes == scenario.schedule.gpus) return double_ring_generated(scenario);
   return inner > 0 && scenario.schedule.gpus % inner == 0 && classes < scenario.schedule.gpus;
+}
+
+// The double ring's lazy run (one class per rank, lazy_plan.hpp) and its quotients of more than
+// kWholeDoubleRingMaxClasses classes, forward, backward or both (double_ring_source.hpp).
+bool windowed_double_ring(const Scenario& scenario, int classes) {
+  if (classes == scenario.schedule.gpus) return double_ring_generated(scenario);
+  return double_ring_quotient_generated(scenario, classes) && classes > kWholeDoubleRingMaxClasses;
 }
 
 // Pass-Q's quotient and its lazy run (pass_q_source.hpp): it has a forward only.
@@ -660,9 +665,7 @@ std::unique_ptr<UspClassesSource> symmetric_usp_source(const Scenario& scenario,
 std::unique_ptr<DoubleRingSource> symmetric_double_ring_source(const Scenario& scenario,
                                                                const RingSymmetry& symmetry) {
   const ScheduleSpec& spec = scenario.schedule;
-  if (symmetry.classes >= spec.gpus || !windowed_double_ring(scenario, symmetry.classes)) {
-    return nullptr;
-  }
+  if (!double_ring_quotient_generated(scenario, symmetry.classes)) return nullptr;
   return std::make_unique<DoubleRingSource>(scenario.attention, spec.gpus, double_ring_inner(spec),
                                             spec.correction, symmetry.classes,
                                             symmetry.work ? symmetry.work->first_rank : 0);
@@ -671,9 +674,11 @@ std::unique_ptr<DoubleRingSource> symmetric_double_ring_source(const Scenario& s
 std::unique_ptr<ProgramSource> symmetric_source(const Scenario& scenario,
                                                 const RingSymmetry& symmetry) {
   if (std::unique_ptr<ProgramSource> ring = symmetric_ring_source(scenario, symmetry)) return ring;
-  if (std::unique_ptr<ProgramSource> double_ring =
-          symmetric_double_ring_source(scenario, symmetry)) {
-    return double_ring;
+  if (windowed_double_ring(scenario, symmetry.classes)) {
+    if (std::unique_ptr<ProgramSource> double_ring =
+            symmetric_double_ring_source(scenario, symmetry)) {
+      return double_ring;
+    }
   }
   if (windowed_pass_q(scenario) && symmetry.peers_by_offset) {
     const ScheduleSpec& spec = scenario.schedule;

@@ -110,6 +110,15 @@ inline constexpr int kAutoExactClasses = 256;
 // within +0.29% and +0.71% of them. At 64 classes the K^2 growth puts the exact run at a
 // sixteenth of that.
 inline constexpr int kAutoExactCollectiveClasses = 64;
+// The double ring's quotient runs generated as it runs (double_ring_source.hpp) where it has
+// more than this many classes, else built whole. A whole quotient holds K programs of O(P) ops:
+// up to 64 classes that is a role quotient's size, O(P); the double ring's exact quotients with
+// inner rings of 256 ranks and more have 512-1024 classes on 4096 GPUs (2.7 and 5.5 GB built
+// whole, both passes; inner 1024: 13.5 GiB, refused), O(P^2). Below it the whole quotient is
+// kept because the windowed tracker costs more time per op: 0.56 s -> 0.76 s for the default
+// inner ring (16 classes) on 4096 GPUs, both passes, 1.4-1.6x on the large quotients
+// (docs/design-notes.md, "The double ring's quotient generated as it runs").
+inline constexpr int kWholeDoubleRingMaxClasses = 64;
 struct SymmetryChoice {
   std::optional<RingSymmetry> symmetry;
   std::string warning;  // for the result's warnings; empty where the run is what was asked
@@ -157,7 +166,8 @@ std::unique_ptr<RingClassesSource> symmetric_ring_source(const Scenario& scenari
 std::unique_ptr<UspClassesSource> symmetric_usp_source(const Scenario& scenario,
                                                        const RingSymmetry& symmetry);
 // The double ring's quotient, forward, backward or both, generated an inner step at a time
-// (double_ring_source.hpp); null for another schedule or one class per rank.
+// (double_ring_source.hpp), whatever its classes; null for another schedule or one class per
+// rank. symmetric_source takes it beyond kWholeDoubleRingMaxClasses classes.
 std::unique_ptr<DoubleRingSource> symmetric_double_ring_source(const Scenario& scenario,
                                                                const RingSymmetry& symmetry);
 // Whichever applies (the ring family's, the double ring's, pass-Q's or USP's forward;
