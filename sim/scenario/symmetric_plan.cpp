@@ -526,10 +526,10 @@ std::optional<RingSymmetry> scenario_symmetry(const Scenario& scenario, const To
 namespace {
 
 // The ring family's forward quotient is generated step by step (ring_classes_source.hpp), and
-// so are USP's forward and the double ring's quotients (below); the backward's of the first two
-// and the mesh's quotients are built whole.
+// so are USP's forward quotient and the double ring's beyond kWholeDoubleRingMaxClasses classes
+// (below); the ring family's and USP's backward quotients and the mesh's are built whole.
 // With a backward only the lazy run (one class per rank, lazy_plan.hpp) generates as it runs;
-// a backward quotient is built whole.
+// a backward quotient is built whole (but the double ring's, above).
 bool windowed_ring_quotient(const Scenario& scenario, int classes) {
   return ring_ownership(scenario.schedule).has_value() &&
          (!scenario.attention.has_backward() || classes == scenario.schedule.gpus);
