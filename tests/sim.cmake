@@ -34,8 +34,8 @@ tilesim_test(test_tune_search SOURCES test_tune_search.cpp LIBS tilesim_model ti
 # tune's candidates run, and are refused, as `simulate` runs the same scenario.
 tilesim_test(test_candidate_run SOURCES test_candidate_run.cpp
              LIBS tilesim_model tilesim_scenario tilesim_schedules)
-tilesim_test(test_mesh_symmetry SOURCES test_mesh_symmetry.cpp test_double_ring_symmetry.cpp
-             test_usp_symmetry.cpp symmetry_fixture.cpp
+tilesim_test(test_mesh_symmetry SOURCES test_mesh_symmetry.cpp test_mesh_fold.cpp
+             test_double_ring_symmetry.cpp test_usp_symmetry.cpp symmetry_fixture.cpp
              LIBS tilesim_model tilesim_scenario tilesim_schedules)
 # pass-Q, all-gather KV and Ulysses: every rank sends to every other (the offset quotient).
 tilesim_test(test_all_peers_symmetry SOURCES test_all_peers_symmetry.cpp symmetry_fixture.cpp

@@ -21,7 +21,9 @@
 // group of s consecutive GPUs (s = a, or b; a multiple of 8): on one node any multiple of t
 // with K >= 2t maps routes onto routes, across nodes K must move whole nodes inside every
 // group, a multiple of 8t. The backward's Q and KV rings have the forward's peers, so the rule
-// is the same.
+// is the same. Under the full mask the fold by rows and columns (mesh_fold.hpp) is simulated
+// where it has fewer classes than the shift: its rule is tests/mesh_fold_rule.hpp's.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <numeric>
 #include <string>
@@ -31,6 +33,7 @@
 #include "sim/schedules/mesh_placement.hpp"
 #include "sim/schedules/mesh_tile.hpp"
 #include "tests/gpu_counts.hpp"
+#include "tests/mesh_fold_rule.hpp"
 #include "tests/symmetry_fixture.hpp"
 
 using namespace tilesim;
@@ -58,12 +61,19 @@ int expected_across_groups(int gpus, int t) {
   return gpus;
 }
 
-// The classes the header's rules give for the numbering the plan takes.
-int expected_classes(int gpus, MeshTile tile, const std::string& placement) {
+// The classes the header's rules give for the numbering the plan takes, by a shift alone.
+int expected_shift_classes(int gpus, MeshTile tile, const std::string& placement) {
   const bool kv = placement == "kv-group-major";
   const bool by_column = mesh_numbering(tile, placement, 8).by_column;
   if (by_column == kv) return expected_mesh_classes(gpus, kv ? MeshTile{tile.b, tile.a} : tile);
   return expected_across_groups(gpus, kv ? tile.a : tile.b);
+}
+
+// The quotient simulated: the fold where it has fewer classes than the shift.
+int expected_classes(int gpus, MeshTile tile, const std::string& placement) {
+  // One leaf group of 32 nodes holds every size up to 256 GPUs.
+  return std::min(expected_shift_classes(gpus, tile, placement),
+                  expected_fold_classes(gpus, tile, placement, 256));
 }
 
 std::vector<std::string> mesh_sets(int gpus, MeshTile tile, const std::string& placement,
@@ -134,23 +144,29 @@ TEST_CASE("symmetric mesh simulation equals the full simulation byte for byte") 
     }
   }
   // Not a vacuous loop: every size has exact tiles (a = 1, 2, ... with 2a <= P / 2), under
-  // each placement and pass. With every size the count is a change detector (148); the
-  // sanitizer stage caps the sizes (gpu_counts.hpp: 80 runs up to 64 GPUs).
+  // each placement and pass. With every size the count is a change detector (156: 148 by the
+  // shift alone, and the fold makes 4 x 2 and 2 x 4 on one node exact under both placements
+  // and passes); the sanitizer stage caps the sizes (gpu_counts.hpp: up to 64 GPUs).
   if (tilesim::test::gpu_counts_capped()) {
     CHECK(exact_runs > 0);
   } else {
-    CHECK(exact_runs == 148);
+    CHECK(exact_runs == 156);
   }
 }
 
-TEST_CASE("a mesh the shift does not map onto itself simulates every rank") {
-  // 4x2 on one node: K must be a multiple of a = 4 below 8, and K = 4 folds the KV peer onto
-  // the representative itself.
+TEST_CASE("a mesh the shift does not map onto itself takes the fold by rows and columns") {
+  // 4x2 on one node: a shift K must be a multiple of a = 4 below 8, and K = 4 folds the KV peer
+  // onto the representative itself, so no shift applies; the fold by x = 2 KV positions and
+  // y = 2 Q positions does (K = 4: the group is the Q ring turned by two places).
+  CHECK(expected_shift_classes(8, {4, 2}, "node-major") == 8);
   const PreparedScenario p = prepare_scenario(kMeshScenario, mesh_sets(8, {4, 2}, "node-major"));
   const auto sym = scenario_symmetry(p.scenario, p.topology, p.profile);
   REQUIRE(sym.has_value());
-  CHECK(sym->classes == 8);
-  CHECK_FALSE(sym->exact());
+  CHECK(sym->classes == 4);
+  CHECK(sym->exact());
+  REQUIRE(sym->mesh_fold.has_value());
+  CHECK((*sym->mesh_fold)[0] == 2);
+  CHECK((*sym->mesh_fold)[1] == 2);
   // A causal mesh is not offered a symmetry (its ranks' tiles hold different work).
   const PreparedScenario causal =
       prepare_scenario(kMeshScenario, {"schedule.gpus=16", "attention.seq_len=16384",
@@ -162,5 +178,5 @@ TEST_CASE("a mesh the shift does not map onto itself simulates every rank") {
   const auto backward_sym =
       scenario_symmetry(backward.scenario, backward.topology, backward.profile);
   REQUIRE(backward_sym.has_value());
-  CHECK(backward_sym->classes == expected_mesh_classes(16, {2, 8}));
+  CHECK(backward_sym->classes == expected_classes(16, {2, 8}, "node-major"));
 }

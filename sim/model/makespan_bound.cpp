@@ -36,15 +36,22 @@ int comm_ops_in_group(const RankProgram& program, int first) {
   return count;
 }
 
-// C_r: the program's computes and merges, each lowered.
-double compute_stream_lowered_ps(const ComputeModel& compute, const RankProgram& program) {
-  double compute_ps = 0.0;
-  for (int i = 0; i < static_cast<int>(program.size()); ++i) {
+// Adds to compute_ps the computes and merges of ops [first, end), each lowered, in op order (so
+// that a program summed in pieces gives the same double as summed whole).
+void add_lowered_computes_ps(const ComputeModel& compute, const RankProgram& program, int first,
+                             int end, double& compute_ps) {
+  for (int i = first; i < end; ++i) {
     const OpKind kind = program.op(i).kind;
     if (kind == OpKind::compute || kind == OpKind::merge) {
       compute_ps += lowered(static_cast<double>(compute.duration_ps(program, i)));
     }
   }
+}
+
+// C_r: the program's computes and merges, each lowered.
+double compute_stream_lowered_ps(const ComputeModel& compute, const RankProgram& program) {
+  double compute_ps = 0.0;
+  add_lowered_computes_ps(compute, program, 0, static_cast<int>(program.size()), compute_ps);
   return compute_ps;
 }
 
@@ -224,12 +231,8 @@ double MakespanBound::compute_lower_bound_s(ProgramSource& source) const {
     int next = program.first_index();
     while (source.extend(r)) {
       const int end = static_cast<int>(program.size());  // size() counts from op 0
-      for (; next < end; ++next) {
-        const OpKind kind = program.op(next).kind;
-        if (kind == OpKind::compute || kind == OpKind::merge) {
-          compute_ps += lowered(static_cast<double>(compute.duration_ps(program, next)));
-        }
-      }
+      add_lowered_computes_ps(compute, program, next, end, compute_ps);
+      next = end;
       program.discard_before(next);
       source.discard_before(r, next);
     }

@@ -8,21 +8,12 @@
 #include <stdexcept>
 
 #include "sim/core/interrupt.hpp"
+#include "sim/model/rank_link_map.hpp"
 
 namespace tilesim {
 namespace {
 
 std::size_t at(int i) { return static_cast<std::size_t>(i); }
-
-bool same_link(const Link& a, const Link& b) {
-  return a.bandwidth_bytes_per_s == b.bandwidth_bytes_per_s && a.latency_ps == b.latency_ps &&
-         a.cls == b.cls;
-}
-
-int gpu_at(const Topology& topology, VertexId v) {
-  const Device& d = topology.device(v);
-  return d.kind == DeviceKind::gpu ? d.gpu_index : -1;
-}
 
 // The routes of every rank's peers, routes[s][i] for peers[s][i] (null for a peer that is s).
 using PeerRoutes = std::vector<std::vector<const Route*>>;
@@ -52,55 +43,11 @@ bool peers_equivariant(const RankPeers& peers, int k, bool by_offset) {
 
 namespace {
 
-// The link map of a shift by k, built route pair by route pair: sigma maps the i-th link of a
-// rank's route to the i-th link of the shifted rank's route to the shifted peer.
-class ShiftLinkMap {
- public:
-  ShiftLinkMap(const Topology& topology, const std::vector<int>& placement,
-               const std::vector<int>& rank_of_gpu, int k)
-      : topology_(topology),
-        placement_(placement),
-        rank_of_gpu_(rank_of_gpu),
-        k_(k),
-        image_(static_cast<std::size_t>(topology.link_count()), -1),
-        preimage_(image_.size(), -1) {}
-
-  // Adds the pair; false when it contradicts the map or the shift's other conditions.
-  bool add(const Route& from, const Route& to) {
-    if (from.links.empty() || from.links.size() != to.links.size() ||
-        from.latency_ps != to.latency_ps) {
-      return false;
-    }
-    const int p = static_cast<int>(placement_.size());
-    for (std::size_t i = 0; i < from.links.size(); ++i) {
-      const int a = from.links[i];
-      const int b = to.links[i];
-      auto& fwd = image_[at(a)];
-      auto& back = preimage_[at(b)];
-      if ((fwd != -1 && fwd != b) || (back != -1 && back != a)) return false;
-      if (!same_link(topology_.link(a), topology_.link(b))) return false;
-      // A GPU the route relays through (or ends at) maps to the shifted rank's GPU.
-      const int ga = gpu_at(topology_, topology_.link_target(a));
-      const int gb = gpu_at(topology_, topology_.link_target(b));
-      if ((ga < 0) != (gb < 0)) return false;
-      if (ga >= 0) {
-        const int ra = rank_of_gpu_[at(ga)];
-        if (ra < 0 || placement_[at((ra + k_) % p)] != gb) return false;
-      }
-      fwd = b;
-      back = a;
-    }
-    return true;
-  }
-  std::vector<int> take() { return std::move(image_); }
-
- private:
-  const Topology& topology_;
-  const std::vector<int>& placement_;
-  const std::vector<int>& rank_of_gpu_;
-  int k_;
-  std::vector<int> image_, preimage_;
-};
+std::vector<int> shift_permutation(int ranks, int k) {
+  std::vector<int> image(at(ranks));
+  for (int r = 0; r < ranks; ++r) image[at(r)] = (r + k) % ranks;
+  return image;
+}
 
 // The link map of a shift by k from the cached routes of every rank's peers, or empty when
 // the shift is not a symmetry (see the header).
@@ -108,7 +55,7 @@ std::vector<int> shift_map(const Topology& topology, const PeerRoutes& routes,
                            const std::vector<int>& placement, const std::vector<int>& rank_of_gpu,
                            int k) {
   const int p = static_cast<int>(routes.size());
-  ShiftLinkMap map(topology, placement, rank_of_gpu, k);
+  RankLinkMap map(topology, placement, rank_of_gpu, shift_permutation(p, k));
   for (int r = 0; r < p; ++r) {
     for (std::size_t peer = 0; peer < routes[at(r)].size(); ++peer) {
       const Route* from = routes[at(r)][peer];
@@ -158,7 +105,7 @@ std::vector<int> shift_map_by_destination(const Topology& topology, Router& rout
   const int p = static_cast<int>(placement.size());
   // Each orbit closes on its first destination only when k divides P.
   if (k < 1 || p % k != 0) return {};
-  ShiftLinkMap map(topology, placement, rank_of_gpu, k);
+  RankLinkMap map(topology, placement, rank_of_gpu, shift_permutation(p, k));
   auto gpus_of = [&](const std::vector<int>& ranks) {
     std::vector<int> gpus;
     gpus.reserve(ranks.size());

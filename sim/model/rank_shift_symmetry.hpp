@@ -27,6 +27,7 @@
 // is taken; none gives classes = P.
 #pragma once
 
+#include <array>
 #include <functional>
 #include <optional>
 #include <utility>
@@ -80,6 +81,13 @@ struct RankShiftSymmetry {
   std::optional<RoleApproximation> roles;
   // Set for a work-block quotient (WorkApproximation), whose results approximate the full run's.
   std::optional<WorkApproximation> work;
+  // A group quotient (rank_group_symmetry.hpp) numbers the ranks its own way: class_of_rank
+  // gives the class of each rank of the plan's numbering (P entries), which the per-rank
+  // figures are expanded by; empty: the class of rank r is r mod K (a shift's quotient).
+  std::vector<int> class_of_rank;
+  // A mesh quotient by rows and columns (sim/schedules/mesh_fold.hpp): {x, y}, the rotations by
+  // x KV positions and y Q positions; the quotient plan is make_mesh_fold_plan's.
+  std::optional<std::array<int, 2>> mesh_fold;
   // Either approximation: the result JSON's symmetry says exact: false.
   bool approximate() const { return roles.has_value() || work.has_value(); }
   // A quotient plan runs: exact to the picosecond unless roles is set (then the result JSON's

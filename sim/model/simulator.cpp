@@ -424,8 +424,10 @@ class Simulation final : private TransferCalendar {
     const int k = plan_.ranks;
     const int p = symmetry_->full_ranks;
     std::vector<RankTotals> full(static_cast<std::size_t>(p));
+    const std::vector<int>& class_of_rank = symmetry_->class_of_rank;
     for (int r = 0; r < p; ++r) {
-      full[static_cast<std::size_t>(r)] = result_.ranks[static_cast<std::size_t>(r % k)];
+      const int c = class_of_rank.empty() ? r % k : class_of_rank[static_cast<std::size_t>(r)];
+      full[static_cast<std::size_t>(r)] = result_.ranks[static_cast<std::size_t>(c)];
     }
     // A work-block quotient's ranks differ in work: where their FLOPs are affine in the rank,
     // the mean lies halfway between the end ranks' and the most at one of them.

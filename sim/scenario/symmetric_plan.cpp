@@ -10,12 +10,14 @@
 #include "sim/core/units.hpp"
 #include "sim/model/collective_lanes.hpp"
 #include "sim/model/compute_model.hpp"
+#include "sim/model/rank_group_symmetry.hpp"
 #include "sim/model/rank_roles.hpp"
 #include "sim/plan/output_correction.hpp"
 #include "sim/scenario/lazy_plan.hpp"
 #include "sim/scenario/resource_guard.hpp"
 #include "sim/schedules/allgather_kv_schedule.hpp"
 #include "sim/schedules/double_ring_schedule.hpp"
+#include "sim/schedules/mesh_fold.hpp"
 #include "sim/schedules/mesh_placement.hpp"
 #include "sim/schedules/mesh_schedule.hpp"
 #include "sim/schedules/pass_q_schedule.hpp"
@@ -73,6 +75,57 @@ ShiftSearch mesh_search(const Scenario& scenario, MeshTile tile) {
   };
   search.placement = std::move(numbering.placement);
   return search;
+}
+
+// The mesh under the full mask: the fold by rows and columns (mesh_fold.hpp) with the fewest
+// classes, fewer than `below`, that the fabric keeps (rank_group_symmetry.hpp), else nullopt.
+// Its class_of_rank maps the plan's numbering (mesh_placement.hpp) onto the fold's classes.
+std::optional<RingSymmetry> mesh_fold_symmetry(const Scenario& scenario, const Topology& topology,
+                                               int below) {
+  const std::optional<MeshTile> tile = known_mesh_tile(scenario);
+  if (!tile || scenario.attention.mask.kind != AttentionMaskKind::full) return std::nullopt;
+  const ScheduleSpec& spec = scenario.schedule;
+  const int p = tile->ranks();
+  const std::vector<int> gpu_of_position = mesh_placement(*tile, spec.placement);
+  Router router(topology);
+  for (const MeshFold fold : mesh_fold_candidates(*tile)) {
+    if (fold.classes() >= below) break;
+    const std::vector<int> rho = mesh_fold_ranks(*tile, fold);
+    RankGroupSearch search;
+    search.classes = fold.classes();
+    search.placement.resize(static_cast<std::size_t>(p));
+    search.peers.resize(static_cast<std::size_t>(p));
+    for (int g = 0; g < p; ++g) {
+      const auto r = static_cast<std::size_t>(rho[static_cast<std::size_t>(g)]);
+      search.placement[r] =
+          gpu_of_position.empty() ? g : gpu_of_position[static_cast<std::size_t>(g)];
+      search.peers[r] = {rho[static_cast<std::size_t>(tile->q_next(g))],
+                         rho[static_cast<std::size_t>(tile->kv_next(g))]};
+    }
+    search.generators = mesh_fold_generators(*tile, fold);
+    std::optional<RingSymmetry> sym = find_rank_group_symmetry(topology, router, search);
+    if (!sym) continue;
+    sym->mesh_fold = std::array<int, 2>{fold.x, fold.y};
+    const MeshNumbering numbering = mesh_numbering(*tile, spec.placement, spec.gpus_per_node);
+    sym->class_of_rank.resize(static_cast<std::size_t>(p));
+    for (int g = 0; g < p; ++g) {
+      sym->class_of_rank[static_cast<std::size_t>(numbering.rank_of(*tile, g))] =
+          rho[static_cast<std::size_t>(g)] % fold.classes();
+    }
+    return sym;
+  }
+  return std::nullopt;
+}
+
+// The shift quotient, or the mesh's fold where that has fewer classes (compute cores shared by
+// a node's ranks keep the shift's, whose blocks are whole nodes).
+RingSymmetry exact_symmetry(const Scenario& scenario, const Topology& topology,
+                            ShiftSearch search) {
+  const bool cores_shared = search.node_cores_shared;
+  RingSymmetry shift = find_rank_shift_symmetry(topology, std::move(search));
+  if (cores_shared) return shift;
+  std::optional<RingSymmetry> fold = mesh_fold_symmetry(scenario, topology, shift.classes);
+  return fold ? std::move(*fold) : std::move(shift);
 }
 
 // The double ring's inner ring size (schedule_kinds.cpp's default), 0 for another schedule.
@@ -379,13 +432,13 @@ SymmetryChoice choose_shift_symmetry(const Scenario& scenario, const Topology& t
   if (!symmetry_applies(scenario)) return choice;
   if (search) {
     if (!symmetry_is(scenario, "auto")) {
-      choice.symmetry = find_rank_shift_symmetry(topology, std::move(*search));
+      choice.symmetry = exact_symmetry(scenario, topology, std::move(*search));
       return choice;
     }
     // auto: the exact quotient where it is small, else the role quotient where it applies
     // (one exact search, which routes every rank's peers: 2 s of a mesh on 16384 GPUs).
     const ShiftSearch for_roles = *search;
-    choice.symmetry = find_rank_shift_symmetry(topology, std::move(*search));
+    choice.symmetry = exact_symmetry(scenario, topology, std::move(*search));
     if (choice.symmetry->classes <= kAutoExactClasses) return choice;
     std::string why_not;
     std::optional<RingSymmetry> roles = roles_of(scenario, for_roles, topology, why_not);
@@ -404,8 +457,10 @@ SymmetryChoice choose_shift_symmetry(const Scenario& scenario, const Topology& t
   return choice;
 }
 
-// build_symmetric_plan for `classes` classes whose representatives run ranks first_rank.. .
-Plan build_symmetric_plan_at(const Scenario& scenario, int classes, int first_rank);
+// build_symmetric_plan for `classes` classes whose representatives run ranks first_rank.. ,
+// or the mesh's fold quotient.
+Plan build_symmetric_plan_at(const Scenario& scenario, int classes, int first_rank,
+                             std::optional<MeshFold> fold = std::nullopt);
 
 // Each program's compute stream with no communication slowing it.
 std::vector<Picoseconds> programs_compute_ps(const Plan& plan, const CalibrationProfile& profile) {
@@ -611,7 +666,8 @@ void check_symmetric_plan_resources(const Scenario& scenario, int classes, bool 
 
 namespace {
 
-Plan build_symmetric_plan_at(const Scenario& scenario, int classes, int first_rank) {
+Plan build_symmetric_plan_at(const Scenario& scenario, int classes, int first_rank,
+                             std::optional<MeshFold> fold) {
   const ScheduleSpec& spec = scenario.schedule;
   Plan plan;
   if (const std::optional<MeshTile> tile = known_mesh_tile(scenario)) {
@@ -619,7 +675,8 @@ Plan build_symmetric_plan_at(const Scenario& scenario, int classes, int first_ra
     given.tile_a = tile->a;
     given.tile_b = tile->b;
     given.tile_choice = MeshTileChoice::given;
-    plan = make_mesh_classes_plan(scenario.attention, given, classes, first_rank);
+    plan = fold ? make_mesh_fold_plan(scenario.attention, given, *fold)
+                : make_mesh_classes_plan(scenario.attention, given, classes, first_rank);
   } else if (const int inner = double_ring_inner(spec); inner > 0) {
     plan = make_double_ring_classes_plan(scenario.attention, spec.gpus, inner, classes, first_rank);
   } else if (const int u = usp_shift_degree(scenario); u > 0) {
@@ -640,8 +697,10 @@ Plan build_symmetric_plan_at(const Scenario& scenario, int classes, int first_ra
 }  // namespace
 
 Plan build_symmetric_plan(const Scenario& scenario, const RingSymmetry& symmetry) {
+  std::optional<MeshFold> fold;
+  if (symmetry.mesh_fold) fold = MeshFold{(*symmetry.mesh_fold)[0], (*symmetry.mesh_fold)[1]};
   return build_symmetric_plan_at(scenario, symmetry.classes,
-                                 symmetry.work ? symmetry.work->first_rank : 0);
+                                 symmetry.work ? symmetry.work->first_rank : 0, fold);
 }
 
 std::unique_ptr<RingClassesSource> symmetric_ring_source(const Scenario& scenario,
@@ -671,14 +730,16 @@ std::unique_ptr<DoubleRingSource> symmetric_double_ring_source(const Scenario& s
                                             symmetry.work ? symmetry.work->first_rank : 0);
 }
 
+bool windowed_double_ring_quotient(const Scenario& scenario, const RingSymmetry& symmetry) {
+  return double_ring_quotient_generated(scenario, symmetry.classes) &&
+         windowed_double_ring(scenario, symmetry.classes);
+}
+
 std::unique_ptr<ProgramSource> symmetric_source(const Scenario& scenario,
                                                 const RingSymmetry& symmetry) {
   if (std::unique_ptr<ProgramSource> ring = symmetric_ring_source(scenario, symmetry)) return ring;
-  if (windowed_double_ring(scenario, symmetry.classes)) {
-    if (std::unique_ptr<ProgramSource> double_ring =
-            symmetric_double_ring_source(scenario, symmetry)) {
-      return double_ring;
-    }
+  if (windowed_double_ring_quotient(scenario, symmetry)) {
+    return symmetric_double_ring_source(scenario, symmetry);
   }
   if (windowed_pass_q(scenario) && symmetry.peers_by_offset) {
     const ScheduleSpec& spec = scenario.schedule;
@@ -701,6 +762,9 @@ void describe_full_ring(nlohmann::ordered_json& json, const Plan& quotient,
     json["symmetry"]["roles"] = {{"first_rank", roles->first_rank},
                                  {"slowest_step_transfer_s", ps_to_s(roles->slowest_step_ps)},
                                  {"role_spread_s", ps_to_s(roles->role_spread_ps)}};
+  }
+  if (const auto& fold = symmetry.mesh_fold) {
+    json["symmetry"]["mesh_fold"] = {{"kv_positions", (*fold)[0]}, {"q_positions", (*fold)[1]}};
   }
   if (const auto& work = symmetry.work) {
     json["symmetry"]["work_block"] = {{"first_rank", work->first_rank},

@@ -170,6 +170,10 @@ std::unique_ptr<UspClassesSource> symmetric_usp_source(const Scenario& scenario,
 // rank. symmetric_source takes it beyond kWholeDoubleRingMaxClasses classes.
 std::unique_ptr<DoubleRingSource> symmetric_double_ring_source(const Scenario& scenario,
                                                                const RingSymmetry& symmetry);
+// The double ring's quotient that symmetric_source generates as it runs: K < P classes, more
+// than kWholeDoubleRingMaxClasses. Its whole plan (~6 P^2 ops) is what the source avoids
+// building, so tune sums its compute term from the source.
+bool windowed_double_ring_quotient(const Scenario& scenario, const RingSymmetry& symmetry);
 // Whichever applies (the ring family's, the double ring's, pass-Q's or USP's forward;
 // pass_q_source.hpp for pass-Q's offset quotient), else null: the quotient is then built whole
 // (build_symmetric_plan): the mesh's, and the backward of the ring family and USP.

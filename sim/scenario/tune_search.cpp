@@ -116,7 +116,7 @@ CandidateResult plan_bound_of(const CandidateRun& run, const PreparedScenario& p
     r.lower_bound_s = bound.lower_bound_s(build_symmetric_plan(s, *run.symmetry), &*run.symmetry);
   } else if (run.symmetry && !symmetric_source(s, *run.symmetry)) {
     r.lower_bound_s = bound.compute_lower_bound_s(build_symmetric_plan(s, *run.symmetry));
-  } else if (run.symmetry && c.spec.kind == "double_ring") {
+  } else if (run.symmetry && windowed_double_ring_quotient(s, *run.symmetry)) {
     r.lower_bound_s = bound.compute_lower_bound_s(*symmetric_source(s, *run.symmetry));
   } else if (candidate_refusal(p, c).empty()) {
     r.lower_bound_s = bound.lower_bound_s(make_plan(s.attention, c.spec));

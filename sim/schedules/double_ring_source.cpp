@@ -11,7 +11,7 @@ namespace tilesim {
 
 DoubleRingSource::DoubleRingSource(const AttentionShape& shape, int ranks, int inner,
                                    Correction correction, int classes, int first_rank)
-    : groups_(ranks), ranks_(ranks), classes_(classes > 0 ? classes : ranks) {
+    : groups_(ranks), classes_(classes > 0 ? classes : ranks), fold_peers_(classes_ < ranks) {
   check_double_ring_inner(ranks, inner);
   if (ranks % classes_ != 0 || classes_ % inner != 0 || first_rank < 0 ||
       first_rank % classes_ != 0) {
@@ -40,8 +40,7 @@ bool DoubleRingSource::extend(int rank) {
   if (member.done()) return false;
   const int begin = steps_->step_begin(rank);
   member.emit_step();
-  if (classes_ < ranks_) {
-    // fold_onto_classes: the representative that plays each peer.
+  if (fold_peers_) {
     RankProgram& program = steps_->raw_program(rank);
     for (int op_index = begin; op_index < static_cast<int>(program.size()); ++op_index) {
       Op& op = program.mutable_op(op_index);

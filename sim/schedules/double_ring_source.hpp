@@ -53,8 +53,8 @@ class DoubleRingSource final : public ProgramSource {
   CommGroups groups_;
   std::optional<StepPrograms> steps_;
   std::vector<DoubleRingMember> members_;
-  int ranks_ = 0;    // P
-  int classes_ = 0;  // K; P when every rank's program is generated
+  int classes_ = 0;          // K; P when every rank's program is generated
+  bool fold_peers_ = false;  // K < P: peers name their representatives (fold_onto_classes)
 };
 
 }  // namespace tilesim

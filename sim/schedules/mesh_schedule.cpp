@@ -667,11 +667,16 @@ Plan build_mesh_plan(const AttentionShape& shape, const MeshOptions& options, in
     throw ScheduleError("schedule.tile", "expected a mesh tile [a, b] with a, b >= 1");
   }
   Plan plan = make_mesh_layout(shape, tile.ranks());
-  const bool by_column = options.ranks_by_column;
+  const bool by_column = options.ranks_by_column && !options.fold;
   std::vector<int> rank_of(at(tile.ranks()));  // position -> the plan's rank
+  if (options.fold) {
+    if (first_rank != 0) throw std::invalid_argument("a mesh fold quotient has no work block");
+    rank_of = mesh_fold_ranks(tile, *options.fold);
+  } else {
+    for (int g = 0; g < tile.ranks(); ++g) rank_of[at(g)] = by_column ? tile.column_rank(g) : g;
+  }
   std::vector<char> emit(at(tile.ranks()), 0);
-  for (int g = 0; g < tile.ranks(); ++g) rank_of[at(g)] = by_column ? tile.column_rank(g) : g;
-  for (int r = 0; r < emit_ranks; ++r) emit[at(by_column ? tile.column_position(r) : r)] = 1;
+  for (int g = 0; g < tile.ranks(); ++g) emit[at(g)] = rank_of[at(g)] < emit_ranks ? 1 : 0;
   if (by_column && first_rank > 0) {
     // Representative (tr, tc) runs rank (tr, tc + m)'s program: every chunk takes the tokens of
     // the one m places on in its Q-group (its row of chunks), which maps the tile's Q chunks
@@ -783,7 +788,7 @@ Plan build_mesh_plan(const AttentionShape& shape, const MeshOptions& options, in
           .run();
     }
   }
-  if (by_column) relabel_ranks(plan, rank_of);
+  if (by_column || options.fold) relabel_ranks(plan, rank_of);
   return plan;
 }
 
@@ -919,6 +924,23 @@ Plan make_mesh_classes_plan(const AttentionShape& shape, const ScheduleSpec& spe
   opt.windows = mesh_windows_for_budget(shape, tile, spec.memory_budget_bytes);
   opt.ranks_by_column = mesh_ranks_by_column(tile, spec.placement, spec.gpus_per_node);
   return make_mesh_classes_plan(shape, opt, classes, first_rank);
+}
+
+Plan make_mesh_fold_plan(const AttentionShape& shape, const ScheduleSpec& spec, MeshFold fold) {
+  const MeshTile tile{spec.tile_a, spec.tile_b};
+  if (fold.x < 1 || fold.y < 1 || tile.b % fold.x != 0 || tile.a % fold.y != 0 ||
+      fold.classes() >= tile.ranks()) {
+    throw std::invalid_argument(
+        fmt::format("a mesh fold takes x dividing b = {} and y dividing a = {}, x y below {}",
+                    tile.b, tile.a, tile.ranks()));
+  }
+  MeshOptions opt;
+  opt.tile = tile;
+  opt.windows = mesh_windows_for_budget(shape, tile, spec.memory_budget_bytes);
+  opt.fold = fold;
+  Plan plan = build_mesh_plan(shape, opt, fold.classes());
+  fold_onto_classes(plan, fold.classes());
+  return plan;
 }
 
 }  // namespace tilesim

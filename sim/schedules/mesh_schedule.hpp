@@ -69,9 +69,11 @@
 // ring backward program.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "sim/plan/plan.hpp"
+#include "sim/schedules/mesh_fold.hpp"
 #include "sim/schedules/mesh_order.hpp"
 #include "sim/schedules/mesh_tile.hpp"
 #include "sim/schedules/schedule.hpp"
@@ -89,6 +91,9 @@ struct MeshOptions {
   // Ranks numbered column by column (mesh_placement.hpp's rule): the program of position g is
   // rank column_rank(g)'s. Else rank = position.
   bool ranks_by_column = false;
+  // Ranks numbered by the fold's rho (mesh_fold.hpp), for make_mesh_fold_plan's quotient only;
+  // ranks_by_column is then unused.
+  std::optional<MeshFold> fold;
 };
 
 // Throws ScheduleError if the tokens do not split into the tile's chunks or
@@ -112,6 +117,13 @@ Plan make_mesh_plan(const AttentionShape& shape, const MeshOptions& options);
 // (tr, tc + w / b mod a)'s, which maps every rank's Q and KV chunk sets onto its image's).
 Plan make_mesh_classes_plan(const AttentionShape& shape, const MeshOptions& options, int classes,
                             int first_rank = 0);
+
+// The quotient of the fold (mesh_fold.hpp) for a given tile, full mask: ranks 0..K-1 of rho's
+// numbering (positions tr < x, tc < y), each send and recv naming its full peer's rho mod K
+// (class_plan.hpp), the chunks of all a*b positions, the forward partials of the
+// representatives and the backward partials of the representatives and their ring
+// predecessors, as make_mesh_classes_plan. The programs are the full plan's, renumbered.
+Plan make_mesh_fold_plan(const AttentionShape& shape, const ScheduleSpec& spec, MeshFold fold);
 
 // The closed forms above, c = S/(a*b): forward (a-1)*q + (b-1)*kv + (a-1)*(o + lse),
 // backward (a-1)*(2q + 2o + lse) + (b-1)*(kv + dkv); mesh_bytes_in_per_rank sums the
