@@ -86,20 +86,8 @@ std::optional<RankShiftSymmetry> find_rank_group_symmetry(const Topology& topolo
     rank_of_gpu[at(gpu)] = r;
   }
   if (!peers_fold(search)) return std::nullopt;
-  // The routes of every rank's peers (null for a peer that is the rank itself).
-  std::vector<std::vector<const Route*>> routes(at(p));
-  for (int r = 0; r < p; ++r) {
-    throw_if_interrupted();
-    for (int d : search.peers[at(r)]) {
-      if (d == r) {
-        routes[at(r)].push_back(nullptr);
-        continue;
-      }
-      const Route& route = router.route(placement[at(r)], placement[at(d)]);
-      if (route.links.empty()) return std::nullopt;
-      routes[at(r)].push_back(&route);
-    }
-  }
+  const std::optional<PeerRoutes> routes = route_peers(router, placement, search.peers);
+  if (!routes) return std::nullopt;
   // Link orbits: components of the union of the generators' link maps.
   std::vector<int> parent(at(topology.link_count()));
   std::iota(parent.begin(), parent.end(), 0);
@@ -108,9 +96,9 @@ std::optional<RankShiftSymmetry> find_rank_group_symmetry(const Topology& topolo
     throw_if_interrupted();
     RankLinkMap map(topology, placement, rank_of_gpu, pi);
     for (int r = 0; r < p; ++r) {
-      for (std::size_t i = 0; i < routes[at(r)].size(); ++i) {
-        const Route* from = routes[at(r)][i];
-        const Route* to = routes[at(pi[at(r)])][i];
+      for (std::size_t i = 0; i < (*routes)[at(r)].size(); ++i) {
+        const Route* from = (*routes)[at(r)][i];
+        const Route* to = (*routes)[at(pi[at(r)])][i];
         if ((from == nullptr) != (to == nullptr)) return std::nullopt;
         if (from != nullptr && !map.add(*from, *to)) return std::nullopt;
       }

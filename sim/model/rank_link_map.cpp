@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "sim/core/interrupt.hpp"
+
 namespace tilesim {
 namespace {
 
@@ -52,6 +54,24 @@ bool RankLinkMap::add(const Route& from, const Route& to) {
     back = a;
   }
   return true;
+}
+
+std::optional<PeerRoutes> route_peers(Router& router, const std::vector<int>& placement,
+                                      const std::vector<std::vector<int>>& peers) {
+  PeerRoutes routes(peers.size());
+  for (std::size_t r = 0; r < peers.size(); ++r) {
+    throw_if_interrupted();
+    for (int d : peers[r]) {
+      if (d == static_cast<int>(r)) {
+        routes[r].push_back(nullptr);
+        continue;
+      }
+      const Route& route = router.route(placement[r], placement[at(d)]);
+      if (route.links.empty()) return std::nullopt;
+      routes[r].push_back(&route);
+    }
+  }
+  return routes;
 }
 
 }  // namespace tilesim

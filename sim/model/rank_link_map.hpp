@@ -6,6 +6,7 @@
 // that GPU's rank. A shift by k is pi(r) = r + k mod P.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "sim/topology/topology.hpp"
@@ -32,5 +33,11 @@ class RankLinkMap {
   std::vector<int> rank_image_;
   std::vector<int> image_, preimage_;
 };
+
+// The routes of every rank's peers, routes[r][i] for peers[r][i] (null for a peer that is r
+// itself), held by the router; nullopt where a pair has no route.
+using PeerRoutes = std::vector<std::vector<const Route*>>;
+std::optional<PeerRoutes> route_peers(Router& router, const std::vector<int>& placement,
+                                      const std::vector<std::vector<int>>& peers);
 
 }  // namespace tilesim

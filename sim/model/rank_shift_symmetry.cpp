@@ -15,9 +15,6 @@ namespace {
 
 std::size_t at(int i) { return static_cast<std::size_t>(i); }
 
-// The routes of every rank's peers, routes[s][i] for peers[s][i] (null for a peer that is s).
-using PeerRoutes = std::vector<std::vector<const Route*>>;
-
 }  // namespace
 
 bool peers_equivariant(const RankPeers& peers, int k, bool by_offset) {
@@ -223,19 +220,9 @@ RankShiftSymmetry find_rank_shift_symmetry(const Topology& topology, ShiftSearch
   if (search.peers_by_offset) {
     senders = senders_of(search.peers);
   } else {
-    routes.resize(at(ranks));
-    for (int r = 0; r < ranks; ++r) {
-      throw_if_interrupted();
-      for (int d : search.peers[at(r)]) {
-        if (d == r) {
-          routes[at(r)].push_back(nullptr);
-          continue;
-        }
-        const Route& route = router.route(placement[at(r)], placement[at(d)]);
-        if (route.links.empty()) return sym;
-        routes[at(r)].push_back(&route);
-      }
-    }
+    std::optional<PeerRoutes> routed = route_peers(router, placement, search.peers);
+    if (!routed) return sym;
+    routes = std::move(*routed);
   }
   for (int k = 2; k < ranks && (search.max_classes <= 0 || k <= search.max_classes); ++k) {
     if (ranks % k != 0) continue;
