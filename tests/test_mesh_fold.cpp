@@ -23,9 +23,11 @@
 using namespace tilesim;
 using namespace tilesim::test;
 
-namespace {
+// A named namespace: the unity build (tools/sanitize.sh) joins this file with the other
+// symmetry tests, whose helpers have the same names.
+namespace mesh_fold_test {
 
-const std::string kMeshScenario = shipped_scenario("mesh-1m-256.yaml");
+const std::string kFoldScenario = shipped_scenario("mesh-1m-256.yaml");
 const std::string kSmallLeaves =
     std::string(TILESIM_SOURCE_DIR) + "/tests/data/symmetry/four-node-leaves.yaml";
 const std::string kH100Profile = std::string(TILESIM_SOURCE_DIR) + "/topologies/h100.calib.yaml";
@@ -53,7 +55,9 @@ RankGroupSearch node_major_search(MeshTile tile, MeshFold fold) {
   return search;
 }
 
-}  // namespace
+}  // namespace mesh_fold_test
+
+using namespace mesh_fold_test;
 
 TEST_CASE("the fold numbers positions so that a class is its ranks mod x y") {
   const MeshTile tile{4, 4};
@@ -161,7 +165,7 @@ TEST_CASE("the fold equals every rank's simulation on small leaf groups") {
               {"schedule.tile=[" + std::to_string(tile.a) + "," + std::to_string(tile.b) + "]",
                "schedule.placement=" + placement, "topology=" + kSmallLeaves,
                "calibration=" + kH100Profile});
-          const SymmetryCase c = symmetry_case(kMeshScenario, sets);
+          const SymmetryCase c = symmetry_case(kFoldScenario, sets);
           REQUIRE(c.symmetry.has_value());
           const int fold_rule = expected_fold_classes(gpus, tile, placement, 32);
           if (c.symmetry->mesh_fold) {
@@ -185,7 +189,7 @@ TEST_CASE("a folded run's per-rank figures are its classes' in the plan's number
   // (16 classes, where the shift needs 32); the plan numbers ranks by position, so rank g's
   // class is (tr mod 2) + 2 (tc mod 8).
   const SymmetryCase c =
-      symmetry_case(kMeshScenario, scale_overrides(256, "forward", {"schedule.tile=[16,16]"}));
+      symmetry_case(kFoldScenario, scale_overrides(256, "forward", {"schedule.tile=[16,16]"}));
   REQUIRE(c.symmetry.has_value());
   REQUIRE(c.symmetry->mesh_fold.has_value());
   CHECK(c.symmetry->classes == 16);
@@ -195,4 +199,12 @@ TEST_CASE("a folded run's per-rank figures are its classes' in the plan's number
     CHECK(c.symmetry->class_of_rank[static_cast<std::size_t>(g)] ==
           tile.kv_pos(g) % 2 + 2 * (tile.q_pos(g) % 8));
   }
+  // schedule.symmetry: roles takes an exact quotient no larger than its blocks: the fold too.
+  const SymmetryCase roles = symmetry_case(
+      kFoldScenario,
+      scale_overrides(256, "forward", {"schedule.tile=[16,16]", "schedule.symmetry=roles"}));
+  REQUIRE(roles.symmetry.has_value());
+  CHECK(roles.symmetry->mesh_fold.has_value());
+  CHECK(roles.symmetry->classes == 16);
+  CHECK_FALSE(roles.symmetry->approximate());
 }

@@ -10,7 +10,7 @@
 namespace tilesim {
 namespace {
 
-std::size_t at(int i) { return static_cast<std::size_t>(i); }
+std::size_t ix(int i) { return static_cast<std::size_t>(i); }
 
 void check_contract(const RankGroupSearch& search) {
   const int p = static_cast<int>(search.peers.size());
@@ -25,13 +25,13 @@ void check_contract(const RankGroupSearch& search) {
   }
   for (const std::vector<int>& pi : search.generators) {
     if (static_cast<int>(pi.size()) != p) throw std::invalid_argument("a generator of P ranks");
-    std::vector<char> seen(at(p), 0);
+    std::vector<char> seen(ix(p), 0);
     for (int r = 0; r < p; ++r) {
-      const int image = pi[at(r)];
-      if (image < 0 || image >= p || seen[at(image)] || image % k != r % k) {
+      const int image = pi[ix(r)];
+      if (image < 0 || image >= p || seen[ix(image)] || image % k != r % k) {
         throw std::invalid_argument("a generator must permute the ranks within their classes");
       }
-      seen[at(image)] = 1;
+      seen[ix(image)] = 1;
     }
   }
 }
@@ -43,7 +43,7 @@ bool peers_fold(const RankGroupSearch& search) {
   const int k = search.classes;
   for (int s = 0; s < k; ++s) {
     std::vector<int> folded;
-    for (int d : search.peers[at(s)]) {
+    for (int d : search.peers[ix(s)]) {
       if (d != s) folded.push_back(d % k);
     }
     std::sort(folded.begin(), folded.end());
@@ -52,11 +52,11 @@ bool peers_fold(const RankGroupSearch& search) {
   }
   for (const std::vector<int>& pi : search.generators) {
     for (int r = 0; r < p; ++r) {
-      const std::vector<int>& mine = search.peers[at(r)];
-      const std::vector<int>& image = search.peers[at(pi[at(r)])];
+      const std::vector<int>& mine = search.peers[ix(r)];
+      const std::vector<int>& image = search.peers[ix(pi[ix(r)])];
       if (mine.size() != image.size()) return false;
       for (std::size_t i = 0; i < mine.size(); ++i) {
-        if (image[i] != pi[at(mine[i])]) return false;
+        if (image[i] != pi[ix(mine[i])]) return false;
       }
     }
   }
@@ -64,9 +64,9 @@ bool peers_fold(const RankGroupSearch& search) {
 }
 
 int find_root(std::vector<int>& parent, int x) {
-  while (parent[at(x)] != x) {
-    parent[at(x)] = parent[at(parent[at(x)])];
-    x = parent[at(x)];
+  while (parent[ix(x)] != x) {
+    parent[ix(x)] = parent[ix(parent[ix(x)])];
+    x = parent[ix(x)];
   }
   return x;
 }
@@ -79,26 +79,26 @@ std::optional<RankShiftSymmetry> find_rank_group_symmetry(const Topology& topolo
   const int p = static_cast<int>(search.peers.size());
   const int k = search.classes;
   const std::vector<int>& placement = search.placement;
-  std::vector<int> rank_of_gpu(at(topology.gpu_count()), -1);
+  std::vector<int> rank_of_gpu(ix(topology.gpu_count()), -1);
   for (int r = 0; r < p; ++r) {
-    const int gpu = placement[at(r)];
-    if (gpu < 0 || gpu >= topology.gpu_count() || rank_of_gpu[at(gpu)] >= 0) return std::nullopt;
-    rank_of_gpu[at(gpu)] = r;
+    const int gpu = placement[ix(r)];
+    if (gpu < 0 || gpu >= topology.gpu_count() || rank_of_gpu[ix(gpu)] >= 0) return std::nullopt;
+    rank_of_gpu[ix(gpu)] = r;
   }
   if (!peers_fold(search)) return std::nullopt;
   const std::optional<PeerRoutes> routes = route_peers(router, placement, search.peers);
   if (!routes) return std::nullopt;
   // Link orbits: components of the union of the generators' link maps.
-  std::vector<int> parent(at(topology.link_count()));
+  std::vector<int> parent(ix(topology.link_count()));
   std::iota(parent.begin(), parent.end(), 0);
   std::vector<char> used(parent.size(), 0);
   for (const std::vector<int>& pi : search.generators) {
     throw_if_interrupted();
     RankLinkMap map(topology, placement, rank_of_gpu, pi);
     for (int r = 0; r < p; ++r) {
-      for (std::size_t i = 0; i < (*routes)[at(r)].size(); ++i) {
-        const Route* from = (*routes)[at(r)][i];
-        const Route* to = (*routes)[at(pi[at(r)])][i];
+      for (std::size_t i = 0; i < (*routes)[ix(r)].size(); ++i) {
+        const Route* from = (*routes)[ix(r)][i];
+        const Route* to = (*routes)[ix(pi[ix(r)])][i];
         if ((from == nullptr) != (to == nullptr)) return std::nullopt;
         if (from != nullptr && !map.add(*from, *to)) return std::nullopt;
       }
@@ -110,7 +110,7 @@ std::optional<RankShiftSymmetry> find_rank_group_symmetry(const Topology& topolo
       const int a = find_root(parent, static_cast<int>(l));
       const int b = find_root(parent, image[l]);
       // The smaller index is the root, so a component's root is its smallest link.
-      if (a != b) parent[at(std::max(a, b))] = std::min(a, b);
+      if (a != b) parent[ix(std::max(a, b))] = std::min(a, b);
     }
   }
   RankShiftSymmetry sym;
@@ -121,20 +121,20 @@ std::optional<RankShiftSymmetry> find_rank_group_symmetry(const Topology& topolo
   sym.link_orbit_size.assign(parent.size(), 0);
   std::vector<int> size(parent.size(), 0);
   for (std::size_t l = 0; l < parent.size(); ++l) {
-    if (used[l]) ++size[at(find_root(parent, static_cast<int>(l)))];
+    if (used[l]) ++size[ix(find_root(parent, static_cast<int>(l)))];
   }
   for (std::size_t l = 0; l < parent.size(); ++l) {
     if (!used[l]) continue;
     const int root = find_root(parent, static_cast<int>(l));
     sym.link_canonical[l] = root;
-    sym.link_orbit_size[l] = size[at(root)];
+    sym.link_orbit_size[l] = size[ix(root)];
   }
-  sym.gpu_canonical.assign(at(topology.gpu_count()), -1);
-  for (int r = 0; r < p; ++r) sym.gpu_canonical[at(placement[at(r)])] = placement[at(r % k)];
-  sym.full_peers.assign(at(k), {});
+  sym.gpu_canonical.assign(ix(topology.gpu_count()), -1);
+  for (int r = 0; r < p; ++r) sym.gpu_canonical[ix(placement[ix(r)])] = placement[ix(r % k)];
+  sym.full_peers.assign(ix(k), {});
   for (int s = 0; s < k; ++s) {
-    for (int d : search.peers[at(s)]) {
-      if (d != s) sym.full_peers[at(s)].emplace_back(d % k, d);
+    for (int d : search.peers[ix(s)]) {
+      if (d != s) sym.full_peers[ix(s)].emplace_back(d % k, d);
     }
   }
   return sym;

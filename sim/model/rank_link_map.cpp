@@ -7,8 +7,6 @@
 namespace tilesim {
 namespace {
 
-std::size_t at(int i) { return static_cast<std::size_t>(i); }
-
 bool same_link(const Link& a, const Link& b) {
   return a.bandwidth_bytes_per_s == b.bandwidth_bytes_per_s && a.latency_ps == b.latency_ps &&
          a.cls == b.cls;
@@ -38,8 +36,8 @@ bool RankLinkMap::add(const Route& from, const Route& to) {
   for (std::size_t i = 0; i < from.links.size(); ++i) {
     const int a = from.links[i];
     const int b = to.links[i];
-    auto& fwd = image_[at(a)];
-    auto& back = preimage_[at(b)];
+    auto& fwd = image_[static_cast<std::size_t>(a)];
+    auto& back = preimage_[static_cast<std::size_t>(b)];
     if ((fwd != -1 && fwd != b) || (back != -1 && back != a)) return false;
     if (!same_link(topology_.link(a), topology_.link(b))) return false;
     // A GPU the route relays through (or ends at) maps to the image rank's GPU.
@@ -47,8 +45,10 @@ bool RankLinkMap::add(const Route& from, const Route& to) {
     const int gb = gpu_at(topology_, topology_.link_target(b));
     if ((ga < 0) != (gb < 0)) return false;
     if (ga >= 0) {
-      const int ra = rank_of_gpu_[at(ga)];
-      if (ra < 0 || placement_[at(rank_image_[at(ra)])] != gb) return false;
+      const int ra = rank_of_gpu_[static_cast<std::size_t>(ga)];
+      if (ra < 0 ||
+          placement_[static_cast<std::size_t>(rank_image_[static_cast<std::size_t>(ra)])] != gb)
+        return false;
     }
     fwd = b;
     back = a;
@@ -66,7 +66,7 @@ std::optional<PeerRoutes> route_peers(Router& router, const std::vector<int>& pl
         routes[r].push_back(nullptr);
         continue;
       }
-      const Route& route = router.route(placement[r], placement[at(d)]);
+      const Route& route = router.route(placement[r], placement[static_cast<std::size_t>(d)]);
       if (route.links.empty()) return std::nullopt;
       routes[r].push_back(&route);
     }

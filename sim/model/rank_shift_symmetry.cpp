@@ -187,6 +187,12 @@ int RankShiftSymmetry::full_destination(int send_rank, int recv_rank) const {
 }
 
 RankShiftSymmetry find_rank_shift_symmetry(const Topology& topology, ShiftSearch search) {
+  Router router(topology);
+  return find_rank_shift_symmetry(topology, router, std::move(search));
+}
+
+RankShiftSymmetry find_rank_shift_symmetry(const Topology& topology, Router& router,
+                                           ShiftSearch search) {
   const int ranks = static_cast<int>(search.peers.size());
   std::vector<int>& placement = search.placement;
   RankShiftSymmetry sym;
@@ -211,7 +217,6 @@ RankShiftSymmetry find_rank_shift_symmetry(const Topology& topology, ShiftSearch
   if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) return sym;
   std::vector<int> rank_of_gpu(at(topology.gpu_count()), -1);
   for (int r = 0; r < ranks; ++r) rank_of_gpu[at(placement[at(r)])] = r;
-  Router router(topology);
   // Every rank talks to (nearly) every other: routes by destination, made again for each
   // candidate shift rather than kept (a candidate that fails usually does so at its first
   // destination). The other schedules' few peers are routed pair by pair and cached.

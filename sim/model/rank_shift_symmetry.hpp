@@ -120,6 +120,10 @@ struct ShiftSearch {
 };
 
 RankShiftSymmetry find_rank_shift_symmetry(const Topology& topology, ShiftSearch search);
+// The same with the caller's router, whose routes another search may reuse (the mesh's fold,
+// rank_group_symmetry.hpp, routes the same pairs).
+RankShiftSymmetry find_rank_shift_symmetry(const Topology& topology, Router& router,
+                                           ShiftSearch search);
 
 // Peer i of s + k is peer i of s moved by k (mod P), and, unless by_offset, no two peers of a
 // representative s < k (and not s itself) fold onto one quotient rank (mod k).

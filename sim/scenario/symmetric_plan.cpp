@@ -81,13 +81,12 @@ ShiftSearch mesh_search(const Scenario& scenario, MeshTile tile) {
 // classes, fewer than `below`, that the fabric keeps (rank_group_symmetry.hpp), else nullopt.
 // Its class_of_rank maps the plan's numbering (mesh_placement.hpp) onto the fold's classes.
 std::optional<RingSymmetry> mesh_fold_symmetry(const Scenario& scenario, const Topology& topology,
-                                               int below) {
+                                               Router& router, int below) {
   const std::optional<MeshTile> tile = known_mesh_tile(scenario);
   if (!tile || scenario.attention.mask.kind != AttentionMaskKind::full) return std::nullopt;
   const ScheduleSpec& spec = scenario.schedule;
   const int p = tile->ranks();
   const std::vector<int> gpu_of_position = mesh_placement(*tile, spec.placement);
-  Router router(topology);
   for (const MeshFold fold : mesh_fold_candidates(*tile)) {
     if (fold.classes() >= below) break;
     const std::vector<int> rho = mesh_fold_ranks(*tile, fold);
@@ -122,9 +121,10 @@ std::optional<RingSymmetry> mesh_fold_symmetry(const Scenario& scenario, const T
 RingSymmetry exact_symmetry(const Scenario& scenario, const Topology& topology,
                             ShiftSearch search) {
   const bool cores_shared = search.node_cores_shared;
-  RingSymmetry shift = find_rank_shift_symmetry(topology, std::move(search));
+  Router router(topology);  // the fold routes the same pairs as the shift
+  RingSymmetry shift = find_rank_shift_symmetry(topology, router, std::move(search));
   if (cores_shared) return shift;
-  std::optional<RingSymmetry> fold = mesh_fold_symmetry(scenario, topology, shift.classes);
+  std::optional<RingSymmetry> fold = mesh_fold_symmetry(scenario, topology, router, shift.classes);
   return fold ? std::move(*fold) : std::move(shift);
 }
 
@@ -279,9 +279,19 @@ std::optional<RingSymmetry> roles_of(const Scenario& scenario, const ShiftSearch
 std::optional<RingSymmetry> role_symmetry(const Scenario& scenario, ShiftSearch search,
                                           const Topology& topology, std::string& why_not) {
   std::optional<RingSymmetry> roles = roles_of(scenario, search, topology, why_not);
-  // Exact where a shift no larger than a node's ranks (or the role blocks) folds the run.
-  search.max_classes = roles ? roles->classes : topology.gpus_per_node;
-  RingSymmetry exact = find_rank_shift_symmetry(topology, std::move(search));
+  // Exact where a shift no larger than a node's ranks (or the role blocks) folds the run, or
+  // the mesh's fold, no larger either and smaller than the shift's.
+  const int most = roles ? roles->classes : topology.gpus_per_node;
+  search.max_classes = most;
+  const bool cores_shared = search.node_cores_shared;
+  Router router(topology);
+  RingSymmetry exact = find_rank_shift_symmetry(topology, router, std::move(search));
+  if (!cores_shared) {
+    if (std::optional<RingSymmetry> fold =
+            mesh_fold_symmetry(scenario, topology, router, std::min(most + 1, exact.classes))) {
+      return fold;
+    }
+  }
   if (exact.exact()) return exact;
   return roles;
 }

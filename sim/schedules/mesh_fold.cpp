@@ -5,7 +5,7 @@
 namespace tilesim {
 namespace {
 
-std::size_t at(int i) { return static_cast<std::size_t>(i); }
+std::size_t ix(int i) { return static_cast<std::size_t>(i); }
 
 int fold_rank(MeshTile tile, MeshFold fold, int tr, int tc) {
   const int k = fold.classes();
@@ -24,9 +24,9 @@ std::vector<int> divisors(int n) {
 }  // namespace
 
 std::vector<int> mesh_fold_ranks(MeshTile tile, MeshFold fold) {
-  std::vector<int> rank(at(tile.ranks()));
+  std::vector<int> rank(ix(tile.ranks()));
   for (int g = 0; g < tile.ranks(); ++g) {
-    rank[at(g)] = fold_rank(tile, fold, tile.kv_pos(g), tile.q_pos(g));
+    rank[ix(g)] = fold_rank(tile, fold, tile.kv_pos(g), tile.q_pos(g));
   }
   return rank;
 }
@@ -35,11 +35,11 @@ std::vector<std::vector<int>> mesh_fold_generators(MeshTile tile, MeshFold fold)
   const std::vector<int> rho = mesh_fold_ranks(tile, fold);
   std::vector<std::vector<int>> generators;
   auto add = [&](int d_tr, int d_tc) {
-    std::vector<int> image(at(tile.ranks()));
+    std::vector<int> image(ix(tile.ranks()));
     for (int g = 0; g < tile.ranks(); ++g) {
       const int tr = (tile.kv_pos(g) + d_tr) % tile.b;
       const int tc = (tile.q_pos(g) + d_tc) % tile.a;
-      image[at(rho[at(g)])] = fold_rank(tile, fold, tr, tc);
+      image[ix(rho[ix(g)])] = fold_rank(tile, fold, tr, tc);
     }
     generators.push_back(std::move(image));
   };
