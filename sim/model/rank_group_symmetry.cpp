@@ -42,13 +42,7 @@ bool peers_fold(const RankGroupSearch& search) {
   const int p = static_cast<int>(search.peers.size());
   const int k = search.classes;
   for (int s = 0; s < k; ++s) {
-    std::vector<int> folded;
-    for (int d : search.peers[ix(s)]) {
-      if (d != s) folded.push_back(d % k);
-    }
-    std::sort(folded.begin(), folded.end());
-    if (std::adjacent_find(folded.begin(), folded.end()) != folded.end()) return false;
-    if (std::find(folded.begin(), folded.end(), s) != folded.end()) return false;
+    if (!peers_fold_apart(search.peers[ix(s)], s, k)) return false;
   }
   for (const std::vector<int>& pi : search.generators) {
     for (int r = 0; r < p; ++r) {

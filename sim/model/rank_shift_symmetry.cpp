@@ -26,16 +26,19 @@ bool peers_equivariant(const RankPeers& peers, int k, bool by_offset) {
     for (std::size_t i = 0; i < mine.size(); ++i) {
       if (shifted[i] != (mine[i] + k) % p) return false;
     }
-    if (s >= k || by_offset) continue;
-    std::vector<int> folded;
-    for (int d : mine) {
-      if (d != s) folded.push_back(d % k);
-    }
-    std::sort(folded.begin(), folded.end());
-    if (std::adjacent_find(folded.begin(), folded.end()) != folded.end()) return false;
-    if (std::find(folded.begin(), folded.end(), s) != folded.end()) return false;
+    if (s < k && !by_offset && !peers_fold_apart(mine, s, k)) return false;
   }
   return true;
+}
+
+bool peers_fold_apart(const std::vector<int>& peers, int representative, int k) {
+  std::vector<int> folded;
+  for (int d : peers) {
+    if (d != representative) folded.push_back(d % k);
+  }
+  std::sort(folded.begin(), folded.end());
+  if (std::adjacent_find(folded.begin(), folded.end()) != folded.end()) return false;
+  return std::find(folded.begin(), folded.end(), representative) == folded.end();
 }
 
 namespace {

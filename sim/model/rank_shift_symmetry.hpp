@@ -128,5 +128,9 @@ RankShiftSymmetry find_rank_shift_symmetry(const Topology& topology, Router& rou
 // Peer i of s + k is peer i of s moved by k (mod P), and, unless by_offset, no two peers of a
 // representative s < k (and not s itself) fold onto one quotient rank (mod k).
 bool peers_equivariant(const RankPeers& peers, int k, bool by_offset);
+// The peers of representative s < k (an entry equal to s ignored) fold mod k onto distinct
+// quotient ranks, none of them s itself (the fold condition of a shift's and a group's
+// quotient, rank_group_symmetry.hpp).
+bool peers_fold_apart(const std::vector<int>& peers, int representative, int k);
 
 }  // namespace tilesim
