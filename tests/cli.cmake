@@ -176,6 +176,12 @@ tilesim_cli_test(simulate_ulysses_heads_indivisible 2
   "scenarios/ring-256k\\.yaml:5: key 'attention\\.heads': ulysses: heads 32 are not divisible by the Ulysses degree 4096"
   simulate scenarios/ring-256k.yaml --set attention.seq_len=1M --set schedule.kind=ulysses
   --set schedule.gpus=4096)
+# So is pass-Q's backward, which no implementation defines (the guard answered first at 4096
+# GPUs: 28 GiB).
+tilesim_cli_test(simulate_pass_q_backward_refused 2
+  "key 'attention\\.pass': schedule 'pass_q' builds the forward pass only"
+  simulate scenarios/ring-256k.yaml --set attention.seq_len=1M --set schedule.kind=pass_q
+  --set schedule.gpus=4096 --set attention.pass=both)
 tilesim_cli_test(simulate_roles_window 0
   "warning: schedule\\.symmetry: roles not applied \\(roles needs the full mask"
   simulate scenarios/ring-256k.yaml --set schedule.gpus=64 --set schedule.symmetry=roles

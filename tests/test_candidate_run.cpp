@@ -287,6 +287,20 @@ TEST_CASE("a candidate whose heads do not split is left out for its heads, not i
           "attention.heads: ulysses: heads 32 are not divisible by the Ulysses degree 1024 (the "
           "all-to-all gives each rank heads/1024 heads)");
   }
+  // Pass-Q with a backward is left out for its pass, as `simulate` says at load (the guard
+  // answered first at 4096 GPUs, over the memory limit).
+  const PreparedScenario both = prepare_scenario(
+      kScenario, {"schedule.gpus=4096", "attention.seq_len=1M", "attention.pass=both"});
+  ScheduleSpec pass_q_spec = both.scenario.schedule;
+  pass_q_spec.kind = "pass_q";
+  const ScheduleCandidate pass_q{"pass_q", pass_q_spec};
+  MakespanBound both_bound(both.topology, both.profile);
+  for (const CandidateResult& r :
+       {bound_candidate(both, pass_q, both_bound), evaluate_candidate(both, pass_q)}) {
+    CHECK_FALSE(r.ok);
+    CHECK_FALSE(r.over_limits);
+    CHECK(r.reason.starts_with("attention.pass: schedule 'pass_q' builds the forward pass only"));
+  }
   // USP with a degree that divides the heads is not refused for them.
   spec.kind = "usp";
   spec.ulysses_degree = 8;

@@ -298,6 +298,52 @@ TEST_CASE("tune search: the mesh's closed-form backward bounds are at most the p
   }
 }
 
+TEST_CASE("tune search: the rings' closed-form backward bounds are at most the plan-based ones") {
+  // Ring, zigzag, striped and every double-ring inner size, backward and both: the closed form
+  // sums the groups ring_passes.hpp and double_ring_schedule.hpp list (KV as the forward's, dKV
+  // one hop more) and the calls of each pass; the plan-based bound reads the generated ops. At
+  // 128 GPUs, full mask, both are their IB ring steps and agree but for the 2 ps lowering; the
+  // simulated makespan at 64 GPUs.
+  for (const char* pass : {"backward", "both"}) {
+    for (const bool causal : {false, true}) {
+      for (const int gpus : tilesim::test::gpu_counts({16, 64, 128})) {
+        if (causal && gpus > 64) continue;
+        INFO(gpus << " GPUs, causal " << causal << ", pass " << pass);
+        const PreparedScenario p = prepare_scenario(
+            kScenario,
+            {fmt::format("schedule.gpus={}", gpus), "schedule.symmetry=auto",
+             fmt::format("attention.causal={}", causal), fmt::format("attention.pass={}", pass)});
+        MakespanBound bound(p.topology, p.profile);
+        int checked = 0;
+        for (const ScheduleCandidate& c :
+             tune_candidates(p.scenario.attention, p.scenario.schedule, false)) {
+          const std::string& kind = c.spec.kind;
+          if (kind != "ring" && kind != "zigzag" && kind != "striped" && kind != "double_ring") {
+            continue;
+          }
+          INFO(c.label);
+          const double plan_s = bound.lower_bound_s(make_plan(p.scenario.attention, c.spec));
+          const std::optional<double> closed_s =
+              shape_lower_bound_s(p.scenario.attention, c.spec, p.profile, bound);
+          REQUIRE(closed_s);
+          CHECK(*closed_s <= plan_s * (1 + 1e-12));
+          if (!causal && gpus == 128) CHECK(*closed_s >= plan_s * (1 - 1e-9));
+          if (gpus == 64) {
+            const CandidateResult r = evaluate_candidate(p, c);
+            REQUIRE(r.ok);
+            CHECK(*closed_s <= r.figures.makespan_s);
+          }
+          ++checked;
+        }
+        // Ring, zigzag, striped and the inner sizes 2 .. gpus / 2.
+        int inner_sizes = 0;
+        for (int k = 2; k < gpus; ++k) inner_sizes += gpus % k == 0 ? 1 : 0;
+        CHECK(checked == 3 + inner_sizes);
+      }
+    }
+  }
+}
+
 TEST_CASE("tune search: closed-form bounds of mesh tiles and USP at 128 GPUs, simulated") {
   // Against the simulation itself (symmetric where exact, tests/test_symmetric_simulation.cpp).
   const PreparedScenario p = prepared(128, true);

@@ -17,10 +17,10 @@ PlanRefusal at_gpus(const std::string& violation) {
 CandidateRun decide_run(const Scenario& scenario, const Topology& topology,
                         const CalibrationProfile& profile, bool in_job, bool search,
                         SymmetryChoice* choice) {
-  // A candidate's heads that do not split (Ulysses over 1024 GPUs with 32 heads) are its
-  // reason, as the scenario loader says for `simulate`, not a guard's estimate of a plan that
-  // could never be built.
-  check_head_split(scenario.attention, scenario.schedule);
+  // A candidate's heads that do not split (Ulysses over 1024 GPUs with 32 heads) or a pass
+  // it has not (pass-Q's backward) are its reason, as the scenario loader says for `simulate`,
+  // not a guard's estimate of a plan that could never be built.
+  check_kind_fits_shape(scenario.attention, scenario.schedule);
   CandidateRun run;
   run.scenario = scenario;
   const Scenario& s = run.scenario;

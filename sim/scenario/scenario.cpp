@@ -397,11 +397,12 @@ Scenario read_scenario(YAML::Node doc, const std::string& path,
   s.schedule = read_schedule(sched);
   if (root.has("job")) s.job = read_job(root.map("job"), s.attention);
   s.document = doc;
-  // Ulysses and USP split the heads over the Ulysses degree: a shape that does not divide is
-  // the input's error, named before a guard sizes a plan that could never be built (Ulysses on
-  // 4096 GPUs with 32 heads was refused for its 826 GiB).
+  // A shape the kind cannot take (heads that do not split over the Ulysses degree, a backward
+  // of pass-Q) is the input's error, named before a guard sizes a plan that could never be
+  // built (Ulysses on 4096 GPUs with 32 heads was refused for its 826 GiB, pass-Q's backward
+  // there for its 28 GiB).
   try {
-    check_head_split(s.attention, s.schedule);
+    check_kind_fits_shape(s.attention, s.schedule);
   } catch (const ScheduleError& e) {
     throw s.error_at(e.key(), e.what());
   }

@@ -136,15 +136,17 @@ struct Calls {
   int heads = 0;
 };
 
-std::optional<Calls> forward_calls(const AttentionShape& shape, const ScheduleSpec& spec) {
-  if (shape.mask.kind != AttentionMaskKind::full || shape.has_backward()) return std::nullopt;
+std::optional<Calls> pass_calls(const AttentionShape& shape, const ScheduleSpec& spec, Pass pass) {
+  if (shape.mask.kind != AttentionMaskKind::full) return std::nullopt;
   const std::string& kind = spec.kind;
   const int p = spec.gpus;
   const double c = static_cast<double>(shape.seq_len / p);
-  if (kind == "ring" || kind == "zigzag" || kind == "striped" || kind == "pass_q" ||
-      kind == "double_ring") {
+  // The rings' backward makes one call per step too (ring_passes.hpp, double_ring_schedule.hpp).
+  if (kind == "ring" || kind == "zigzag" || kind == "striped" || kind == "double_ring") {
     return Calls{p, c, c, shape.heads};
   }
+  if (pass == Pass::bwd) return std::nullopt;
+  if (kind == "pass_q") return Calls{p, c, c, shape.heads};
   if (kind == "allgather_kv") return Calls{1, c, static_cast<double>(shape.seq_len), shape.heads};
   if (kind == "usp" || kind == "ulysses") {
     const int u = kind == "ulysses" ? p : usp_ulysses_degree(shape, spec);
@@ -154,33 +156,47 @@ std::optional<Calls> forward_calls(const AttentionShape& shape, const ScheduleSp
 }
 
 // Those calls at the profile's efficiency for their geometry (ComputeModel::compute_time_s,
-// unslowed: every stretch >= 1), each lowered by 2 ps; 0 where the calls are not known.
+// unslowed: every stretch >= 1), each lowered by 2 ps, summed over the passes (one compute
+// stream runs them one after another); a pass whose calls are not known adds 0.
 double calls_floor_ps(const AttentionShape& shape, const ScheduleSpec& spec,
                       const CalibrationProfile& profile) {
-  const std::optional<Calls> calls = forward_calls(shape, spec);
-  if (!calls) return 0.0;
-  AttentionCall call;
-  call.pass = Pass::fwd;
-  call.head_dim = shape.head_dim;
-  call.q_tokens = calls->q_tokens;
-  call.kv_tokens = calls->kv_tokens;
-  call.heads = calls->heads;
-  call.batch = shape.batch;
-  const double e = profile.call_efficiency(call, nullptr);
-  const double flops = calls->q_tokens * calls->kv_tokens * shape.flops_per_pair_forward() *
-                       calls->heads / shape.heads;
-  const double call_ps = (flops / (profile.peak_flops * e) + profile.launch_overhead_s) * 1e12;
-  return calls->count * std::max(0.0, call_ps - kRoundingPs);
+  double floor_ps = 0.0;
+  for (const Pass pass : {Pass::fwd, Pass::bwd}) {
+    if (pass == Pass::fwd ? !shape.has_forward() : !shape.has_backward()) continue;
+    const std::optional<Calls> calls = pass_calls(shape, spec, pass);
+    if (!calls) continue;
+    AttentionCall call;
+    call.pass = pass;
+    call.head_dim = shape.head_dim;
+    call.q_tokens = calls->q_tokens;
+    call.kv_tokens = calls->kv_tokens;
+    call.heads = calls->heads;
+    call.batch = shape.batch;
+    const double e = profile.call_efficiency(call, nullptr);
+    const double per_pair =
+        pass == Pass::fwd ? shape.flops_per_pair_forward() : shape.flops_per_pair_backward();
+    const double flops = calls->q_tokens * calls->kv_tokens * per_pair * calls->heads / shape.heads;
+    const double call_ps = (flops / (profile.peak_flops * e) + profile.launch_overhead_s) * 1e12;
+    floor_ps += calls->count * std::max(0.0, call_ps - kRoundingPs);
+  }
+  return floor_ps;
 }
 
-// ring_passes.hpp, forward: P-1 groups, bundle KV (one chunk, one object) to k+1, from k-1.
+// ring_passes.hpp: forward P-1 groups, bundle KV (one chunk, one object) to k+1, from k-1;
+// backward the same P-1 KV groups and P dKV groups (the partial dKV to k+1, from k-1; the last
+// one brings each home), the passes one after another on the comm stream.
 double ring_family_ps(const AttentionShape& shape, const ScheduleSpec& spec, MakespanBound& bound) {
   const int p = spec.gpus;
   const Transfers t(bound, {});
-  const double kv = shape.kv_bytes(shape.seq_len / p);
+  const std::int64_t c = shape.seq_len / p;
+  const double kv = shape.kv_bytes(c), dkv = shape.dkv_accumulator_bytes(c);
   double worst_ps = 0.0;
   for (int r = 0; r < p; ++r) {
-    worst_ps = std::max(worst_ps, (p - 1) * t.ring_step_ps((r + p - 1) % p, r, (r + 1) % p, kv));
+    const int prev = (r + p - 1) % p, next = (r + 1) % p;
+    const double kv_ps = (p - 1) * t.ring_step_ps(prev, r, next, kv);
+    double ps = shape.has_forward() ? kv_ps : 0.0;
+    if (shape.has_backward()) ps += kv_ps + (p > 1 ? p * t.ring_step_ps(prev, r, next, dkv) : 0.0);
+    worst_ps = std::max(worst_ps, ps);
   }
   return worst_ps;
 }
@@ -224,23 +240,33 @@ double allgather_kv_ps(const AttentionShape& shape, const ScheduleSpec& spec,
 
 // double_ring_schedule.hpp, P = n k: per outer step k-1 inner groups (kv to (N, i+1), from
 // (N, i-1)); the outer transfer (kv to (N+1, i), from (N-1, i)) joins the first inner group of
-// the first n-1 outer steps, or is a group of its own when k = 1.
+// the first n-1 outer steps, or is a group of its own when k = 1. Backward the same KV groups,
+// then per inner step a dKV group (k > 1: to (N, i+1), from (N, i-1), n k of them) and per
+// outer step one more (n > 1: to (N+1, i), from (N-1, i), n of them; the last brings each dKV
+// home), the passes one after another on the comm stream.
 double double_ring_ps(const AttentionShape& shape, const ScheduleSpec& spec, int k,
                       MakespanBound& bound) {
   const int p = spec.gpus;
   const int n = p / k;
   const Transfers t(bound, {});
-  const double kv = shape.kv_bytes(shape.seq_len / p);
+  const std::int64_t c = shape.seq_len / p;
+  const double kv = shape.kv_bytes(c), dkv = shape.dkv_accumulator_bytes(c);
   double worst_ps = 0.0;
   for (int r = 0; r < p; ++r) {
     const int node = r / k, i = r % k;
-    const double inner_ps =
-        k > 1 ? t.ring_step_ps(node * k + (i + k - 1) % k, r, node * k + (i + 1) % k, kv) : 0.0;
-    const double outer_ps =
-        n > 1 ? t.ring_step_ps(((node + n - 1) % n) * k + i, r, ((node + 1) % n) * k + i, kv) : 0.0;
-    const double ps =
-        k > 1 ? (n - 1) * std::max(inner_ps, outer_ps) + (n * (k - 1) - (n - 1)) * inner_ps
-              : (n - 1) * outer_ps;
+    const int inner_prev = node * k + (i + k - 1) % k, inner_next = node * k + (i + 1) % k;
+    const int outer_prev = ((node + n - 1) % n) * k + i, outer_next = ((node + 1) % n) * k + i;
+    auto inner_ps = [&](double bytes) {
+      return k > 1 ? t.ring_step_ps(inner_prev, r, inner_next, bytes) : 0.0;
+    };
+    auto outer_ps = [&](double bytes) {
+      return n > 1 ? t.ring_step_ps(outer_prev, r, outer_next, bytes) : 0.0;
+    };
+    const double kv_ps = k > 1 ? (n - 1) * std::max(inner_ps(kv), outer_ps(kv)) +
+                                     (n * (k - 1) - (n - 1)) * inner_ps(kv)
+                               : (n - 1) * outer_ps(kv);
+    double ps = shape.has_forward() ? kv_ps : 0.0;
+    if (shape.has_backward()) ps += kv_ps + n * k * inner_ps(dkv) + n * outer_ps(dkv);
     worst_ps = std::max(worst_ps, ps);
   }
   return worst_ps;
@@ -347,6 +373,13 @@ std::optional<double> mesh_ps(const AttentionShape& shape, const ScheduleSpec& s
   return worst_ps;
 }
 
+// The kinds whose backward groups are written out above.
+bool closed_form_backward(const ScheduleSpec& spec) {
+  const std::string& kind = spec.kind;
+  return kind == "mesh" || kind == "ring" || kind == "zigzag" || kind == "striped" ||
+         kind == "double_ring";
+}
+
 // The communication term of `spec`, or nullopt where no closed form applies.
 std::optional<double> comm_floor_ps(const AttentionShape& shape, const ScheduleSpec& spec,
                                     MakespanBound& bound) {
@@ -385,10 +418,11 @@ std::optional<double> shape_lower_bound_s(const AttentionShape& shape, const Sch
   const int p = spec.gpus;
   const bool full = shape.mask.kind == AttentionMaskKind::full;
   const bool plain_causal = shape.mask.kind == AttentionMaskKind::causal;
-  // What make_plan refuses, a backward (but the mesh's), and masks that may empty chunk pairs
+  // What make_plan refuses, a backward not written out (USP, Ulysses, all-gather KV), and masks
+  // that may empty chunk pairs
   // (the generators then move less than the closed forms): left to the plan.
   if (p < 1 || shape.heads <= 0 || shape.kv_heads <= 0 || shape.heads % shape.kv_heads != 0 ||
-      (shape.has_backward() && spec.kind != "mesh") || !(full || plain_causal) ||
+      (shape.has_backward() && !closed_form_backward(spec)) || !(full || plain_causal) ||
       shape.seq_len % (plain_causal ? 2 * p : p) != 0) {
     return std::nullopt;
   }

@@ -12,10 +12,12 @@
 // the ring named, the smaller of its two directions (so no bound depends on which way a ring
 // turns):
 //   ring, zigzag, striped  (P-1) step(kv)                                   ring_passes.hpp
+//     backward: (P-1) step(kv) + P step(dkv) (dkv the partial dK+dV, the last hop home)
 //   pass-Q                 (P-1) step(q) + sum_s max(alone(r -> r-s, o), alone(r+s -> r, o))
 //   all-gather KV          max((P-1) kv / c_in, (P-1) kv / c_out, alone to or from any peer)
 //   double ring, P = n k   (n-1) max(step_in(kv), step_out(kv)) + (n(k-1) - (n-1)) step_in(kv)
 //                          (the outer hop joins the first inner group; k = 1: (n-1) step_out)
+//     backward: the same KV term + [k > 1] n k step_in(dkv) + [n > 1] n step_out(dkv)
 //   USP u x r, Ulysses r=1 A(q/u + kv/u) + (r-1) max(step(kv/u), share(u x kv/u),
 //                          u kv/u / c_in|out) + A(of/u),
 //                          A(x) the all-to-all group's max(alone(x), (u-1) x / c_in|out)
@@ -34,8 +36,9 @@
 // causal factor table's largest value. Where every rank's calls are alike and known (full
 // mask; every kind but mesh, whose fused calls vary) the compute term is also their count x
 // their time at the profile's efficiency for their geometry: ring family, pass-Q, double ring
-// P calls of c x c tokens, all-gather one of c x S, USP r calls of u c x u c over heads / u
-// (the plan-based bound's C_r less the correction merges). Every term but share() is one the
+// P calls of c x c tokens (the rings' backward as many, one per step), all-gather one of c x S,
+// USP r calls of u c x u c over heads / u (the plan-based bound's C_r less the correction
+// merges). Every term but share() is one the
 // plan-based bound also counts, or a smaller one (lowered by 2 ps per op as there), and
 // share() holds by the link-capacity argument above, so this stays a proven lower bound. The
 // ranks taken are every rank, or the first two nodes' where a rank talks to all others
@@ -43,9 +46,9 @@
 // tests/test_tune_search.cpp checks it against the plan-based bound (16-256 GPUs, full and
 // causal masks) and the simulated makespan.
 //
-// No closed form (nullopt: the caller bounds the plan): the backward of every kind but mesh
-// (the others' backward groups are not written out here), masks that may leave
-// chunk pairs empty (sliding window, documents: the generators then move less), work-balanced
+// No closed form (nullopt: the caller bounds the plan): the backward of USP, Ulysses and
+// all-gather KV (their backward groups are not written out here; pass-Q has none), masks that may
+// leave chunk pairs empty (sliding window, documents: the generators then move less), work-balanced
 // ring or all-gather ownership, KV-head replication in USP, and shapes the generator refuses
 // (tokens that do not split, a memory budget no mesh window fits), for its reason.
 #pragma once

@@ -43,7 +43,8 @@ int usp_ulysses_degree(const AttentionShape& shape, const ScheduleSpec& spec) {
   return 1;
 }
 
-void check_head_split(const AttentionShape& shape, const ScheduleSpec& spec) {
+void check_kind_fits_shape(const AttentionShape& shape, const ScheduleSpec& spec) {
+  if (spec.kind == "pass_q") require_forward_only(shape, spec);
   if (spec.kind != "ulysses" && spec.kind != "usp") return;
   const int u = spec.kind == "ulysses" ? spec.gpus : usp_ulysses_degree(shape, spec);
   (void)usp_grid(shape, spec.gpus, u, spec.kind);

@@ -25,9 +25,9 @@ int double_ring_inner_size(const ScheduleSpec& spec);
 // The Ulysses degree usp uses for this spec.
 int usp_ulysses_degree(const AttentionShape& shape, const ScheduleSpec& spec);
 
-// Ulysses and USP split the heads over the Ulysses degree: ScheduleError (naming the key) where
-// the shape does not divide, before anything sizes a plan that could never be built; nothing
-// for the other kinds.
-void check_head_split(const AttentionShape& shape, const ScheduleSpec& spec);
+// What the kind refuses of the shape alone, before anything sizes a plan that could never be
+// built: Ulysses and USP split the heads over the Ulysses degree (a shape that does not divide),
+// pass-Q has no backward. ScheduleError naming the key; nothing for the other kinds.
+void check_kind_fits_shape(const AttentionShape& shape, const ScheduleSpec& spec);
 
 }  // namespace tilesim
