@@ -7,9 +7,11 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <stdexcept>
 #include <string>
 
 #include "sim/core/input_error.hpp"
+#include "sim/core/units.hpp"
 #include "sim/model/makespan_bound.hpp"
 #include "sim/model/symmetric_simulation.hpp"
 #include "sim/scenario/candidate_run.hpp"
@@ -305,4 +307,51 @@ TEST_CASE("a candidate whose heads do not split is left out for its heads, not i
   spec.kind = "usp";
   spec.ulysses_degree = 8;
   CHECK(decide_candidate_run(p, {"usp:u8", spec}, /*search=*/false).refusal.empty());
+}
+
+TEST_CASE("simulate names a long run and its estimate before it starts") {
+  // Causal pass-Q has no shift symmetry (design notes, "Not pass-Q"): on 1024 GPUs every rank
+  // runs, 13 P^2 - 12 P ops (resource_guard.hpp), 76 s at 5.6 us an op, over kLongSimulationS.
+  const PreparedScenario every_rank =
+      prepare_scenario(kScenario, {"schedule.gpus=1024", "attention.seq_len=1M",
+                                   "schedule.kind=pass_q", "attention.causal=true"});
+  CHECK_FALSE(every_rank.symmetry);
+  const double ops = 13.0 * 1024 * 1024 - 12.0 * 1024;
+  CHECK(long_simulation_notice(every_rank) ==
+        fmt::format("pass_q on 1024 GPUs runs with every rank: about {:.3g} ops, estimated at {} "
+                    "of simulation on one core (sim/scenario/resource_guard.hpp, 5.6 us an op); "
+                    "--max-ops refuses runs this large",
+                    ops, format_time_s(ops * 5.6e-6)));
+  // The ring on 4096 GPUs runs on auto's role quotient of one node (8 classes, 0.2 s): none.
+  const PreparedScenario ring =
+      prepare_scenario(kScenario, {"schedule.gpus=4096", "attention.seq_len=1M"});
+  REQUIRE(ring.symmetry);
+  CHECK(ring.symmetry->classes == 8);
+  CHECK(long_simulation_notice(ring).empty());
+  // Pass-Q on 16384 GPUs: the notice comes before the symmetry search (minutes there), from the
+  // classes' lower bound (all_peers_classes_lower_bound: a pod, 1024 classes), K (13 P - 12) ops
+  // on its quotient. The callback throws to stop the preparation there.
+  std::string early;
+  const auto stop = [&](const std::string& text) {
+    early = text;
+    throw std::runtime_error("stopped at the notice");
+  };
+  CHECK_THROWS_AS(
+      prepare_scenario(load_scenario(kScenario, {"schedule.gpus=16384", "attention.seq_len=1M",
+                                                 "schedule.kind=pass_q"}),
+                       {}, stop),
+      std::runtime_error);
+  const double quotient_ops = 1024.0 * (13.0 * 16384 - 12.0);
+  CHECK(early ==
+        fmt::format("pass_q on 16384 GPUs runs on a quotient of at least 1024 rank classes (its "
+                    "symmetry search, which routes every rank's peers, comes first): about {:.3g} "
+                    "ops, estimated at {} of simulation on one core "
+                    "(sim/scenario/resource_guard.hpp, 5.6 us an op); --max-ops refuses runs this "
+                    "large",
+                    quotient_ops, format_time_s(quotient_ops * 5.6e-6)));
+  // The same pass-Q on 256 GPUs, 0.85M ops: none.
+  const PreparedScenario small =
+      prepare_scenario(kScenario, {"schedule.gpus=256", "attention.seq_len=1M",
+                                   "schedule.kind=pass_q", "attention.causal=true"});
+  CHECK(long_simulation_notice(small).empty());
 }

@@ -16,7 +16,8 @@ PlanRefusal at_gpus(const std::string& violation) {
 
 CandidateRun decide_run(const Scenario& scenario, const Topology& topology,
                         const CalibrationProfile& profile, bool in_job, bool search,
-                        SymmetryChoice* choice) {
+                        SymmetryChoice* choice,
+                        const std::function<void(const std::string&)>& notice) {
   // A candidate's heads that do not split (Ulysses over 1024 GPUs with 32 heads) or a pass
   // it has not (pass-Q's backward) are its reason, as the scenario loader says for `simulate`,
   // not a guard's estimate of a plan that could never be built.
@@ -38,6 +39,12 @@ CandidateRun decide_run(const Scenario& scenario, const Topology& topology,
   if (const int least = all_peers_classes_lower_bound(s, topology, profile); least > 0) {
     run.refusal = at_gpus(windowed_plan_violation(s, least, /*at_least=*/true));
     if (!run.refusal.empty()) return run;
+    if (notice && search) {
+      if (std::string text = long_simulation_notice(s, least, /*at_least=*/true); !text.empty()) {
+        notice(text);
+        run.long_run_noticed = true;
+      }
+    }
   }
   if (!search) return run;
   SymmetryChoice found = choose_symmetry(s, topology, profile);

@@ -22,6 +22,7 @@
 // a candidate at 16384 GPUs, and a candidate pruned by its closed-form bound never needs it).
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -40,13 +41,17 @@ struct CandidateRun {
   bool lazy = false;                     // no quotient: every rank generated as it runs
   bool searched = false;                 // the shift search ran (symmetry and lazy are known)
   PlanRefusal refusal;                   // where the limits refuse it (key and message)
+  bool long_run_noticed = false;         // decide_run's `notice` was called
 };
 
 // Steps 2 and 3 for `scenario` on `topology` and `profile` (step 1, a job, where `in_job`). With
-// `choice`, the search's own result: an approximate role quotient, or why none applies.
+// `choice`, the search's own result: an approximate role quotient, or why none applies. With
+// `notice`, called before the search where the quotient at its classes' lower bound is already
+// a long run (long_simulation_notice, symmetric_plan.hpp).
 CandidateRun decide_run(const Scenario& scenario, const Topology& topology,
                         const CalibrationProfile& profile, bool in_job, bool search = true,
-                        SymmetryChoice* choice = nullptr);
+                        SymmetryChoice* choice = nullptr,
+                        const std::function<void(const std::string&)>& notice = {});
 
 CandidateRun decide_candidate_run(const PreparedScenario& p, const ScheduleCandidate& c,
                                   bool search = true);

@@ -35,7 +35,8 @@ PreparedScenario prepare_scenario(const std::string& path,
   return prepare_scenario(load_scenario(path, overrides), limits);
 }
 
-PreparedScenario prepare_scenario(Scenario scenario, const ResourceLimits& limits) {
+PreparedScenario prepare_scenario(Scenario scenario, const ResourceLimits& limits,
+                                  const std::function<void(const std::string&)>& notice) {
   PreparedScenario p;
   p.scenario = std::move(scenario);
   p.scenario.limits = limits;
@@ -98,8 +99,9 @@ PreparedScenario prepare_scenario(Scenario scenario, const ResourceLimits& limit
     // any quotient needs before the search routes every rank's peers, then the classes found.
     SymmetryChoice choice;
     const CandidateRun run = decide_run(s, p.topology, p.profile, /*in_job=*/false,
-                                        /*search=*/true, &choice);
+                                        /*search=*/true, &choice, notice);
     if (!run.refusal.empty()) throw s.error_at(run.refusal.key, run.refusal.message);
+    p.long_run_noticed = run.long_run_noticed;
     p.symmetry = std::move(choice.symmetry);
     p.symmetry_warning = std::move(choice.warning);
   }
@@ -107,6 +109,13 @@ PreparedScenario prepare_scenario(Scenario scenario, const ResourceLimits& limit
   // A mesh tile the tuner chose is known only now.
   if (!p.symmetry) choose_symmetry_of(p, p.scenario);
   return p;
+}
+
+std::string long_simulation_notice(const PreparedScenario& p) {
+  if (p.job_layout || p.long_run_noticed) return {};
+  const bool quotient = p.symmetry && p.symmetry->exact();
+  return long_simulation_notice(p.scenario,
+                                quotient ? p.symmetry->classes : p.scenario.schedule.gpus);
 }
 
 std::string to_string(const PlanRefusal& refusal) {

@@ -626,7 +626,7 @@ bool windowed_pass_q(const Scenario& scenario) {
 
 }  // namespace
 
-std::string windowed_plan_violation(const Scenario& scenario, int classes, bool at_least) {
+PlanEstimate symmetric_run_estimate(const Scenario& scenario, int classes) {
   // The ring family's and USP's forward quotients run windowed (ring_classes_source.hpp,
   // usp_classes_source.hpp): a window of ops per class, u times the ring's for USP (a piece is
   // about u ring steps: a step moves u head-split bundles); the double ring's quotients and
@@ -638,8 +638,31 @@ std::string windowed_plan_violation(const Scenario& scenario, int classes, bool 
                                 windowed_double_ring(scenario, classes) || windowed_pass_q(scenario)
                             ? kWindowedOpsPerClass
                             : 0.0;
-  const PlanEstimate e =
-      estimate_symmetric_plan(scenario.attention, scenario.schedule, std::max(1, classes), window);
+  return estimate_symmetric_plan(scenario.attention, scenario.schedule, std::max(1, classes),
+                                 window);
+}
+
+std::string long_simulation_notice(const Scenario& scenario, int classes, bool at_least) {
+  const ScheduleSpec& spec = scenario.schedule;
+  const bool every_rank = classes >= spec.gpus;
+  const PlanEstimate e = every_rank ? estimate_plan(scenario.attention, spec)
+                                    : symmetric_run_estimate(scenario, classes);
+  if (e.sim_s <= kLongSimulationS) return {};
+  const std::string how =
+      every_rank ? std::string("with every rank")
+                 : fmt::format("on a quotient of {}{} rank classes{}", at_least ? "at least " : "",
+                               classes,
+                               at_least ? " (its symmetry search, which routes every rank's "
+                                          "peers, comes first)"
+                                        : "");
+  return fmt::format(
+      "{} on {} GPUs runs {}: about {:.3g} ops, estimated at {} of simulation on one core "
+      "(sim/scenario/resource_guard.hpp, {:.1f} us an op); --max-ops refuses runs this large",
+      spec.kind, spec.gpus, how, e.ops, format_time_s(e.sim_s), kSimSecondsPerOp * 1e6);
+}
+
+std::string windowed_plan_violation(const Scenario& scenario, int classes, bool at_least) {
+  const PlanEstimate e = symmetric_run_estimate(scenario, classes);
   const ResourceLimits& limits = scenario.limits;
   const double max_memory =
       limits.max_memory_bytes > 0 ? limits.max_memory_bytes : default_max_memory_bytes();

@@ -42,6 +42,7 @@
 #include "sim/model/calibration_profile.hpp"
 #include "sim/model/ring_symmetry.hpp"
 #include "sim/plan/plan.hpp"
+#include "sim/scenario/resource_guard.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/schedules/double_ring_source.hpp"
 #include "sim/schedules/ring_classes_source.hpp"
@@ -140,6 +141,19 @@ void check_symmetric_plan_resources(const Scenario& scenario, int classes, bool 
 // The same check's message, empty where the run fits; classes = P is every rank's program
 // generated as it runs (lazy_plan.hpp).
 std::string windowed_plan_violation(const Scenario& scenario, int classes, bool at_least = false);
+// The estimate that check judges: the quotient of `classes` classes, windowed or whole as it
+// runs.
+PlanEstimate symmetric_run_estimate(const Scenario& scenario, int classes);
+
+// A run estimated to take more than kLongSimulationS of simulation: the guard's estimate
+// (resource_guard.hpp: kSimSecondsPerOp, measured on a 2-core host, times the ops of what
+// runs), so that `simulate` can say so before it starts instead of running silently for
+// minutes (pass-Q on 16384 GPUs: its exact quotient of 1024 classes, 2.2e8 ops). The notice
+// names the run and the estimate, empty for a shorter run. classes: the quotient's (at_least:
+// a lower bound, before the symmetry search, which then routes every rank's peers), or
+// schedule.gpus for every rank.
+inline constexpr double kLongSimulationS = 60.0;
+std::string long_simulation_notice(const Scenario& scenario, int classes, bool at_least = false);
 
 // pass-Q and all-gather KV (every rank sends to every other): a lower bound on the classes of
 // their exact quotient, from the shift search over each rank's ring successor alone (P routes,

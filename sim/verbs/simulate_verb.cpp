@@ -124,7 +124,8 @@ void simulate_prepared(SimulationRun& run, const SimulateRequest& request) {
 
 }  // namespace
 
-SimulationRun run_simulation(const ScenarioSource& source, const SimulateRequest& request) {
+SimulationRun run_simulation(const ScenarioSource& source, const SimulateRequest& request,
+                             const std::function<void(const std::string&)>& notice) {
   ScenarioSource chosen = source;
   if (request.no_symmetry) chosen.overrides.push_back("schedule.symmetry=off");
   if (needs_every_op(request)) {
@@ -133,8 +134,16 @@ SimulationRun run_simulation(const ScenarioSource& source, const SimulateRequest
     // first, before the topology is loaded (seconds at 65536 GPUs).
     check_whole_plan_first(load_scenario(chosen));
   }
-  SimulationRun run{prepare_scenario(chosen), {},           {},          std::nullopt,
-                    request.per_op,           std::nullopt, std::nullopt};
+  SimulationRun run{prepare_scenario(load_scenario(chosen), chosen.limits, notice),
+                    {},
+                    {},
+                    std::nullopt,
+                    request.per_op,
+                    std::nullopt,
+                    std::nullopt};
+  if (notice) {
+    if (const std::string text = long_simulation_notice(run.prepared); !text.empty()) notice(text);
+  }
   try {
     simulate_prepared(run, request);
   } catch (const ScheduleError& e) {

@@ -4,6 +4,7 @@
 // the Python package.
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -61,8 +62,10 @@ struct SimulationRun {
   const Plan& simulated_plan() const { return job ? job->plan : simulated_group_plan; }
 };
 
-// Throws InputError for bad input, including a peak over schedule.memory_budget.
-SimulationRun run_simulation(const ScenarioSource& source, const SimulateRequest& request = {});
+// Throws InputError for bad input, including a peak over schedule.memory_budget. `notice`, where
+// given, is called with long_simulation_notice's text before a run estimated to be long starts.
+SimulationRun run_simulation(const ScenarioSource& source, const SimulateRequest& request = {},
+                             const std::function<void(const std::string&)>& notice = {});
 
 // `include_wall_clock` false reports sim_wall_s as 0 (byte-identical output across runs). A
 // job's document describes one group's plan (ops, digest, shape) and the whole job's figures.

@@ -112,7 +112,9 @@ int run_simulate(const SimulateArgs& args) {
   request.per_op = args.per_op;
   request.full_check = args.full_check;
   request.no_symmetry = args.no_symmetry;
-  const SimulationRun run = run_simulation(source_of(args.scenario), request);
+  const SimulationRun run =
+      run_simulation(source_of(args.scenario), request,
+                     [](const std::string& text) { fmt::print(stderr, "note: {}\n", text); });
   const PreparedScenario& p = run.prepared;
   const SimulationResult& shown = run.result;
   const Plan& traced = run.simulated_plan();
