@@ -419,8 +419,8 @@ std::optional<double> shape_lower_bound_s(const AttentionShape& shape, const Sch
   const bool full = shape.mask.kind == AttentionMaskKind::full;
   const bool plain_causal = shape.mask.kind == AttentionMaskKind::causal;
   // What make_plan refuses, a backward not written out (USP, Ulysses, all-gather KV), and masks
-  // that may empty chunk pairs
-  // (the generators then move less than the closed forms): left to the plan.
+  // that may empty chunk pairs (the generators then move less than the closed forms): left to
+  // the plan.
   if (p < 1 || shape.heads <= 0 || shape.kv_heads <= 0 || shape.heads % shape.kv_heads != 0 ||
       (shape.has_backward() && !closed_form_backward(spec)) || !(full || plain_causal) ||
       shape.seq_len % (plain_causal ? 2 * p : p) != 0) {

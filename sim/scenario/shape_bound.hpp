@@ -38,19 +38,20 @@
 // their time at the profile's efficiency for their geometry: ring family, pass-Q, double ring
 // P calls of c x c tokens (the rings' backward as many, one per step), all-gather one of c x S,
 // USP r calls of u c x u c over heads / u (the plan-based bound's C_r less the correction
-// merges). Every term but share() is one the
-// plan-based bound also counts, or a smaller one (lowered by 2 ps per op as there), and
-// share() holds by the link-capacity argument above, so this stays a proven lower bound. The
-// ranks taken are every rank, or the first two nodes' where a rank talks to all others
-// (pass-Q, all-gather, Ulysses across nodes): the max over some ranks bounds the max over all.
+// merges). Every term but share() is one the plan-based bound also counts, or a smaller one
+// (lowered by 2 ps per op as there), and share() holds by the link-capacity argument above,
+// so this stays a proven lower bound. The ranks taken are every rank, or the first two nodes'
+// where a rank talks to all others (pass-Q, all-gather, Ulysses across nodes): the max over
+// some ranks bounds the max over all.
 // tests/test_tune_search.cpp checks it against the plan-based bound (16-256 GPUs, full and
 // causal masks) and the simulated makespan.
 //
 // No closed form (nullopt: the caller bounds the plan): the backward of USP, Ulysses and
-// all-gather KV (their backward groups are not written out here; pass-Q has none), masks that may
-// leave chunk pairs empty (sliding window, documents: the generators then move less), work-balanced
-// ring or all-gather ownership, KV-head replication in USP, and shapes the generator refuses
-// (tokens that do not split, a memory budget no mesh window fits), for its reason.
+// all-gather KV (their backward groups are not written out here; pass-Q has none), masks that
+// may leave chunk pairs empty (sliding window, documents: the generators then move less),
+// work-balanced ring or all-gather ownership, KV-head replication in USP, and shapes the
+// generator refuses (tokens that do not split, a memory budget no mesh window fits), for its
+// reason.
 #pragma once
 
 #include <optional>
