@@ -141,17 +141,18 @@ std::optional<Calls> pass_calls(const AttentionShape& shape, const ScheduleSpec&
   const std::string& kind = spec.kind;
   const int p = spec.gpus;
   const double c = static_cast<double>(shape.seq_len / p);
-  // The rings' backward makes one call per step too (ring_passes.hpp, double_ring_schedule.hpp).
+  // The rings' backward makes one call per step too (ring_passes.hpp, double_ring_schedule.hpp,
+  // usp_schedule.hpp).
   if (kind == "ring" || kind == "zigzag" || kind == "striped" || kind == "double_ring") {
     return Calls{p, c, c, shape.heads};
   }
-  if (pass == Pass::bwd) return std::nullopt;
-  if (kind == "pass_q") return Calls{p, c, c, shape.heads};
-  if (kind == "allgather_kv") return Calls{1, c, static_cast<double>(shape.seq_len), shape.heads};
   if (kind == "usp" || kind == "ulysses") {
     const int u = kind == "ulysses" ? p : usp_ulysses_degree(shape, spec);
     return Calls{p / u, u * c, u * c, shape.heads / u};
   }
+  if (pass == Pass::bwd) return std::nullopt;
+  if (kind == "pass_q") return Calls{p, c, c, shape.heads};
+  if (kind == "allgather_kv") return Calls{1, c, static_cast<double>(shape.seq_len), shape.heads};
   return std::nullopt;
 }
 
@@ -275,7 +276,11 @@ double double_ring_ps(const AttentionShape& shape, const ScheduleSpec& spec, int
 // usp_schedule.hpp, P = u r, rank x = G u + h, no KV replication (u divides kv_heads): an
 // all-to-all group in G (Q and KV of 1/u of a chunk to and from each other member), r-1 ring
 // groups (the bundle: u KV objects of 1/u of a chunk, to (G+1, h), from (G-1, h)), an
-// all-to-all group back (O in the output dtype). Ulysses alone is r = 1.
+// all-to-all group back (O in the output dtype). Ulysses alone is r = 1. Backward: an
+// all-to-all of dO, the ring's r-1 KV groups and (r > 1) r dKV groups of the same bundles (as
+// ring_passes.hpp), an all-to-all back of dQ (output dtype) and dKV (the partial dtype where
+// it travelled the ring, r > 1, else the output's). A group's alone term is its largest
+// object's, its GPU term all its objects'.
 double usp_ps(const AttentionShape& shape, const ScheduleSpec& spec, int u, MakespanBound& bound) {
   const int p = spec.gpus;
   const int rings = p / u;
@@ -283,27 +288,41 @@ double usp_ps(const AttentionShape& shape, const ScheduleSpec& spec, int u, Make
   const std::int64_t c = shape.seq_len / p;
   const double q = shape.q_bytes(c) / u, kv = shape.kv_bytes(c) / u,
                o = shape.o_output_bytes(c) / u;
+  const double d_o = shape.d_o_bytes(c) / u, dq = shape.dq_output_bytes(c) / u,
+               dkv = (rings > 1 ? shape.dkv_accumulator_bytes(c) : shape.dkv_output_bytes(c)) / u;
   // Ulysses over more than a node talks to every other rank: a sample of ranks, as pass-Q.
   const int bounded = u > spec.gpus_per_node ? sampled_ranks(spec) : p;
   double worst_ps = 0.0;
   for (int x = 0; x < bounded; ++x) {
     const int group = x / u, h = x % u;
-    double gather_ps = t.gpu_ps(x, (u - 1) * (q + kv), (u - 1) * (q + kv));
-    double back_ps = t.gpu_ps(x, (u - 1) * o, (u - 1) * o);
-    for (int m = 0; m < u; ++m) {
-      const int peer = group * u + m;
-      if (peer == x) continue;
-      gather_ps = std::max(
-          {gather_ps, t.alone_ps(peer, x, std::max(q, kv)), t.alone_ps(x, peer, std::max(q, kv))});
-      back_ps = std::max({back_ps, t.alone_ps(peer, x, o), t.alone_ps(x, peer, o)});
-    }
-    double ring_ps = 0.0;
-    if (rings > 1) {
+    // One all-to-all group: to and from each other member, objects of `largest` and `sum`
+    // bytes a peer.
+    auto all_to_all_ps = [&](double largest, double sum) {
+      double ps = t.gpu_ps(x, (u - 1) * sum, (u - 1) * sum);
+      for (int m = 0; m < u; ++m) {
+        const int peer = group * u + m;
+        if (peer == x) continue;
+        ps = std::max({ps, t.alone_ps(peer, x, largest), t.alone_ps(x, peer, largest)});
+      }
+      return ps;
+    };
+    // One ring group: a bundle of u objects of `bytes` to the next group, from the previous.
+    auto ring_ps = [&](double bytes) {
+      if (rings <= 1) return 0.0;
       const int prev = ((group + rings - 1) % rings) * u + h;
       const int next = ((group + 1) % rings) * u + h;
-      ring_ps = std::max(t.bundle_step_ps(prev, x, next, kv, u), t.gpu_ps(x, u * kv, u * kv));
+      return std::max(t.bundle_step_ps(prev, x, next, bytes, u), t.gpu_ps(x, u * bytes, u * bytes));
+    };
+    double ps = 0.0;
+    if (shape.has_forward()) {
+      ps +=
+          all_to_all_ps(std::max(q, kv), q + kv) + (rings - 1) * ring_ps(kv) + all_to_all_ps(o, o);
     }
-    worst_ps = std::max(worst_ps, gather_ps + (rings - 1) * ring_ps + back_ps);
+    if (shape.has_backward()) {
+      ps += all_to_all_ps(d_o, d_o) + (rings - 1) * ring_ps(kv) + rings * ring_ps(dkv) +
+            all_to_all_ps(std::max(dq, dkv), dq + dkv);
+    }
+    worst_ps = std::max(worst_ps, ps);
   }
   return worst_ps;
 }
@@ -377,7 +396,7 @@ std::optional<double> mesh_ps(const AttentionShape& shape, const ScheduleSpec& s
 bool closed_form_backward(const ScheduleSpec& spec) {
   const std::string& kind = spec.kind;
   return kind == "mesh" || kind == "ring" || kind == "zigzag" || kind == "striped" ||
-         kind == "double_ring";
+         kind == "double_ring" || kind == "usp" || kind == "ulysses";
 }
 
 // The communication term of `spec`, or nullopt where no closed form applies.
@@ -418,7 +437,7 @@ std::optional<double> shape_lower_bound_s(const AttentionShape& shape, const Sch
   const int p = spec.gpus;
   const bool full = shape.mask.kind == AttentionMaskKind::full;
   const bool plain_causal = shape.mask.kind == AttentionMaskKind::causal;
-  // What make_plan refuses, a backward not written out (USP, Ulysses, all-gather KV), and masks
+  // What make_plan refuses, a backward not written out (all-gather KV's), and masks
   // that may empty chunk pairs (the generators then move less than the closed forms): left to
   // the plan.
   if (p < 1 || shape.heads <= 0 || shape.kv_heads <= 0 || shape.heads % shape.kv_heads != 0 ||

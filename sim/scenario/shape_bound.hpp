@@ -21,6 +21,8 @@
 //   USP u x r, Ulysses r=1 A(q/u + kv/u) + (r-1) max(step(kv/u), share(u x kv/u),
 //                          u kv/u / c_in|out) + A(of/u),
 //                          A(x) the all-to-all group's max(alone(x), (u-1) x / c_in|out)
+//     backward: A(dO/u) + (r-1) (the KV step above) + [r > 1] r (the same of dkv/u)
+//               + A(dQ/u + dKV/u) (dKV the partial where r > 1, else the output)
 //   mesh a x b             (a-1) (step_Q(q) + step_Q(o)) + (b-1) step_KV(kv)  mesh_schedule.hpp
 //     backward, m = max(a, b) - 1: m gather groups (step_Q of the largest of Q, dO, O, LSE,
 //     step_KV(kv), the group's bytes over the GPU's link capacities; the shorter ring stops
@@ -36,22 +38,21 @@
 // causal factor table's largest value. Where every rank's calls are alike and known (full
 // mask; every kind but mesh, whose fused calls vary) the compute term is also their count x
 // their time at the profile's efficiency for their geometry: ring family, pass-Q, double ring
-// P calls of c x c tokens (the rings' backward as many, one per step), all-gather one of c x S,
-// USP r calls of u c x u c over heads / u (the plan-based bound's C_r less the correction
-// merges). Every term but share() is one the plan-based bound also counts, or a smaller one
-// (lowered by 2 ps per op as there), and share() holds by the link-capacity argument above,
-// so this stays a proven lower bound. The ranks taken are every rank, or the first two nodes'
-// where a rank talks to all others (pass-Q, all-gather, Ulysses across nodes): the max over
+// P calls of c x c tokens, all-gather one of c x S, USP r calls of u c x u c over heads / u
+// (the backward of the rings and USP as many, one per step; the plan-based bound's C_r less
+// the correction merges). Every term but share() is one the plan-based bound also counts, or a
+// smaller one (lowered by 2 ps per op as there), and share() holds by the link-capacity argument
+// above, so this stays a proven lower bound. The ranks taken are every rank, or the first two
+// nodes' where a rank talks to all others (pass-Q, all-gather, Ulysses across nodes): the max over
 // some ranks bounds the max over all.
 // tests/test_tune_search.cpp checks it against the plan-based bound (16-256 GPUs, full and
 // causal masks) and the simulated makespan.
 //
-// No closed form (nullopt: the caller bounds the plan): the backward of USP, Ulysses and
-// all-gather KV (their backward groups are not written out here; pass-Q has none), masks that
-// may leave chunk pairs empty (sliding window, documents: the generators then move less),
-// work-balanced ring or all-gather ownership, KV-head replication in USP, and shapes the
-// generator refuses (tokens that do not split, a memory budget no mesh window fits), for its
-// reason.
+// No closed form (nullopt: the caller bounds the plan): the backward of all-gather KV (its
+// backward groups are not written out here; pass-Q has none), masks that may leave chunk
+// pairs empty (sliding window, documents: the generators then move less), work-balanced ring
+// or all-gather ownership, KV-head replication in USP, and shapes the generator refuses
+// (tokens that do not split, a memory budget no mesh window fits), for its reason.
 #pragma once
 
 #include <optional>
