@@ -9,6 +9,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "sim/core/input_error.hpp"
 #include "sim/core/units.hpp"
@@ -272,20 +273,28 @@ TEST_CASE("a candidate in a job is guarded by the CP groups it simulates, as sim
 }
 
 TEST_CASE("a candidate whose heads do not split is left out for its heads, not its plan's size") {
+  // The reason `kind` on p is left out for, by tune's bound phase and by its simulation alike.
+  const auto reasons = [](const PreparedScenario& p, const char* kind) {
+    ScheduleSpec spec = p.scenario.schedule;
+    spec.kind = kind;
+    const ScheduleCandidate candidate{kind, spec};
+    MakespanBound bound(p.topology, p.profile);
+    std::vector<std::string> out;
+    for (const CandidateResult& r :
+         {bound_candidate(p, candidate, bound), evaluate_candidate(p, candidate)}) {
+      CHECK_FALSE(r.ok);
+      CHECK_FALSE(r.over_limits);
+      out.push_back(r.reason);
+    }
+    return out;
+  };
   // Ulysses over 1024 GPUs with 32 heads: tune listed it as over the memory limit (a plan of
   // 1.9e7 ops it could never build); simulate names the heads at load.
   const PreparedScenario p =
       prepare_scenario(kScenario, {"schedule.gpus=1024", "attention.seq_len=1M"});
   REQUIRE(p.scenario.attention.heads == 32);
-  ScheduleSpec spec = p.scenario.schedule;
-  spec.kind = "ulysses";
-  const ScheduleCandidate ulysses{"ulysses", spec};
-  MakespanBound bound(p.topology, p.profile);
-  for (const CandidateResult& r :
-       {bound_candidate(p, ulysses, bound), evaluate_candidate(p, ulysses)}) {
-    CHECK_FALSE(r.ok);
-    CHECK_FALSE(r.over_limits);
-    CHECK(r.reason ==
+  for (const std::string& reason : reasons(p, "ulysses")) {
+    CHECK(reason ==
           "attention.heads: ulysses: heads 32 are not divisible by the Ulysses degree 1024 (the "
           "all-to-all gives each rank heads/1024 heads)");
   }
@@ -293,17 +302,11 @@ TEST_CASE("a candidate whose heads do not split is left out for its heads, not i
   // answered first at 4096 GPUs, over the memory limit).
   const PreparedScenario both = prepare_scenario(
       kScenario, {"schedule.gpus=4096", "attention.seq_len=1M", "attention.pass=both"});
-  ScheduleSpec pass_q_spec = both.scenario.schedule;
-  pass_q_spec.kind = "pass_q";
-  const ScheduleCandidate pass_q{"pass_q", pass_q_spec};
-  MakespanBound both_bound(both.topology, both.profile);
-  for (const CandidateResult& r :
-       {bound_candidate(both, pass_q, both_bound), evaluate_candidate(both, pass_q)}) {
-    CHECK_FALSE(r.ok);
-    CHECK_FALSE(r.over_limits);
-    CHECK(r.reason.starts_with("attention.pass: schedule 'pass_q' builds the forward pass only"));
+  for (const std::string& reason : reasons(both, "pass_q")) {
+    CHECK(reason.starts_with("attention.pass: schedule 'pass_q' builds the forward pass only"));
   }
   // USP with a degree that divides the heads is not refused for them.
+  ScheduleSpec spec = p.scenario.schedule;
   spec.kind = "usp";
   spec.ulysses_degree = 8;
   CHECK(decide_candidate_run(p, {"usp:u8", spec}, /*search=*/false).refusal.empty());
