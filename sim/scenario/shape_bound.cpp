@@ -150,9 +150,10 @@ std::optional<Calls> pass_calls(const AttentionShape& shape, const ScheduleSpec&
     const int u = kind == "ulysses" ? p : usp_ulysses_degree(shape, spec);
     return Calls{p / u, u * c, u * c, shape.heads / u};
   }
+  // The all-gather's backward is one call too (allgather_kv_schedule.hpp).
+  if (kind == "allgather_kv") return Calls{1, c, static_cast<double>(shape.seq_len), shape.heads};
   if (pass == Pass::bwd) return std::nullopt;
   if (kind == "pass_q") return Calls{p, c, c, shape.heads};
-  if (kind == "allgather_kv") return Calls{1, c, static_cast<double>(shape.seq_len), shape.heads};
   return std::nullopt;
 }
 
@@ -224,17 +225,30 @@ double pass_q_ps(const AttentionShape& shape, const ScheduleSpec& spec, Makespan
 // allgather_kv_schedule.hpp, the full and causal masks these bounds take: NCCL's ring
 // all-gather, P - 1 steps of kv in from r - 1 and out to r + 1, each split over the lanes of
 // the sender's node (the group's ranks there), whose one share alone bounds the step; and
-// every rank takes in and sends out (P-1) kv through its own links.
+// every rank takes in and sends out (P-1) kv through its own links. Backward: the all-gather
+// again, then NCCL's ring reduce-scatter, P - 1 steps of a running dKV sum (the partial dtype)
+// the same way; a pass's groups take at least the larger of their steps' sum and their bytes
+// over the GPU's links.
 double allgather_kv_ps(const AttentionShape& shape, const ScheduleSpec& spec,
                        MakespanBound& bound) {
   const int p = spec.gpus;
   const Transfers t(bound, {});
-  const double kv = shape.kv_bytes(shape.seq_len / p);
+  const std::int64_t c = shape.seq_len / p;
+  const double kv = shape.kv_bytes(c), dkv = shape.dkv_accumulator_bytes(c);
   const double lanes = std::max(1, std::min(p, spec.gpus_per_node));
   double worst_ps = 0.0;
   for (int r = 0; r < sampled_ranks(spec); ++r) {
-    const double steps_ps = (p - 1) * t.ring_step_ps((r + p - 1) % p, r, (r + 1) % p, kv / lanes);
-    worst_ps = std::max({worst_ps, steps_ps, t.gpu_ps(r, (p - 1) * kv, (p - 1) * kv)});
+    const int prev = (r + p - 1) % p, next = (r + 1) % p;
+    const double kv_steps_ps = (p - 1) * t.ring_step_ps(prev, r, next, kv / lanes);
+    double ps = 0.0;
+    if (shape.has_forward()) {
+      ps += std::max(kv_steps_ps, t.gpu_ps(r, (p - 1) * kv, (p - 1) * kv));
+    }
+    if (shape.has_backward()) {
+      const double steps_ps = kv_steps_ps + (p - 1) * t.ring_step_ps(prev, r, next, dkv / lanes);
+      ps += std::max(steps_ps, t.gpu_ps(r, (p - 1) * (kv + dkv), (p - 1) * (kv + dkv)));
+    }
+    worst_ps = std::max(worst_ps, ps);
   }
   return worst_ps;
 }
@@ -396,7 +410,7 @@ std::optional<double> mesh_ps(const AttentionShape& shape, const ScheduleSpec& s
 bool closed_form_backward(const ScheduleSpec& spec) {
   const std::string& kind = spec.kind;
   return kind == "mesh" || kind == "ring" || kind == "zigzag" || kind == "striped" ||
-         kind == "double_ring" || kind == "usp" || kind == "ulysses";
+         kind == "double_ring" || kind == "usp" || kind == "ulysses" || kind == "allgather_kv";
 }
 
 // The communication term of `spec`, or nullopt where no closed form applies.
@@ -437,8 +451,8 @@ std::optional<double> shape_lower_bound_s(const AttentionShape& shape, const Sch
   const int p = spec.gpus;
   const bool full = shape.mask.kind == AttentionMaskKind::full;
   const bool plain_causal = shape.mask.kind == AttentionMaskKind::causal;
-  // What make_plan refuses, a backward not written out (all-gather KV's), and masks
-  // that may empty chunk pairs (the generators then move less than the closed forms): left to
+  // What make_plan refuses, a backward not written out (pass-Q has none), and masks that may
+  // empty chunk pairs (the generators then move less than the closed forms): left to
   // the plan.
   if (p < 1 || shape.heads <= 0 || shape.kv_heads <= 0 || shape.heads % shape.kv_heads != 0 ||
       (shape.has_backward() && !closed_form_backward(spec)) || !(full || plain_causal) ||

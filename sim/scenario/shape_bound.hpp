@@ -15,6 +15,7 @@
 //     backward: (P-1) step(kv) + P step(dkv) (dkv the partial dK+dV, the last hop home)
 //   pass-Q                 (P-1) step(q) + sum_s max(alone(r -> r-s, o), alone(r+s -> r, o))
 //   all-gather KV          max((P-1) kv / c_in, (P-1) kv / c_out, alone to or from any peer)
+//     backward: the same of kv + dkv (the all-gather again, the reduce-scatter's running sums)
 //   double ring, P = n k   (n-1) max(step_in(kv), step_out(kv)) + (n(k-1) - (n-1)) step_in(kv)
 //                          (the outer hop joins the first inner group; k = 1: (n-1) step_out)
 //     backward: the same KV term + [k > 1] n k step_in(dkv) + [n > 1] n step_out(dkv)
@@ -39,20 +40,18 @@
 // mask; every kind but mesh, whose fused calls vary) the compute term is also their count x
 // their time at the profile's efficiency for their geometry: ring family, pass-Q, double ring
 // P calls of c x c tokens, all-gather one of c x S, USP r calls of u c x u c over heads / u
-// (the backward of the rings and USP as many, one per step; the plan-based bound's C_r less
-// the correction merges). Every term but share() is one the plan-based bound also counts, or a
-// smaller one (lowered by 2 ps per op as there), and share() holds by the link-capacity argument
-// above, so this stays a proven lower bound. The ranks taken are every rank, or the first two
-// nodes' where a rank talks to all others (pass-Q, all-gather, Ulysses across nodes): the max over
-// some ranks bounds the max over all.
-// tests/test_tune_search.cpp checks it against the plan-based bound (16-256 GPUs, full and
-// causal masks) and the simulated makespan.
+// (the backward of each as many: the rings and USP one per step, the all-gather one; the
+// plan-based bound's C_r less the correction merges). Every term but share() is one the plan-based
+// bound also counts, or a smaller one (lowered by 2 ps per op as there), and share() holds by the
+// link-capacity argument above, so this stays a proven lower bound. The ranks taken are every rank,
+// or the first two nodes' where a rank talks to all others (pass-Q, all-gather, Ulysses across
+// nodes): the max over some ranks bounds the max over all. tests/test_tune_search.cpp checks it
+// against the plan-based bound (16-256 GPUs, full and causal masks) and the simulated makespan.
 //
-// No closed form (nullopt: the caller bounds the plan): the backward of all-gather KV (its
-// backward groups are not written out here; pass-Q has none), masks that may leave chunk
-// pairs empty (sliding window, documents: the generators then move less), work-balanced ring
-// or all-gather ownership, KV-head replication in USP, and shapes the generator refuses
-// (tokens that do not split, a memory budget no mesh window fits), for its reason.
+// No closed form (nullopt: the caller bounds the plan): masks that may leave chunk pairs empty
+// (sliding window, documents: the generators then move less), work-balanced ring or
+// all-gather ownership, KV-head replication in USP, and shapes the generator refuses (tokens
+// that do not split, a memory budget no mesh window fits), for its reason.
 #pragma once
 
 #include <optional>
