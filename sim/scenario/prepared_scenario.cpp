@@ -94,6 +94,7 @@ PreparedScenario prepare_scenario(Scenario scenario, const ResourceLimits& limit
   }
   p.scenario.calibration_path = calibration;
   p.profile = load_calibration(calibration);
+  bool noticed = false;  // the long-run notice, given before the symmetry search
   if (maybe_symmetric) {
     // The guard's ladder (candidate_run.hpp), as tune and compare run it for a candidate: what
     // any quotient needs before the search routes every rank's peers, then the classes found.
@@ -101,21 +102,20 @@ PreparedScenario prepare_scenario(Scenario scenario, const ResourceLimits& limit
     const CandidateRun run = decide_run(s, p.topology, p.profile, /*in_job=*/false,
                                         /*search=*/true, &choice, notice);
     if (!run.refusal.empty()) throw s.error_at(run.refusal.key, run.refusal.message);
-    p.long_run_noticed = run.long_run_noticed;
+    noticed = run.long_run_noticed;
     p.symmetry = std::move(choice.symmetry);
     p.symmetry_warning = std::move(choice.warning);
   }
   resolve_mesh_tile(p);
   // A mesh tile the tuner chose is known only now.
   if (!p.symmetry) choose_symmetry_of(p, p.scenario);
+  if (notice && !noticed && !p.job_layout) {
+    const bool quotient = p.symmetry && p.symmetry->exact();
+    const std::string text = long_simulation_notice(
+        p.scenario, quotient ? p.symmetry->classes : p.scenario.schedule.gpus);
+    if (!text.empty()) notice(text);
+  }
   return p;
-}
-
-std::string long_simulation_notice(const PreparedScenario& p) {
-  if (p.job_layout || p.long_run_noticed) return {};
-  const bool quotient = p.symmetry && p.symmetry->exact();
-  return long_simulation_notice(p.scenario,
-                                quotient ? p.symmetry->classes : p.scenario.schedule.gpus);
 }
 
 std::string to_string(const PlanRefusal& refusal) {

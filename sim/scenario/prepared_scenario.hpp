@@ -36,8 +36,6 @@ struct PreparedScenario {
   // A mesh tile chosen by its run (tile: auto) where the resource guard left out a tile that
   // might be faster (resolve_mesh_tile), empty otherwise: `simulate` adds it to the warnings.
   std::string tile_warning;
-  // The long-run notice was given before the symmetry search (prepare_scenario's `notice`).
-  bool long_run_noticed = false;
 };
 
 // Throws InputError for anything wrong in the scenario or the files it names,
@@ -50,14 +48,12 @@ PreparedScenario prepare_scenario(const std::string& path,
                                   const std::vector<std::string>& overrides,
                                   const ResourceLimits& limits = {});
 // The same for a scenario already loaded (load_scenario_text). `notice`, where given, is called
-// before a symmetry search whose quotient alone is estimated to be a long run
-// (long_simulation_notice with the classes' lower bound).
+// once with symmetric_plan.hpp's long_simulation_notice where what will run is estimated to be
+// long: before the symmetry search where its quotient at the classes' lower bound already is,
+// else at the end for the quotient found or every rank (never for a job, whose groups
+// simulate_job guards).
 PreparedScenario prepare_scenario(Scenario scenario, const ResourceLimits& limits = {},
                                   const std::function<void(const std::string&)>& notice = {});
-
-// symmetric_plan.hpp's long_simulation_notice for what p runs: the quotient found, or every
-// rank; empty for a job (its groups are guarded by simulate_job) and where p.long_run_noticed.
-std::string long_simulation_notice(const PreparedScenario& p);
 
 // Why the whole plan (with scenario.job: the CP groups simulated, sim/job/job_plan.hpp) does
 // not pass scenario.limits, at the key to name: schedule.gpus, or job.gpus for a job whose

@@ -406,13 +406,6 @@ std::optional<double> mesh_ps(const AttentionShape& shape, const ScheduleSpec& s
   return worst_ps;
 }
 
-// The kinds whose backward groups are written out above.
-bool closed_form_backward(const ScheduleSpec& spec) {
-  const std::string& kind = spec.kind;
-  return kind == "mesh" || kind == "ring" || kind == "zigzag" || kind == "striped" ||
-         kind == "double_ring" || kind == "usp" || kind == "ulysses" || kind == "allgather_kv";
-}
-
 // The communication term of `spec`, or nullopt where no closed form applies.
 std::optional<double> comm_floor_ps(const AttentionShape& shape, const ScheduleSpec& spec,
                                     MakespanBound& bound) {
@@ -451,11 +444,10 @@ std::optional<double> shape_lower_bound_s(const AttentionShape& shape, const Sch
   const int p = spec.gpus;
   const bool full = shape.mask.kind == AttentionMaskKind::full;
   const bool plain_causal = shape.mask.kind == AttentionMaskKind::causal;
-  // What make_plan refuses, a backward not written out (pass-Q has none), and masks that may
-  // empty chunk pairs (the generators then move less than the closed forms): left to
-  // the plan.
+  // What make_plan refuses (pass-Q has no backward), and masks that may empty chunk pairs (the
+  // generators then move less than the closed forms): left to the plan.
   if (p < 1 || shape.heads <= 0 || shape.kv_heads <= 0 || shape.heads % shape.kv_heads != 0 ||
-      (shape.has_backward() && !closed_form_backward(spec)) || !(full || plain_causal) ||
+      (shape.has_backward() && spec.kind == "pass_q") || !(full || plain_causal) ||
       shape.seq_len % (plain_causal ? 2 * p : p) != 0) {
     return std::nullopt;
   }

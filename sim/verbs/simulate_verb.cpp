@@ -128,22 +128,20 @@ SimulationRun run_simulation(const ScenarioSource& source, const SimulateRequest
                              const std::function<void(const std::string&)>& notice) {
   ScenarioSource chosen = source;
   if (request.no_symmetry) chosen.overrides.push_back("schedule.symmetry=off");
+  Scenario scenario = load_scenario(chosen);
   if (needs_every_op(request)) {
     // prepare_scenario guards a run it could take lazily by its window, and a mesh tile search
     // by its tiles' quotients; this one builds the whole plan, so that plan's guard answers
     // first, before the topology is loaded (seconds at 65536 GPUs).
-    check_whole_plan_first(load_scenario(chosen));
+    check_whole_plan_first(scenario);
   }
-  SimulationRun run{prepare_scenario(load_scenario(chosen), chosen.limits, notice),
+  SimulationRun run{prepare_scenario(std::move(scenario), chosen.limits, notice),
                     {},
                     {},
                     std::nullopt,
                     request.per_op,
                     std::nullopt,
                     std::nullopt};
-  if (notice) {
-    if (const std::string text = long_simulation_notice(run.prepared); !text.empty()) notice(text);
-  }
   try {
     simulate_prepared(run, request);
   } catch (const ScheduleError& e) {

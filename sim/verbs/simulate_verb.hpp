@@ -63,7 +63,8 @@ struct SimulationRun {
 };
 
 // Throws InputError for bad input, including a peak over schedule.memory_budget. `notice`, where
-// given, is called with long_simulation_notice's text before a run estimated to be long starts.
+// given, is called with long_simulation_notice's text before a run estimated to be long starts
+// (prepare_scenario).
 SimulationRun run_simulation(const ScenarioSource& source, const SimulateRequest& request = {},
                              const std::function<void(const std::string&)>& notice = {});
 
